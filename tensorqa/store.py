@@ -129,6 +129,21 @@ class StoreWriter:
         ds["inst_end"][sl] = _fit(ien, ds["inst_end"].shape[1])
         self.count += B
 
+    def clear_relations(self, pruned: np.ndarray, block: int = 4096) -> None:
+        """Clear relations marked in ``pruned`` bool[R] in everything written so far (block by block)."""
+        if not np.any(pruned):
+            return
+        keep = ~pack_bits(np.asarray(pruned, bool)[None])[0]
+        d = self._f["rel_bits"]
+        for a in range(0, self.count, block):
+            d[a : a + block] = d[a : a + block] & keep
+
+    def set_meta(self, **items) -> None:
+        """Add entries to the file's ``meta_json`` attribute."""
+        meta = json.loads(self._f.attrs["meta_json"])
+        meta.update(items)
+        self._f.attrs["meta_json"] = json.dumps(meta, sort_keys=True)
+
     def close(self) -> Path:
         ids = self._f["video_id"][:]
         if len(set(ids.tolist())) != len(ids):
