@@ -1,0 +1,143 @@
+"""Writers for question records: Parquet shards in the Hugging Face layout, and AGQA's JSON dict.
+
+Hugging Face layout::
+
+    OUT/README.md                                   dataset card with a ``configs`` block
+    OUT/data/<split>-<i:05d>-of-<K:05d>.parquet     shard i of K, one file per split
+    OUT/data/.done-<i:05d>-of-<K:05d>.json          written last: shard i is complete
+
+A shard is written to ``*.partial`` files renamed at the end, then its ``.done`` marker; a shard
+whose marker exists is complete and is skipped on restart, a half-written one is redone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Iterable
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .errors import TensorQAError
+
+RECORD_SCHEMA = pa.schema([
+    ("question_id", pa.string()),
+    ("video_id", pa.string()),
+    ("split", pa.string()),
+    ("template", pa.string()),
+    ("question", pa.string()),
+    ("answer", pa.string()),
+    ("global", pa.list_(pa.string())),
+    ("local", pa.string()),
+    ("ans_type", pa.string()),
+    ("steps", pa.int8()),
+    ("semantic", pa.string()),
+    ("structural", pa.string()),
+    ("program", pa.string()),
+    ("window", pa.string()),  # whole video, before, after, while, between: AGQA's time kind
+    ("i_obj", pa.int8()),
+    ("i_temp", pa.int8()),
+    ("sg_grounding", pa.string()),  # JSON {"start-end": [vertex ids]}, or null when not computed
+])
+
+SPLITS = ("train", "test")
+
+
+def shard_name(split: str, index: int, count: int) -> str:
+    return f"{split}-{index:05d}-of-{count:05d}.parquet"
+
+
+def done_marker(out: Path, index: int, count: int) -> Path:
+    return Path(out) / "data" / f".done-{index:05d}-of-{count:05d}.json"
+
+
+def shard_complete(out: str | os.PathLike, index: int, count: int) -> bool:
+    return done_marker(Path(out), index, count).exists()
+
+
+class ParquetShardWriter:
+    """Append record tables for shard ``index`` of ``count``; ``close()`` publishes the shard."""
+
+    def __init__(self, out: str | os.PathLike, index: int, count: int, row_group_size: int = 1 << 20):
+        if not 0 <= index < count:
+            raise TensorQAError(f"shard index {index} is not in 0..{count - 1}")
+        self.out, self.index, self.count = Path(out), index, count
+        self.data = self.out / "data"
+        self.data.mkdir(parents=True, exist_ok=True)
+        self.row_group_size = row_group_size
+        self._writers: dict[str, pq.ParquetWriter] = {}
+        self.rows = {s: 0 for s in SPLITS}
+
+    def _partial(self, split: str) -> Path:
+        return self.data / (shard_name(split, self.index, self.count) + ".partial")
+
+    def write(self, table: pa.Table) -> None:
+        """Write a block of records (RECORD_SCHEMA); rows go to the file of their ``split``."""
+        import pyarrow.compute as pc
+
+        table = table.select(RECORD_SCHEMA.names).cast(RECORD_SCHEMA)
+        for split in SPLITS:
+            part = table.filter(pc.equal(table["split"], split))
+            if part.num_rows == 0:
+                continue
+            if split not in self._writers:
+                self._writers[split] = pq.ParquetWriter(self._partial(split), RECORD_SCHEMA, compression="zstd")
+            self._writers[split].write_table(part, row_group_size=self.row_group_size)
+            self.rows[split] += part.num_rows
+
+    def close(self, stats: dict | None = None) -> None:
+        for split in SPLITS:
+            if split not in self._writers:  # every shard has one file per split, even if empty
+                self._writers[split] = pq.ParquetWriter(self._partial(split), RECORD_SCHEMA, compression="zstd")
+            self._writers[split].close()
+            os.replace(self._partial(split), self.data / shard_name(split, self.index, self.count))
+        marker = done_marker(self.out, self.index, self.count)
+        marker.write_text(json.dumps({"rows": self.rows, **(stats or {})}, sort_keys=True))
+
+    def abort(self) -> None:
+        for split, w in self._writers.items():
+            w.close()
+            self._partial(split).unlink(missing_ok=True)
+
+
+def write_dataset_card(out: str | os.PathLike, title: str, body: str = "") -> Path:
+    """``OUT/README.md`` with the ``configs`` block that Hugging Face ``datasets`` reads."""
+    card = ["---", "configs:", "- config_name: default", "  data_files:"]
+    for split in SPLITS:
+        card += [f"  - split: {split}", f"    path: data/{split}-*"]
+    card += ["---", "", f"# {title}", "", body.strip(), ""]
+    path = Path(out) / "README.md"
+    path.write_text("\n".join(card))
+    return path
+
+
+def read_pool(out: str | os.PathLike, columns: list[str] | None = None) -> pa.Table:
+    """All shards of a pool written in the Hugging Face layout, as one table (train then test)."""
+    files = sorted(Path(out, "data").glob("*.parquet"), key=lambda p: (SPLITS.index(p.name.split("-")[0]), p.name))
+    if not files:
+        raise TensorQAError(f"{out}: no Parquet shards under data/")
+    return pa.concat_tables([pq.read_table(f, columns=columns) for f in files])
+
+
+def write_agqa_json(tables: Iterable[pa.Table], path: str | os.PathLike) -> Path:
+    """AGQA's JSON dict ``{question_id: record}`` (reference §2.3 fields), written atomically."""
+    path = Path(path)
+    partial = path.with_name(path.name + ".partial")
+    fields = ["question", "answer", "video_id", "global", "local", "ans_type", "steps", "semantic",
+              "structural", "novel_comp", "more_steps", "program", "sg_grounding"]
+    with open(partial, "w") as f:
+        f.write("{")
+        first = True
+        for table in tables:
+            for row in table.to_pylist():
+                rec = {k: row.get(k, 0) for k in fields}
+                rec["sg_grounding"] = json.loads(row["sg_grounding"]) if row.get("sg_grounding") else {}
+                rec["novel_comp"] = row.get("novel_comp", 0) or 0
+                rec["more_steps"] = row.get("more_steps", 0) or 0
+                f.write(("" if first else ",") + "\n" + json.dumps(row["question_id"]) + ": " + json.dumps(rec))
+                first = False
+        f.write("\n}\n")
+    os.replace(partial, path)
+    return path
