@@ -138,8 +138,10 @@ def vocab() -> Vocab:
     for i, r in enumerate(rels):
         for key in (r["ag_name"], r["english"], r["id"]):
             index["relation"].setdefault(key, i)
-    for v in verbs:  # the five verbs carried by AG relations resolve to those relations
-        index["relation"].setdefault(v["english"], rel_pos.get(v["relation"], rel_id_pos.get(v["relation"], -1)))
+    for v in verbs:  # the five verbs carried by AG relations resolve to those relations, by word and id
+        carrier = rel_pos.get(v["relation"], rel_id_pos.get(v["relation"], -1))
+        index["relation"].setdefault(v["english"], carrier)
+        index["relation"].setdefault(v["id"], carrier)
     for i, a in enumerate(acts):
         index["action"][a["id"]] = i
         target = act_pos[a["merged_into"]] if a["merged_into"] else i

@@ -158,7 +158,8 @@ def bad_objects(**changes):
     "objects, problem",
     [
         (bad_objects(**{"class": "unicorn"}), r"AAAAA\.mp4/000031\.png: unknown object class 'unicorn'"),
-        (bad_objects(contacting_relationship=["hugging"]), r"unknown contact relation 'hugging' in contacting_relationship"),
+        (bad_objects(contacting_relationship=["hugging"]),
+         r"unknown contact relation 'hugging' in contacting_relationship"),
         # a real relation in the wrong list
         (bad_objects(spatial_relationship=["holding"]), r"unknown spatial relation 'holding' in spatial_relationship"),
         (bad_objects(metadata={"set": "val"}), r"metadata set 'val'"),
@@ -167,7 +168,8 @@ def bad_objects(**changes):
         ({"AAAAA.mp4/x.png": []}, r"key 'AAAAA\.mp4/x\.png' is not"),
         ({"AAAAA.mp4/000001.png": "cup"}, r"expected a list of object dicts, found str"),
         ({"AAAAA.mp4/000001.png": ["cup"]}, r"object entry 'cup' is not a dict"),
-        ({"ZZZZZ.mp4/000001.png": [], "YYYYY.mp4/000001.png": []}, r"video\(s\) 'YYYYY', 'ZZZZZ' are in Action Genome but not in the Charades CSVs"),
+        ({"ZZZZZ.mp4/000001.png": [], "YYYYY.mp4/000001.png": []},
+         r"video\(s\) 'YYYYY', 'ZZZZZ' are in Action Genome but not in the Charades CSVs"),
     ],
 )
 def test_bad_annotations(tmp_path, csvs, objects, problem):

@@ -94,18 +94,17 @@ def _parse_key(key, path: Path) -> tuple[str, int]:
 
 
 class _Names:
-    """Memoized AG name -> vocabulary index lookups (the real pickle repeats a few dozen names)."""
+    """AG name -> vocabulary index, memoized: the real pickle repeats a few dozen names ~2M times.
+
+    The hot loop reads ``objects`` / ``relations[field]`` directly and calls the methods on a miss.
+    """
 
     def __init__(self, path: Path):
         self.path = path
         self.objects: dict = {}
-        self.relations: dict = {}
+        self.relations: dict = {f: {} for f in RELATION_FIELDS}
 
     def object(self, name, key) -> int:
-        try:
-            return self.objects[name]
-        except KeyError:
-            pass
         try:
             index = vocab().object_index(name)
         except (TensorQAError, TypeError):
@@ -114,24 +113,22 @@ class _Names:
         return index
 
     def relation(self, field_name: str, name, key) -> int:
-        try:
-            return self.relations[field_name, name]
-        except KeyError:
-            pass
         v = vocab()
         kind = RELATION_FIELDS[field_name]
         try:
-            index = v.relation_index(name.replace("_", ""))
+            index = v.relation_index(name.replace("_", ""))  # 'in_front_of' -> 'infrontof'
         except (TensorQAError, AttributeError, TypeError):
             index = -1
         if index < 0 or v.relation_kinds[index] != kind:
             raise TensorQAError(f"{self.path}: {key}: unknown {kind} relation {name!r} in {field_name}")
-        self.relations[field_name, name] = index
+        self.relations[field_name][name] = index
         return index
 
 
 def _scan_objects(annotations: dict, path: Path, videos: dict[str, _VideoAcc]) -> None:
     names = _Names(path)
+    object_cache = names.objects
+    relation_caches = tuple(names.relations.items())
     for key, objects in annotations.items():
         video_id, frame = _parse_key(key, path)
         acc = videos.setdefault(video_id, _VideoAcc())
@@ -141,24 +138,33 @@ def _scan_objects(annotations: dict, path: Path, videos: dict[str, _VideoAcc]) -
         for item in objects:
             if not isinstance(item, dict) or "class" not in item:
                 raise TensorQAError(f"{path}: {key}: object entry {item!r:.60} is not a dict with a 'class'")
-            o = names.object(item["class"], key)
+            cls = item["class"]
+            try:
+                o = object_cache[cls]
+            except (KeyError, TypeError):
+                o = names.object(cls, key)
             metadata = item.get("metadata")
             split = metadata.get("set") if isinstance(metadata, dict) else None
-            if split is not None:
+            if split is not None and split != acc.split:
                 if split not in SPLITS:
                     raise TensorQAError(f"{path}: {key}: metadata set {split!r} is not 'train' or 'test'")
-                if acc.split not in (None, split):
+                if acc.split is not None:
                     raise TensorQAError(f"{path}: {key}: video {video_id!r} is in both 'train' and 'test'")
                 acc.split = split
             if not item.get("visible", True):
                 continue  # out of view: AG keeps the entry but nothing is seen of the object
             acc.obj_f.append(frame)
             acc.obj_o.append(o)
-            for field_name in RELATION_FIELDS:
+            n = len(acc.rel_r)
+            for field_name, cache in relation_caches:
                 for name in item.get(field_name) or ():
-                    acc.rel_f.append(frame)
-                    acc.rel_o.append(o)
-                    acc.rel_r.append(names.relation(field_name, name, key))
+                    try:
+                        acc.rel_r.append(cache[name])
+                    except (KeyError, TypeError):
+                        acc.rel_r.append(names.relation(field_name, name, key))
+            n = len(acc.rel_r) - n
+            acc.rel_f.extend([frame] * n)
+            acc.rel_o.extend([o] * n)
 
 
 def _scene(video_id: str, acc: _VideoAcc, charades: CharadesVideo, fps: float) -> VideoScene:

@@ -102,7 +102,8 @@ class _Reader:
 
     def read_video(self, video_id, vertices) -> _Graph:
         if not isinstance(vertices, dict):
-            raise TensorQAError(f"{self.path}: video {video_id!r}: expected a dict of vertices, found {type(vertices).__name__}")
+            found = type(vertices).__name__
+            raise TensorQAError(f"{self.path}: video {video_id!r}: expected a dict of vertices, found {found}")
         g = _Graph()
         for vertex_id, vertex in vertices.items():
             if not isinstance(vertex, dict):
@@ -140,7 +141,8 @@ class _Reader:
         if isinstance(objects, dict):  # {'names': [...], 'vertices': [...]}
             objects = objects.get("vertices") or objects.get("names") or ()
         if not isinstance(objects, (list, tuple)):
-            self.fail(video_id, vertex_id, f"'objects' must be a list or a names/vertices dict, found {type(objects).__name__}")
+            found = type(objects).__name__
+            self.fail(video_id, vertex_id, f"'objects' must be a list or a names/vertices dict, found {found}")
         for item in objects:
             # a neighbour vertex: read its class only (its own links lead back into the cycle)
             if isinstance(item, dict):
