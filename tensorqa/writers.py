@@ -22,24 +22,45 @@ import pyarrow.parquet as pq
 
 from .errors import TensorQAError
 
+# One row per question. AGQA's released fields (reference §2.3) plus the ingredients that balancing
+# and the splits need, so that those passes never re-parse programs or question text.
 RECORD_SCHEMA = pa.schema([
-    ("question_id", pa.string()),
+    ("question_id", pa.string()),      # "<video>-<n>", n = rank of the question within its video
     ("video_id", pa.string()),
-    ("split", pa.string()),
-    ("template", pa.string()),
+    ("split", pa.string()),            # train / test (the store's video split)
+    ("template", pa.string()),         # AGQA template name (Table 14 spelling)
+    ("frame", pa.int8()),              # question frame variant (index into the template's frames)
     ("question", pa.string()),
-    ("answer", pa.string()),
+    ("answer", pa.string()),           # lowercase, as AGQA 2.0 releases it
     ("global", pa.list_(pa.string())),
-    ("local", pa.string()),
-    ("ans_type", pa.string()),
+    ("local", pa.string()),            # released balancing key, e.g. "yes-no-o4-while-c076"
+    ("ans_type", pa.string()),         # open / binary
     ("steps", pa.int8()),
     ("semantic", pa.string()),
     ("structural", pa.string()),
-    ("program", pa.string()),
-    ("window", pa.string()),  # whole video, before, after, while, between: AGQA's time kind
+    ("program", pa.string()),          # AGQA syntax, parseable by tensorqa.parse_program
+    # -- ingredients (AGQA ids: oN, rN / vNNN, cNNN; "" when the slot is unused) -----------------
+    ("window", pa.string()),           # time kind: video / before / after / while / between
+    ("window_action", pa.string()),    # X of the localization ("" for the whole video)
+    ("window_action2", pa.string()),   # Y of between
+    ("relation", pa.string()),
+    ("object", pa.string()),           # the object the slot denotes (a reference's referent)
+    ("object_ref", pa.string()),       # "" direct, or first / last / whole reference ...
+    ("object_ref_relation", pa.string()),  # ... through this relation
+    ("object2", pa.string()),
+    ("object2_ref", pa.string()),
+    ("object2_ref_relation", pa.string()),
+    ("action", pa.string()),
+    ("action_ref", pa.string()),       # "" direct, or the object reference kind of an indirect-object action
+    ("action2", pa.string()),
+    ("direct_group", pa.string()),     # video|template|reference-free arguments: AGQA's direct-equivalent group
+    ("is_direct", pa.int8()),          # no reference and no localization: the group's direct question
+    ("indirect", pa.int8()),
     ("i_obj", pa.int8()),
+    ("i_rel", pa.int8()),
+    ("i_act", pa.int8()),
     ("i_temp", pa.int8()),
-    ("sg_grounding", pa.string()),  # JSON {"start-end": [vertex ids]}, or null when not computed
+    ("sg_grounding", pa.string()),     # JSON {"start-end": [vertex ids]}, or null when not computed
 ])
 
 SPLITS = ("train", "test")
