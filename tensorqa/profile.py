@@ -22,6 +22,8 @@ Profile keys (numbers rounded to 3 decimals; ``c`` indexes the 157 Charades clas
   occur in the same video, by count; ``cooccurrence_coverage``: share of all pair counts kept.
 - ``overlap_fraction``: share of instances whose interval overlaps another instance of the video.
 - ``repeat_fraction``: share of instances whose class already occurred in the same video.
+- ``shared_interval_fraction``: share of instances whose (start, end), as written in the CSV, equals
+  another instance's in the same video (annotators often mark related actions with one interval).
 - ``scene_objects``: per AG object class, videos listing an object of that class that none of the
   video's actions uses; ``scene_objects_per_video``: int[k] videos with k such classes.
 """
@@ -41,6 +43,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from .errors import TensorQAError
+from .vocab import NO_OBJECT, vocab
 
 PROFILE_FORMAT = "tensorqa-charades-profile/1"
 NUM_CLASSES = 157
@@ -150,10 +153,8 @@ def derive_profile(csv_paths: Iterable[str | Path]) -> dict:
     scene_objects: Counter = Counter()
     scene_objects_per_video: Counter = Counter()
     clipped = {"end_before_start": 0, "end_after_length": 0, "start_after_length": 0}
-    overlapping = repeated = 0
+    overlapping = repeated = shared = 0
     # AG class of each action's object, to tell scene objects from action objects
-    from .vocab import NO_OBJECT, vocab
-
     v = vocab()
     action_object = [v.objects[o] if o != NO_OBJECT else None for o in v.action_object]
 
@@ -186,6 +187,8 @@ def derive_profile(csv_paths: Iterable[str | Path]) -> dict:
                 inter = (np.minimum(e[:, None], e[None, :]) > np.maximum(s[:, None], s[None, :]))
                 np.fill_diagonal(inter, False)
                 overlapping += int(inter.any(1).sum())
+            spans = Counter((a[1], a[2]) for a in acts)
+            shared += sum(spans[(a[1], a[2])] > 1 for a in acts)
             used = {action_object[c] for c in distinct}
             extra = [o for o in object_classes((rec["objects"] or "").split(";")) if o not in used]
             scene_objects.update(extra)
@@ -212,6 +215,7 @@ def derive_profile(csv_paths: Iterable[str | Path]) -> dict:
         "cooccurrence_coverage": _r(sum(n for _, n in top) / total_pairs) if total_pairs else 1.0,
         "overlap_fraction": _r(overlapping / n_int) if n_int else 0.0,
         "repeat_fraction": _r(repeated / n_int) if n_int else 0.0,
+        "shared_interval_fraction": _r(shared / n_int) if n_int else 0.0,
         "scene_objects": {o: scene_objects[o] for o in sorted(scene_objects)},
         "scene_objects_per_video": [scene_objects_per_video[k] for k in range(max(scene_objects_per_video) + 1)],
     }
