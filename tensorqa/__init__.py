@@ -1,9 +1,10 @@
 """tensorqa: compile compositional question-answer benchmarks from scene graphs at tensor speed."""
 
 from .errors import TensorQAError
+from .export_agqa import export_agqa
 from .scene import SceneBatch, VideoScene
 from .store import SceneStore, open_store, write_store
 from .vocab import Vocab, vocab
 
 __version__ = "0.1.0"
-__all__ = ["TensorQAError", "Vocab", "vocab", "SceneBatch", "VideoScene", "SceneStore", "open_store", "write_store"]
+__all__ = ["TensorQAError", "Vocab", "vocab", "SceneBatch", "VideoScene", "SceneStore", "open_store", "write_store", "export_agqa"]

@@ -95,6 +95,84 @@ def run_info(a: argparse.Namespace) -> int:
 
 
 
+def _evaluate_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--hierarchies", required=True, metavar="DIR", help="AGQA-Decomp folder: <video_id>.json files (+ isolated.json)")
+    p.add_argument("--predictions", required=True, metavar="FILE",
+                   help="JSON: the official [{csv_q_id, prediction}, ...] list or a {key: prediction} map")
+    p.add_argument("--out", metavar="DIR", help="write summary.json and the CSV tables here")
+    p.add_argument("--json", action="store_true", help="print summary.json instead of tables")
+
+
+@command("evaluate", "score predictions on AGQA-Decomp hierarchies: accuracy, CA, RWR, Delta, IC", _evaluate_arguments)
+def run_evaluate(a: argparse.Namespace) -> int:
+    from .decomp.hierarchies import load_hierarchies
+    from .decomp.metrics import evaluate_predictions, format_coverage, format_report, load_predictions, write_report
+
+    t0 = time.perf_counter()
+    h = load_hierarchies(a.hierarchies)
+    preds = load_predictions(a.predictions)
+    t1 = time.perf_counter()
+    summary = evaluate_predictions(h, preds)
+    t2 = time.perf_counter()
+    print(json.dumps(summary, indent=1) if a.json else format_report(summary))
+    print(format_coverage(summary), file=sys.stderr if a.json else sys.stdout)
+    if a.out:
+        write_report(summary, a.out)
+        print(f"wrote {a.out}/summary.json and CSV tables", file=sys.stderr if a.json else sys.stdout)
+    print(f"{h.nodes.num_rows:,} sub-questions in {h.num_hierarchies:,} hierarchies, {h.isolated.num_rows:,} isolated; "
+          f"read {t1 - t0:.1f} s, scored {t2 - t1:.1f} s", file=sys.stderr if a.json else sys.stdout)
+    return 0
+
+
+
+def _baseline_arguments(p: argparse.ArgumentParser) -> None:
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--hierarchies", metavar="DIR", help="AGQA-Decomp folder: predict each question key, by collapsed type")
+    src.add_argument("--pool", metavar="DIR", help="question pool (Parquet): predict each question_id, by template")
+    p.add_argument("--kind", required=True, choices=["most-likely", "random"], help="most frequent answer, or a uniform seen answer")
+    p.add_argument("--out", required=True, metavar="FILE", help="predictions JSON in the official list format")
+    p.add_argument("--seed", type=int, default=0, help="seed of --kind random (default 0)")
+    p.add_argument("--fit", metavar="DIR", help="with --hierarchies: take answer statistics from these (train) hierarchies")
+    p.add_argument("--fit-split", metavar="SPLIT", help="with --pool: take answer statistics from this split only (e.g. train)")
+
+
+@command("baseline", "write most-likely / random answer predictions (a reference for evaluate)", _baseline_arguments)
+def run_baseline(a: argparse.Namespace) -> int:
+    from .decomp.baseline import baseline_predictions, pool_baseline_predictions, write_predictions
+
+    if a.pool:
+        if a.fit:
+            raise TensorQAError("--fit goes with --hierarchies; with --pool use --fit-split")
+        preds = pool_baseline_predictions(a.pool, a.kind, seed=a.seed, fit_split=a.fit_split)
+    else:
+        if a.fit_split:
+            raise TensorQAError("--fit-split goes with --pool; with --hierarchies use --fit DIR")
+        preds = baseline_predictions(a.hierarchies, a.kind, seed=a.seed, fit=a.fit)
+    out = write_predictions(preds, a.out)
+    print(f"wrote {out}: {len(preds.keys):,} {a.kind} predictions")
+    return 0
+
+
+def _export_agqa_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("store", help="a store written by tensorqa pack")
+    p.add_argument("--out", required=True, metavar="FILE.pkl", help="output pickle in AGQA's stsgs layout; written atomically")
+    p.add_argument("--videos", nargs="+", metavar="ID", help="export only these videos (default: all)")
+
+
+@command("export-agqa", "write scene graphs as an AGQA stsgs pickle, for AGQA program executors", _export_agqa_arguments)
+def run_export_agqa(a: argparse.Namespace) -> int:
+    from .export_agqa import export_agqa
+    from .store import open_store
+
+    t0 = time.perf_counter()
+    with open_store(a.store) as s:
+        out = export_agqa(s, a.out, video_ids=a.videos)
+        count = len(s) if a.videos is None else len(set(a.videos))
+    print(f"wrote {out}: {count:,} video{'' if count == 1 else 's'}, {out.stat().st_size / 2**20:.1f} MiB in {time.perf_counter() - t0:.1f} s")
+    return 0
+
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tensorqa", description="Compile compositional QA benchmarks from scene graphs.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
