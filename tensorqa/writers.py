@@ -89,13 +89,18 @@ class ParquetShardWriter:
         self.data.mkdir(parents=True, exist_ok=True)
         self.row_group_size = row_group_size
         self._writers: dict[str, pq.ParquetWriter] = {}
+        self._pending: dict[str, list[pa.Table]] = {s: [] for s in SPLITS}
+        self._pending_rows = {s: 0 for s in SPLITS}
         self.rows = {s: 0 for s in SPLITS}
 
     def _partial(self, split: str) -> Path:
         return self.data / (shard_name(split, self.index, self.count) + ".partial")
 
     def write(self, table: pa.Table) -> None:
-        """Write a block of records (RECORD_SCHEMA); rows go to the file of their ``split``."""
+        """Write a block of records (RECORD_SCHEMA); rows go to the file of their ``split``.
+
+        Rows are buffered and written in row groups of exactly ``row_group_size`` rows, so the
+        bytes of a shard do not depend on how the caller cut its blocks (batch size)."""
         import pyarrow.compute as pc
 
         table = table.select(RECORD_SCHEMA.names).cast(RECORD_SCHEMA)
@@ -103,15 +108,30 @@ class ParquetShardWriter:
             part = table.filter(pc.equal(table["split"], split))
             if part.num_rows == 0:
                 continue
-            if split not in self._writers:
-                self._writers[split] = pq.ParquetWriter(self._partial(split), RECORD_SCHEMA, compression="zstd")
-            self._writers[split].write_table(part, row_group_size=self.row_group_size)
+            self._pending[split].append(part)
+            self._pending_rows[split] += part.num_rows
             self.rows[split] += part.num_rows
+            if self._pending_rows[split] >= self.row_group_size:
+                self._flush(split, final=False)
+
+    def _flush(self, split: str, final: bool) -> None:
+        if split not in self._writers:
+            self._writers[split] = pq.ParquetWriter(self._partial(split), RECORD_SCHEMA, compression="zstd")
+        pending = pa.concat_tables(self._pending[split]) if self._pending[split] else RECORD_SCHEMA.empty_table()
+        n = self.row_group_size
+        full = pending.num_rows // n * n
+        for a in range(0, full, n):
+            self._writers[split].write_table(pending.slice(a, n), row_group_size=n)
+        rest = pending.slice(full)
+        if final and rest.num_rows:
+            self._writers[split].write_table(rest, row_group_size=n)
+            rest = rest.slice(rest.num_rows)
+        self._pending[split] = [rest] if rest.num_rows else []
+        self._pending_rows[split] = rest.num_rows
 
     def close(self, stats: dict | None = None) -> None:
-        for split in SPLITS:
-            if split not in self._writers:  # every shard has one file per split, even if empty
-                self._writers[split] = pq.ParquetWriter(self._partial(split), RECORD_SCHEMA, compression="zstd")
+        for split in SPLITS:  # every shard has one file per split, even if empty
+            self._flush(split, final=True)
             self._writers[split].close()
             os.replace(self._partial(split), self.data / shard_name(split, self.index, self.count))
         marker = done_marker(self.out, self.index, self.count)

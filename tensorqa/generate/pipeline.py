@@ -1,0 +1,218 @@
+"""``generate``: a scene store -> AGQA's unbalanced question pool, streamed in blocks of videos.
+
+For each block of videos: evaluate every template's program over its whole slot grid
+(:func:`tensorqa.grid.evaluate`, one shared :class:`GridContext` per block), keep the cells that
+AGQA's validity rules allow (:mod:`.qualifiers`), number the questions of each video, pick each
+question's frame with a seeded hash, render text and programs (:mod:`.records`) and append to
+the shard's writer. Memory is bounded by the block size.
+
+Determinism: a video's questions depend only on the video (compact grid axes are per video), the
+seed and the template list; question ids ``<video>-<n>`` number them in template order then grid
+order; frame variants hash (seed, video, template, n). So the pool is the same whatever the block
+size, device or number of shards; rows are written in row groups of a fixed size.
+
+Shards: shard i of K takes the i-th contiguous range of videos; ``--num-shards`` and
+``--shard-index`` default from torchrun's WORLD_SIZE and RANK.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import torch
+from tqdm import tqdm
+
+from ..errors import TensorQAError
+from ..grid import GridContext, evaluate
+from ..semantics import get_semantics
+from ..store import open_store
+from ..templates import ACTIVE_TEMPLATES, TEMPLATES, template_spec
+from ..writers import ParquetShardWriter, shard_complete, write_dataset_card
+from .qualifiers import valid_cells
+from .records import TEMPLATE_NAMES, CellBlock, frame_variants, render, video_key
+
+ANSWER_KINDS = ("yes/no", "before/after", "object", "action")
+
+
+@dataclass
+class StageTimes:
+    """Seconds spent per stage (grid evaluation, validity masks, record building, rendering, writing)."""
+
+    grid: float = 0.0
+    masks: float = 0.0
+    records: float = 0.0
+    render: float = 0.0
+    write: float = 0.0
+    questions: int = 0
+    videos: int = 0
+    per_template: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in self.__dict__.items()}
+
+
+def shard_range(n_videos: int, num_shards: int, shard_index: int) -> tuple[int, int]:
+    if num_shards < 1 or not 0 <= shard_index < num_shards:
+        raise TensorQAError(f"shard index {shard_index} is not in 0..{num_shards - 1}")
+    return n_videos * shard_index // num_shards, n_videos * (shard_index + 1) // num_shards
+
+
+def resolve_templates(names: list[str] | None, include_retired: bool = False) -> list[str]:
+    """Catalogue names to generate, in catalogue order (Table 14 spelling)."""
+    if not names:
+        return [t for t in TEMPLATES if t in ACTIVE_TEMPLATES or include_retired]
+    wanted = {template_spec(n).name for n in names}
+    return [t for t in TEMPLATES if t in wanted]
+
+
+def generate_block(batch, templates: list[str], rel_obj_counts: torch.Tensor, semantics, seed: int,
+                   times: StageTimes) -> pa.Table:
+    """The RECORD_SCHEMA table of one batch of videos."""
+    ctx = GridContext(batch, semantics)
+    blocks, kinds = [], []
+    for name in templates:
+        spec = TEMPLATES[name]
+        t0 = time.perf_counter()
+        grid = evaluate(spec.program, batch, semantics, context=ctx)
+        t1 = time.perf_counter()
+        keep, cells = valid_cells(spec.program, grid, ctx, rel_obj_counts, spec.windows)
+        t2 = time.perf_counter()
+        block = CellBlock.from_cells(name, keep, cells)
+        blocks.append(block)
+        kinds.append(np.full(len(block), ANSWER_KINDS.index(grid.answer_kind), np.int64))
+        times.grid += t1 - t0
+        times.masks += t2 - t1
+        times.records += time.perf_counter() - t2
+        times.per_template[name] = times.per_template.get(name, 0) + len(block)
+    t0 = time.perf_counter()
+    block = CellBlock.concat(blocks)
+    answer_kinds = np.concatenate(kinds) if kinds else np.zeros(0, np.int64)
+    order = np.argsort(block.video, kind="stable")  # per video: template order, then grid order
+    block, answer_kinds = block.take(order), answer_kinds[order]
+    starts = np.searchsorted(block.video, np.arange(len(batch)))
+    rank = np.arange(len(block)) - starts[block.video]
+    keys = np.array([video_key(v) for v in batch.video_ids], dtype=np.int64)
+    variant = frame_variants(block, keys, rank, seed)
+    times.records += time.perf_counter() - t0
+    t0 = time.perf_counter()
+    table = render(block, batch.video_ids, batch.splits, rank, variant, answer_kinds)
+    times.render += time.perf_counter() - t0
+    times.questions += len(block)
+    times.videos += len(batch)
+    return table
+
+
+def generate(store: str | os.PathLike, out: str | os.PathLike, templates: list[str] | None = None,
+             device: str = "cpu", batch_videos: int = 256, num_shards: int | None = None,
+             shard_index: int | None = None, fmt: str = "parquet", seed: int = 0, semantics: str = "agqa",
+             include_retired: bool = False, progress: bool = True, max_videos: int | None = None) -> dict:
+    """Generate the unbalanced pool of ``store`` into ``out`` (Hugging Face layout, or AGQA JSON).
+
+    Returns the shard's statistics (questions, videos, per-template counts, stage seconds)."""
+    if fmt not in ("parquet", "agqa-json"):
+        raise TensorQAError(f"--format must be parquet or agqa-json, not {fmt!r}")
+    if batch_videos < 1:
+        raise TensorQAError(f"--batch-videos must be at least 1, got {batch_videos}")
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise TensorQAError(f"--device {device}: CUDA is not available on this machine")
+    num_shards = int(os.environ.get("WORLD_SIZE", 1)) if num_shards is None else num_shards
+    shard_index = int(os.environ.get("RANK", 0)) if shard_index is None else shard_index
+    names = resolve_templates(templates, include_retired)
+    sem = get_semantics(semantics)
+    out = Path(out)
+    src = open_store(store)
+    n = len(src) if max_videos is None else min(len(src), max_videos)
+    a, b = shard_range(n, num_shards, shard_index)
+    if shard_complete(out, shard_index, num_shards):
+        return {"skipped": True, "shard": shard_index, "num_shards": num_shards}
+    counts = src.meta.get("rel_obj_keyframes")
+    if counts is None:
+        raise TensorQAError(f"{src.path}: store has no relation-object counts (meta 'rel_obj_keyframes'); repack it")
+    rel_obj_counts = torch.tensor(counts, dtype=torch.int64, device=device)
+    out.mkdir(parents=True, exist_ok=True)
+    writer = ParquetShardWriter(out, shard_index, num_shards) if fmt == "parquet" else _AgqaJsonWriter(out, shard_index, num_shards)
+    times = StageTimes()
+    t_start = time.perf_counter()
+    bar = tqdm(total=b - a, desc=f"generate shard {shard_index + 1}/{num_shards}", unit="video",
+               disable=not progress, dynamic_ncols=True)
+    try:
+        with torch.inference_mode():
+            for batch in src.blocks(batch_videos, a, b, device=device):
+                table = generate_block(batch, names, rel_obj_counts, sem, seed, times)
+                t0 = time.perf_counter()
+                writer.write(table)
+                times.write += time.perf_counter() - t0
+                bar.update(len(batch))
+                bar.set_postfix(questions=f"{times.questions:,}",
+                                q_per_s=f"{times.questions / max(time.perf_counter() - t_start, 1e-9):,.0f}")
+        t0 = time.perf_counter()
+        stats = {"shard": shard_index, "num_shards": num_shards, "templates": names, "seed": seed,
+                 "semantics": sem.name, "store": str(src.path), **times.as_dict(),
+                 "seconds": round(time.perf_counter() - t_start, 3)}
+        writer.close(stats)
+        times.write += time.perf_counter() - t0
+    except BaseException:
+        writer.abort()
+        raise
+    finally:
+        bar.close()
+        src.close()
+    if fmt == "parquet":
+        write_dataset_card(out, "tensorqa unbalanced AGQA-style pool", _card_body(stats))
+    return stats
+
+
+def _card_body(stats: dict) -> str:
+    return (f"Unbalanced question pool generated by tensorqa from `{Path(stats['store']).name}` "
+            f"(seed {stats['seed']}, semantics `{stats['semantics']}`). Columns: see "
+            "`tensorqa.writers.RECORD_SCHEMA`. Templates: " + ", ".join(stats["templates"]) + ".")
+
+
+class _AgqaJsonWriter:
+    """AGQA's JSON dict, one file per split per shard: ``OUT/agqa/<split>-<i>-of-<K>.json``."""
+
+    def __init__(self, out: Path, index: int, count: int):
+        from ..writers import SPLITS
+
+        self.out, self.index, self.count = out, index, count
+        (out / "agqa").mkdir(parents=True, exist_ok=True)
+        self.paths = {s: out / "agqa" / f"{s}-{index:05d}-of-{count:05d}.json" for s in SPLITS}
+        self.files = {s: open(str(p) + ".partial", "w") for s, p in self.paths.items()}
+        self.first = {s: True for s in SPLITS}
+        for f in self.files.values():
+            f.write("{")
+        self.rows = {s: 0 for s in SPLITS}
+
+    def write(self, table: pa.Table) -> None:
+        fields = ["question", "answer", "video_id", "global", "local", "ans_type", "steps", "semantic",
+                  "structural", "program", "sg_grounding", "indirect", "i_obj", "i_rel", "i_act", "i_temp"]
+        for row in table.select(["question_id", "split"] + fields).to_pylist():
+            split = row.pop("split")
+            qid = row.pop("question_id")
+            row["sg_grounding"] = json.loads(row["sg_grounding"]) if row["sg_grounding"] else {}
+            row["novel_comp"] = row["more_steps"] = 0
+            f = self.files[split]
+            f.write(("" if self.first[split] else ",") + "\n" + json.dumps(qid) + ": " + json.dumps(row))
+            self.first[split] = False
+            self.rows[split] += 1
+
+    def close(self, stats: dict) -> None:
+        from ..writers import done_marker
+
+        for s, f in self.files.items():
+            f.write("\n}\n")
+            f.close()
+            os.replace(str(self.paths[s]) + ".partial", self.paths[s])
+        (self.out / "data").mkdir(exist_ok=True)
+        done_marker(self.out, self.index, self.count).write_text(json.dumps({"rows": self.rows, **stats}, sort_keys=True))
+
+    def abort(self) -> None:
+        for s, f in self.files.items():
+            f.close()
+            Path(str(self.paths[s]) + ".partial").unlink(missing_ok=True)

@@ -1,0 +1,292 @@
+"""Question records, built columnar: grid cells -> id columns -> rendered text (pyarrow kernels).
+
+A :class:`CellBlock` holds one row per question as integer columns (video, template, slot ids,
+time kind and actions, answer). Text is rendered per (template, frame variant) group by joining
+literal fragments of the frame with slot strings taken from small per-vocabulary string tables
+(``pyarrow.compute.binary_join_element_wise``); there is no Python format call per question.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+from dataclasses import dataclass, fields
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import torch
+
+from ..grid import action_word
+from ..primitives.localize import KIND_NAMES
+from ..program_shapes import PROGRAM_SHAPES
+from ..templates import TEMPLATES, WINDOW_FRAMES
+from ..vocab import vocab
+from ..writers import RECORD_SCHEMA
+from .qualifiers import Cells
+
+TEMPLATE_NAMES = tuple(TEMPLATES)
+# steps a localization adds (agqa_semantics.md §b.3): whole video 0, before/after/while 2, between 3
+WINDOW_STEPS = np.array([0, 2, 2, 2, 3], dtype=np.int64)
+MAX_STEPS = 8
+# English noun phrase of each object where "a <name>" does not read well
+OBJECT_ARTICLE = {"clothes": "some clothes", "food": "some food", "floor": "the floor", "medicine": "some medicine",
+                  "groceries": "some groceries"}
+SLOT_NAMES = ("object", "object2", "relation", "action", "action2")
+
+
+@dataclass
+class CellBlock:
+    """One row per question (numpy int64 columns; -1 where a slot is unused)."""
+
+    video: np.ndarray  # index into the batch's video_ids
+    template: np.ndarray  # index into TEMPLATE_NAMES
+    object: np.ndarray
+    object2: np.ndarray
+    relation: np.ndarray
+    action: np.ndarray
+    action2: np.ndarray
+    window: np.ndarray  # time kind (KIND_NAMES index)
+    window_x: np.ndarray
+    window_y: np.ndarray
+    answer: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.video)
+
+    @classmethod
+    def from_cells(cls, template: str, keep: torch.Tensor, cells: Cells) -> "CellBlock":
+        idx = keep.nonzero(as_tuple=True)  # row-major: video, then the grid axes in order
+        M = idx[0].numel()
+
+        def take(t: torch.Tensor) -> np.ndarray:
+            return cells.full(t)[idx].cpu().numpy().astype(np.int64)
+
+        cols = {name: (take(cells.ids(name)) if cells.has(name) else np.full(M, -1, np.int64)) for name in SLOT_NAMES}
+        return cls(video=idx[0].cpu().numpy().astype(np.int64), template=np.full(M, TEMPLATE_NAMES.index(template), np.int64),
+                   window=take(cells.kind), window_x=take(cells.x), window_y=take(cells.y),
+                   answer=take(cells.grid.answer), **cols)
+
+    @classmethod
+    def concat(cls, blocks: list["CellBlock"]) -> "CellBlock":
+        return cls(**{f.name: np.concatenate([getattr(b, f.name) for b in blocks]) if blocks else np.zeros(0, np.int64)
+                      for f in fields(cls)})
+
+    def take(self, order: np.ndarray) -> "CellBlock":
+        return CellBlock(**{f.name: getattr(self, f.name)[order] for f in fields(self)})
+
+
+# -- string tables (built once) ----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class StringTables:
+    object_phrase: pa.Array  # [O + 1] "a blanket" (last entry "": unused slot)
+    object_word: pa.Array  # [O + 1] "blanket"
+    object_id: pa.Array  # [O + 1] "o4"
+    relation_word: pa.Array  # [R + 1]
+    relation_id: pa.Array
+    action_phrase: pa.Array  # [A + 1] question text
+    action_word: pa.Array  # [A + 1] program text
+    action_id: pa.Array
+    kind_name: pa.Array  # [5]
+    answers: dict  # answer kind -> pa.Array
+
+
+@functools.cache
+def string_tables() -> StringTables:
+    v = vocab()
+    def arr(xs):
+        return pa.array(list(xs) + [""], pa.string())
+    return StringTables(
+        object_phrase=arr(OBJECT_ARTICLE.get(e, f"a {e}") for e in v.object_english),
+        object_word=arr(v.object_english),
+        object_id=arr(v.object_ids),
+        relation_word=arr(v.relation_english),
+        relation_id=arr(v.relation_ids),
+        action_phrase=arr(v.action_phrases),
+        action_word=arr(action_word(a) for a in range(v.num_actions)),
+        action_id=arr(v.actions),
+        kind_name=pa.array(KIND_NAMES, pa.string()),
+        answers={"yes/no": pa.array(["no", "yes"]), "before/after": pa.array(["before", "after"]),
+                 "object": pa.array(v.object_english), "action": pa.array(v.action_phrases)},
+    )
+
+
+def _take(table: pa.Array, ids: np.ndarray) -> pa.Array:
+    """table[ids] with -1 reading the table's last (empty) entry."""
+    return table.take(pa.array(np.where(ids < 0, len(table) - 1, ids)))
+
+
+_PLACEHOLDER = re.compile(r"\{(\w+)\}|<(\w+)>")
+
+
+def _split(text: str) -> list[str]:
+    """Alternating literal fragments and slot names: [lit, slot, lit, slot, ..., lit]."""
+    parts, last = [], 0
+    for m in _PLACEHOLDER.finditer(text):
+        parts += [text[last:m.start()], m.group(1) or m.group(2)]
+        last = m.end()
+    return parts + [text[last:]]
+
+
+def _join(parts: list[str], slots: dict[str, pa.Array]) -> pa.Array:
+    pieces = [slots[p] if i % 2 else p for i, p in enumerate(parts) if (i % 2) or p]
+    if not any(isinstance(p, pa.Array) for p in pieces):
+        n = len(next(iter(slots.values())))
+        return pa.array(["".join(pieces)] * n, pa.string())
+    return pc.binary_join_element_wise(*pieces, "")
+
+
+# -- rendering ---------------------------------------------------------------------------------------
+
+def frame_variants(block: CellBlock, video_keys: np.ndarray, rank: np.ndarray, seed: int) -> np.ndarray:
+    """int64[M]: the question frame of each row, a seeded hash of (video, template, rank in video)
+    so that it does not depend on batch size, device or shard count."""
+    counts = np.array([len(TEMPLATES[t].frames) for t in TEMPLATE_NAMES], np.uint64)
+    with np.errstate(over="ignore"):
+        x = (video_keys[block.video].astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+             ^ (rank.astype(np.uint64) + np.uint64(seed) * np.uint64(0xD1B54A32D192ED03))
+             ^ (block.template.astype(np.uint64) << np.uint64(48)))
+        x ^= x >> np.uint64(30)
+        x *= np.uint64(0xBF58476D1CE4E5B9)
+        x ^= x >> np.uint64(27)
+        x *= np.uint64(0x94D049BB133111EB)
+        x ^= x >> np.uint64(31)
+    return (x % counts[block.template]).astype(np.int64)
+
+
+def video_key(video_id: str) -> int:
+    return int.from_bytes(hashlib.blake2b(video_id.encode(), digest_size=8).digest(), "little") >> 1
+
+
+def _window_text(s: StringTables, rows: CellBlock, program: bool) -> pa.Array:
+    """The localization phrase (question) or ``<window>`` program of each row."""
+    kinds = rows.window
+    x = _take(s.action_word if program else s.action_phrase, rows.window_x)
+    y = _take(s.action_word if program else s.action_phrase, rows.window_y)
+    if program:
+        pre = ["video", "Localize(before, ", "Localize(after, ", "Localize(while, ", "Localize(between, ["]
+        mid = ["", "", "", "", ", "]
+        post = ["", ")", ")", ")", "])"]
+    else:
+        pre = [WINDOW_FRAMES[k].split("{action}")[0] for k in KIND_NAMES]
+        mid = ["", "", "", "", WINDOW_FRAMES["between"].split("{action}")[1].split("{action2}")[0]]
+        post = [""] * 5
+    k = pa.array(kinds)
+    return pc.binary_join_element_wise(pa.array(pre).take(k), x, pa.array(mid).take(k),
+                                       pc.if_else(pc.equal(k, 4), y, ""), pa.array(post).take(k), "")
+
+
+def render(block: CellBlock, video_ids: tuple[str, ...], splits: tuple[str, ...], rank: np.ndarray,
+           variant: np.ndarray, answer_kinds: np.ndarray) -> pa.Table:
+    """The RECORD_SCHEMA table of a block (rows in block order)."""
+    s = string_tables()
+    M = len(block)
+    group = block.template * 64 + variant
+    order = np.argsort(group, kind="stable")
+    bounds = np.flatnonzero(np.diff(group[order])) + 1
+    q_parts, p_parts = [], []
+    for rows_idx in np.split(order, bounds) if M else []:
+        rows = block.take(rows_idx)
+        t = TEMPLATE_NAMES[int(rows.template[0])]
+        spec = TEMPLATES[t]
+        frame = spec.frames[int(variant[rows_idx[0]])]
+        slots_q = {
+            "object": _take(s.object_phrase, rows.object), "object2": _take(s.object_phrase, rows.object2),
+            "relation": _take(s.relation_word, rows.relation),
+            "action": _take(s.action_phrase, rows.action), "action2": _take(s.action_phrase, rows.action2),
+            "window": _window_text(s, rows, program=False),
+        }
+        slots_p = {
+            "object": _take(s.object_word, rows.object), "object2": _take(s.object_word, rows.object2),
+            "relation": _take(s.relation_word, rows.relation),
+            "action": _take(s.action_word, rows.action), "action2": _take(s.action_word, rows.action2),
+            "window": _window_text(s, rows, program=True),
+        }
+        q_parts.append((rows_idx, _join(_split(frame), slots_q)))
+        p_parts.append((rows_idx, _join(_split(PROGRAM_SHAPES[spec.program]), slots_p)))
+    # scatter the group results back into block order
+    inverse = np.empty(M, np.int64)
+    inverse[order] = np.arange(M)
+    q_all = pa.concat_arrays([a for _, a in q_parts]) if q_parts else pa.array([], pa.string())
+    p_all = pa.concat_arrays([a for _, a in p_parts]) if p_parts else pa.array([], pa.string())
+    q_all, p_all = q_all.take(pa.array(inverse)), p_all.take(pa.array(inverse))
+
+    vids = pa.array(video_ids, pa.string()).take(pa.array(block.video))
+    spl = pa.array(splits, pa.string()).take(pa.array(block.video))
+    tnames = pa.array(TEMPLATE_NAMES, pa.string()).take(pa.array(block.template))
+    qid = pc.binary_join_element_wise(vids, pa.array(rank).cast(pa.string()), "-")
+    # answers: one table per answer kind, concatenated with offsets
+    ans_tables = [s.answers[k] for k in ("yes/no", "before/after", "object", "action")]
+    offsets = np.cumsum([0] + [len(a) for a in ans_tables])[:-1]
+    answer = pa.concat_arrays(ans_tables).take(pa.array(offsets[answer_kinds] + block.answer))
+
+    specs = [TEMPLATES[t] for t in TEMPLATE_NAMES]
+    steps = np.array([sp.base_steps for sp in specs])[block.template] + WINDOW_STEPS[block.window]
+    def per_template(values) -> pa.Array:
+        return pa.array(values).take(pa.array(block.template))
+
+    ids = {"object": _take(s.object_id, block.object), "object2": _take(s.object_id, block.object2),
+           "relation": _take(s.relation_id, block.relation), "action": _take(s.action_id, block.action),
+           "action2": _take(s.action_id, block.action2)}
+    wx, wy = _take(s.action_id, block.window_x), _take(s.action_id, block.window_y)
+    window_action = pc.if_else(pc.equal(pa.array(block.window), 4), pc.binary_join_element_wise(wx, wy, "-"), wx)
+    ids["window_action"] = window_action
+    tlocal = _local_keys(block, ids)
+    time = pc.if_else(pc.equal(pa.array(block.window), 0), "all", s.kind_name.take(pa.array(block.window)))
+    local = _released_local(block, specs, tlocal, time, window_action)
+    is_temp = (block.window != 0).astype(np.int8)
+    zeros = np.zeros(M, np.int8)
+    table = pa.table({
+        "question_id": qid, "video_id": vids, "split": spl, "template": tnames,
+        "frame": pa.array(variant.astype(np.int8)), "question": q_all, "answer": answer,
+        "global": per_template([list(sp.global_) for sp in specs]),
+        "local": local, "ans_type": per_template([sp.ans_type for sp in specs]),
+        "steps": pa.array(steps.astype(np.int8)), "semantic": per_template([sp.semantic for sp in specs]),
+        "structural": per_template([sp.structural for sp in specs]), "program": p_all,
+        "window": s.kind_name.take(pa.array(block.window)), "window_action": wx, "window_action2": wy,
+        "relation": ids["relation"], "object": ids["object"], "object_ref": pa.array([""] * M),
+        "object_ref_relation": pa.array([""] * M), "object2": ids["object2"], "object2_ref": pa.array([""] * M),
+        "object2_ref_relation": pa.array([""] * M), "action": ids["action"], "action_ref": pa.array([""] * M),
+        "action2": ids["action2"],
+        "direct_group": pc.binary_join_element_wise(vids, tnames, tlocal, "|"),
+        "is_direct": pa.array(1 - is_temp), "indirect": pa.array(is_temp), "i_obj": pa.array(zeros),
+        "i_rel": pa.array(zeros), "i_act": pa.array(zeros), "i_temp": pa.array(is_temp),
+        "sg_grounding": pa.nulls(M, pa.string()),
+    })
+    return table.cast(RECORD_SCHEMA)
+
+
+def _local_keys(block: CellBlock, ids: dict[str, pa.Array]) -> pa.Array:
+    """The template local (§b.1) of each row, from the template's ``local_format``."""
+    M = len(block)
+    out = pa.nulls(M, pa.string())
+    for t_index, name in enumerate(TEMPLATE_NAMES):
+        rows = block.template == t_index
+        if not rows.any():
+            continue
+        fmt = TEMPLATES[name].local_format
+        parts = _split(fmt)
+        value = _join(parts, {k: v for k, v in ids.items()}) if len(parts) > 1 else pa.array([fmt] * M, pa.string())
+        out = pc.if_else(pa.array(rows), value, out)
+    return out
+
+
+def _released_local(block: CellBlock, specs, tlocal: pa.Array, time: pa.Array, window_action: pa.Array) -> pa.Array:
+    """The released ``local`` (§b.4): binary = tag-templatelocal-time-actions; open = template local."""
+    M = len(block)
+    out = tlocal
+    for t_index, sp in enumerate(specs):
+        rows = block.template == t_index
+        if not rows.any() or sp.ans_type == "open":
+            continue
+        if sp.answer_space in ("yes-no", "before-after"):
+            value = pc.binary_join_element_wise(pa.array([sp.answer_space] * M), tlocal, time, window_action, "-")
+        elif sp.family == "length":  # 2-way length choose: tag = template local, middle = longer/shorter
+            middle = "longer" if "Longer" in sp.name else "shorter"
+            value = pc.binary_join_element_wise(tlocal, pa.array([middle] * M), time, window_action, "-")
+        else:  # object choose templates: the tag is the template local itself
+            value = pc.binary_join_element_wise(tlocal, tlocal, time, window_action, "-")
+        out = pc.if_else(pa.array(rows), value, out)
+    return out
