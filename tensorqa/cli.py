@@ -95,6 +95,53 @@ def run_info(a: argparse.Namespace) -> int:
 
 
 
+def _generate_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("store", help="a scene store written by tensorqa pack")
+    p.add_argument("--out", required=True, help="output folder (Hugging Face layout: data/<split>-*.parquet)")
+    p.add_argument("--templates", nargs="+", metavar="NAME", help="templates to generate (default: all active AGQA templates)")
+    p.add_argument("--include-retired", action="store_true", help="also generate actExists (retired in AGQA 2.0)")
+    p.add_argument("--device", default="cpu", help="cpu or cuda (default cpu)")
+    p.add_argument("--batch-videos", type=int, default=256, help="videos evaluated together (default 256)")
+    p.add_argument("--num-shards", type=int, default=None, help="shards (default: torchrun's WORLD_SIZE or 1)")
+    p.add_argument("--shard-index", type=int, default=None, help="this shard (default: torchrun's RANK or 0)")
+    p.add_argument("--format", dest="fmt", choices=("parquet", "agqa-json"), default="parquet")
+    p.add_argument("--seed", type=int, default=0, help="seed of question-frame choice")
+    p.add_argument("--semantics", choices=("agqa", "strict"), default="agqa", help="AGQA's quirks (default) or the clean reading")
+    p.add_argument("--max-videos", type=int, default=None, help="only the first N videos of the store")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+@command("generate", "generate AGQA's unbalanced question pool from a scene store", _generate_arguments)
+def run_generate(a: argparse.Namespace) -> int:
+    from .generate import generate
+
+    stats = generate(a.store, a.out, templates=a.templates, device=a.device, batch_videos=a.batch_videos,
+                     num_shards=a.num_shards, shard_index=a.shard_index, fmt=a.fmt, seed=a.seed,
+                     semantics=a.semantics, include_retired=a.include_retired, progress=not a.quiet,
+                     max_videos=a.max_videos)
+    if stats.get("skipped"):
+        print(f"shard {stats['shard'] + 1}/{stats['num_shards']} of {a.out} is already complete: skipped")
+        return 0
+    q, secs = stats["questions"], stats["seconds"]
+    print(f"wrote {q:,} questions for {stats['videos']:,} videos to {a.out} in {secs:.1f} s "
+          f"({q / max(secs, 1e-9):,.0f} questions/s)")
+    return 0
+
+
+def _stats_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("pool", help="a pool folder written by tensorqa generate")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+@command("stats", "questions per template (beside AGQA's Table 14), answer distributions, steps", _stats_arguments)
+def run_stats(a: argparse.Namespace) -> int:
+    from .generate.stats import format_stats, pool_stats
+
+    s = pool_stats(a.pool)
+    print(json.dumps(s, indent=1) if a.json else format_stats(s))
+    return 0
+
+
 def _evaluate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--hierarchies", required=True, metavar="DIR", help="AGQA-Decomp folder: <video_id>.json files (+ isolated.json)")
     p.add_argument("--predictions", required=True, metavar="FILE",
