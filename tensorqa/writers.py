@@ -121,10 +121,10 @@ class ParquetShardWriter:
         n = self.row_group_size
         full = pending.num_rows // n * n
         for a in range(0, full, n):
-            self._writers[split].write_table(pending.slice(a, n), row_group_size=n)
+            self._writers[split].write_table(pending.slice(a, n).combine_chunks(), row_group_size=n)
         rest = pending.slice(full)
         if final and rest.num_rows:
-            self._writers[split].write_table(rest, row_group_size=n)
+            self._writers[split].write_table(rest.combine_chunks(), row_group_size=n)
             rest = rest.slice(rest.num_rows)
         self._pending[split] = [rest] if rest.num_rows else []
         self._pending_rows[split] = rest.num_rows
