@@ -35,6 +35,7 @@ from ..store import open_store
 from ..templates import ACTIVE_TEMPLATES, TEMPLATES, template_spec
 from ..writers import ParquetShardWriter, shard_complete, write_dataset_card
 from .qualifiers import valid_cells
+from .references import gather_references, object_references, reference_rules
 from .records import TEMPLATE_NAMES, CellBlock, frame_variants, render, video_key
 
 ANSWER_KINDS = ("yes/no", "before/after", "object", "action")
@@ -75,6 +76,8 @@ def generate_block(batch, templates: list[str], rel_obj_counts: torch.Tensor, se
                    times: StageTimes) -> pa.Table:
     """The RECORD_SCHEMA table of one batch of videos."""
     ctx = GridContext(batch, semantics)
+    keys = np.array([video_key(v) for v in batch.video_ids], dtype=np.int64)
+    refs = None
     blocks, kinds = [], []
     for name in templates:
         spec = TEMPLATES[name]
@@ -83,13 +86,21 @@ def generate_block(batch, templates: list[str], rel_obj_counts: torch.Tensor, se
         t1 = time.perf_counter()
         keep, cells = valid_cells(spec.program, grid, ctx, rel_obj_counts, spec.windows)
         t2 = time.perf_counter()
-        block = CellBlock.from_cells(name, keep, cells)
-        blocks.append(block)
-        kinds.append(np.full(len(block), ANSWER_KINDS.index(grid.answer_kind), np.int64))
+        found = [CellBlock.from_cells(name, keep, cells)]
+        ref_axes = {axis: kinds_ for axis, kinds_ in spec.references
+                    if axis in ("object", "object2") and set(kinds_) & {"first", "last", "whole"}}
+        if ref_axes:
+            if refs is None:
+                refs = object_references(batch, ctx, seed, torch.as_tensor(keys, device=batch.device))
+            t3 = time.perf_counter()
+            found += _reference_blocks(name, spec, grid, ctx, refs, ref_axes, rel_obj_counts)
+            t2 += time.perf_counter() - t3
+        kinds += [np.full(len(b), ANSWER_KINDS.index(grid.answer_kind), np.int64) for b in found]
+        blocks += found
         times.grid += t1 - t0
         times.masks += t2 - t1
         times.records += time.perf_counter() - t2
-        times.per_template[name] = times.per_template.get(name, 0) + len(block)
+        times.per_template[name] = times.per_template.get(name, 0) + sum(len(b) for b in found)
     t0 = time.perf_counter()
     block = CellBlock.concat(blocks)
     answer_kinds = np.concatenate(kinds) if kinds else np.zeros(0, np.int64)
@@ -97,7 +108,6 @@ def generate_block(batch, templates: list[str], rel_obj_counts: torch.Tensor, se
     block, answer_kinds = block.take(order), answer_kinds[order]
     starts = np.searchsorted(block.video, np.arange(len(batch)))
     rank = np.arange(len(block)) - starts[block.video]
-    keys = np.array([video_key(v) for v in batch.video_ids], dtype=np.int64)
     variant = frame_variants(block, keys, rank, seed)
     times.records += time.perf_counter() - t0
     t0 = time.perf_counter()
@@ -106,6 +116,31 @@ def generate_block(batch, templates: list[str], rel_obj_counts: torch.Tensor, se
     times.questions += len(block)
     times.videos += len(batch)
     return table
+
+
+def _reference_blocks(name, spec, grid, ctx, refs, ref_axes, rel_obj_counts) -> list[CellBlock]:
+    """Cells whose object slot(s) hold references: (object ref) for one-object templates;
+    (direct, ref) and (ref, ref) for pairs, each unordered pair once in list order (directs first)."""
+    combos = [("object",)] if "object2" not in ref_axes else [("object2",), ("object", "object2")]
+    out = []
+    for combo in combos:
+        g, axis_refs = grid, {}
+        for axis in combo:
+            axis_refs[axis] = refs.of_kinds(tuple(ref_axes[axis]))
+            g = gather_references(g, axis, axis_refs[axis])
+        keep, cells = valid_cells(spec.program, g, ctx, rel_obj_counts, spec.windows, ordered_pairs=False)
+        for axis in combo:
+            keep = keep & reference_rules(cells, axis, axis_refs[axis])
+        if len(combo) == 2:  # (ref i, ref j) with i < j on the reference axis
+            d1, d2 = g.axes.index("object"), g.axes.index("object2")
+            n = g.answer.shape[d1]
+            pos = torch.arange(n, device=g.answer.device)
+            view1 = [1] * g.answer.dim()
+            view2 = [1] * g.answer.dim()
+            view1[d1], view2[d2] = n, n
+            keep = keep & (pos.reshape(view1) < pos.reshape(view2))
+        out.append(CellBlock.from_cells(name, keep, cells, refs=axis_refs))
+    return out
 
 
 def generate(store: str | os.PathLike, out: str | os.PathLike, templates: list[str] | None = None,

@@ -384,11 +384,11 @@ QUALIFIERS = {
 
 
 def valid_cells(template_program: str, grid: AnswerGrid, ctx: GridContext, rel_obj_counts: torch.Tensor,
-                windows: tuple[str, ...]) -> tuple[torch.Tensor, Cells]:
+                windows: tuple[str, ...], ordered_pairs: bool = True) -> tuple[torch.Tensor, Cells]:
     """bool[B, *n]: cells that are defined, real, of an allowed time kind and pass the template's rules."""
     c = Cells(grid, ctx, rel_obj_counts)
     keep = grid.defined & grid.real & QUALIFIERS[template_program](c)
-    if grid.semantics.pairs_as_combinations:  # §b.0: a two-item slot yields each unordered pair once
+    if ordered_pairs and grid.semantics.pairs_as_combinations:  # §b.0: a two-item slot yields each unordered pair once
         for first, second in (("object", "object2"), ("action", "action2")):
             if c.has(first) and c.has(second):
                 keep &= c.ids(first) < c.ids(second)

@@ -21,7 +21,7 @@ import torch
 from ..grid import action_word
 from ..primitives.localize import KIND_NAMES
 from ..program_shapes import PROGRAM_SHAPES
-from ..templates import TEMPLATES, WINDOW_FRAMES
+from ..templates import OBJECT_REFERENCE_FRAMES, TEMPLATES, WINDOW_FRAMES
 from ..vocab import vocab
 from ..writers import RECORD_SCHEMA
 from .qualifiers import Cells
@@ -51,12 +51,17 @@ class CellBlock:
     window_x: np.ndarray
     window_y: np.ndarray
     answer: np.ndarray
+    object_ref: np.ndarray  # reference kind of the object slot (0 direct, FIRST / LAST / WHOLE)
+    object_ref_rel: np.ndarray  # relation the reference goes through (-1 direct)
+    object2_ref: np.ndarray
+    object2_ref_rel: np.ndarray
 
     def __len__(self) -> int:
         return len(self.video)
 
     @classmethod
-    def from_cells(cls, template: str, keep: torch.Tensor, cells: Cells) -> "CellBlock":
+    def from_cells(cls, template: str, keep: torch.Tensor, cells: Cells, refs: dict | None = None) -> "CellBlock":
+        """The kept cells of a grid; ``refs`` maps an object axis to the References it spans."""
         idx = keep.nonzero(as_tuple=True)  # row-major: video, then the grid axes in order
         M = idx[0].numel()
 
@@ -64,6 +69,14 @@ class CellBlock:
             return cells.full(t)[idx].cpu().numpy().astype(np.int64)
 
         cols = {name: (take(cells.ids(name)) if cells.has(name) else np.full(M, -1, np.int64)) for name in SLOT_NAMES}
+        for axis in ("object", "object2"):
+            r = (refs or {}).get(axis)
+            if r is None:
+                cols[axis + "_ref"], cols[axis + "_ref_rel"] = np.zeros(M, np.int64), np.full(M, -1, np.int64)
+            else:
+                pos = idx[cells.grid.axes.index(axis)]
+                cols[axis + "_ref"] = r.kind[idx[0], pos].cpu().numpy().astype(np.int64)
+                cols[axis + "_ref_rel"] = r.relation[idx[0], pos].cpu().numpy().astype(np.int64)
         return cls(video=idx[0].cpu().numpy().astype(np.int64), template=np.full(M, TEMPLATE_NAMES.index(template), np.int64),
                    window=take(cells.kind), window_x=take(cells.x), window_y=take(cells.y),
                    answer=take(cells.grid.answer), **cols)
@@ -91,6 +104,9 @@ class StringTables:
     action_id: pa.Array
     kind_name: pa.Array  # [5]
     answers: dict  # answer kind -> pa.Array
+    ref_phrase: pa.Array  # [(kind - 1) * V * R + variant * R + relation] "the object they were holding first"
+    ref_program: pa.Array  # [(kind - 1) * R + relation] the reference's sub-program
+    ref_variants: int
 
 
 @functools.cache
@@ -110,7 +126,26 @@ def string_tables() -> StringTables:
         kind_name=pa.array(KIND_NAMES, pa.string()),
         answers={"yes/no": pa.array(["no", "yes"]), "before/after": pa.array(["before", "after"]),
                  "object": pa.array(v.object_english), "action": pa.array(v.action_phrases)},
+        ref_phrase=pa.array([OBJECT_REFERENCE_FRAMES[k][i % len(OBJECT_REFERENCE_FRAMES[k])].format(relation=r)
+                             for k in ("first", "last", "whole") for i in range(REF_VARIANTS)
+                             for r in v.relation_english], pa.string()),
+        ref_program=pa.array([_reference_program(k, r) for k in ("first", "last", "whole") for r in v.relation_english],
+                             pa.string()),
+        ref_variants=REF_VARIANTS,
     )
+
+
+REF_VARIANTS = 3
+
+
+def _reference_program(kind: str, relation: str) -> str:
+    """The AGQA sub-program of an object reference (agqa.md §2.4; AGQA 2.0 prints backward for last)."""
+    rel = f"Filter(frame, [relations, {relation}, objects])"
+    if kind == "whole":
+        return f"Query(class, OnlyItem(Iterate(video, {rel})))"
+    direction = "forward" if kind == "first" else "backward"
+    return (f"Query(class, OnlyItem(IterateUntil({direction}, video, Exists({relation}, Filter(frame, [relations])), "
+            f"{rel})))")
 
 
 def _take(table: pa.Array, ids: np.ndarray) -> pa.Array:
@@ -160,6 +195,22 @@ def video_key(video_id: str) -> int:
     return int.from_bytes(hashlib.blake2b(video_id.encode(), digest_size=8).digest(), "little") >> 1
 
 
+def _object_text(s: StringTables, obj, ref, ref_rel, variant, program: bool) -> pa.Array:
+    """An object slot: the object's phrase / word, or its reference phrase / sub-program."""
+    direct = _take(s.object_word if program else s.object_phrase, obj)
+    if not (ref > 0).any():
+        return direct
+    R = len(s.relation_word) - 1
+    k = np.maximum(ref - 1, 0)
+    if program:
+        idx = k * R + np.maximum(ref_rel, 0)
+        indirect = s.ref_program.take(pa.array(idx))
+    else:
+        idx = (k * s.ref_variants + variant % s.ref_variants) * R + np.maximum(ref_rel, 0)
+        indirect = s.ref_phrase.take(pa.array(idx))
+    return pc.if_else(pa.array(ref > 0), indirect, direct)
+
+
 def _window_text(s: StringTables, rows: CellBlock, program: bool) -> pa.Array:
     """The localization phrase (question) or ``<window>`` program of each row."""
     kinds = rows.window
@@ -193,13 +244,15 @@ def render(block: CellBlock, video_ids: tuple[str, ...], splits: tuple[str, ...]
         spec = TEMPLATES[t]
         frame = spec.frames[int(variant[rows_idx[0]])]
         slots_q = {
-            "object": _take(s.object_phrase, rows.object), "object2": _take(s.object_phrase, rows.object2),
+            "object": _object_text(s, rows.object, rows.object_ref, rows.object_ref_rel, variant[rows_idx], False),
+            "object2": _object_text(s, rows.object2, rows.object2_ref, rows.object2_ref_rel, variant[rows_idx] + 1, False),
             "relation": _take(s.relation_word, rows.relation),
             "action": _take(s.action_phrase, rows.action), "action2": _take(s.action_phrase, rows.action2),
             "window": _window_text(s, rows, program=False),
         }
         slots_p = {
-            "object": _take(s.object_word, rows.object), "object2": _take(s.object_word, rows.object2),
+            "object": _object_text(s, rows.object, rows.object_ref, rows.object_ref_rel, None, True),
+            "object2": _object_text(s, rows.object2, rows.object2_ref, rows.object2_ref_rel, None, True),
             "relation": _take(s.relation_word, rows.relation),
             "action": _take(s.action_word, rows.action), "action2": _take(s.action_word, rows.action2),
             "window": _window_text(s, rows, program=True),
@@ -223,7 +276,8 @@ def render(block: CellBlock, video_ids: tuple[str, ...], splits: tuple[str, ...]
     answer = pa.concat_arrays(ans_tables).take(pa.array(offsets[answer_kinds] + block.answer))
 
     specs = [TEMPLATES[t] for t in TEMPLATE_NAMES]
-    steps = np.array([sp.base_steps for sp in specs])[block.template] + WINDOW_STEPS[block.window]
+    steps = (np.array([sp.base_steps for sp in specs])[block.template] + WINDOW_STEPS[block.window]
+             + (block.object_ref > 0) + (block.object2_ref > 0))
     def per_template(values) -> pa.Array:
         return pa.array(values).take(pa.array(block.template))
 
@@ -237,7 +291,9 @@ def render(block: CellBlock, video_ids: tuple[str, ...], splits: tuple[str, ...]
     time = pc.if_else(pc.equal(pa.array(block.window), 0), "all", s.kind_name.take(pa.array(block.window)))
     local = _released_local(block, specs, tlocal, time, window_action)
     is_temp = (block.window != 0).astype(np.int8)
+    is_obj = ((block.object_ref > 0) | (block.object2_ref > 0)).astype(np.int8)
     zeros = np.zeros(M, np.int8)
+    ref_names = pa.array(["", "first", "last", "whole"])
     table = pa.table({
         "question_id": qid, "video_id": vids, "split": spl, "template": tnames,
         "frame": pa.array(variant.astype(np.int8)), "question": q_all, "answer": answer,
@@ -246,13 +302,15 @@ def render(block: CellBlock, video_ids: tuple[str, ...], splits: tuple[str, ...]
         "steps": pa.array(steps.astype(np.int8)), "semantic": per_template([sp.semantic for sp in specs]),
         "structural": per_template([sp.structural for sp in specs]), "program": p_all,
         "window": s.kind_name.take(pa.array(block.window)), "window_action": wx, "window_action2": wy,
-        "relation": ids["relation"], "object": ids["object"], "object_ref": pa.array([""] * M),
-        "object_ref_relation": pa.array([""] * M), "object2": ids["object2"], "object2_ref": pa.array([""] * M),
-        "object2_ref_relation": pa.array([""] * M), "action": ids["action"], "action_ref": pa.array([""] * M),
+        "relation": ids["relation"], "object": ids["object"], "object_ref": ref_names.take(pa.array(block.object_ref)),
+        "object_ref_relation": _take(s.relation_id, block.object_ref_rel), "object2": ids["object2"],
+        "object2_ref": ref_names.take(pa.array(block.object2_ref)),
+        "object2_ref_relation": _take(s.relation_id, block.object2_ref_rel), "action": ids["action"],
+        "action_ref": pa.array([""] * M),
         "action2": ids["action2"],
         "direct_group": pc.binary_join_element_wise(vids, tnames, tlocal, "|"),
-        "is_direct": pa.array(1 - is_temp), "indirect": pa.array(is_temp), "i_obj": pa.array(zeros),
-        "i_rel": pa.array(zeros), "i_act": pa.array(zeros), "i_temp": pa.array(is_temp),
+        "is_direct": pa.array((1 - (is_temp | is_obj)).astype(np.int8)), "indirect": pa.array(is_temp | is_obj),
+        "i_obj": pa.array(is_obj), "i_rel": pa.array(zeros), "i_act": pa.array(zeros), "i_temp": pa.array(is_temp),
         "sg_grounding": pa.nulls(M, pa.string()),
     })
     return table.cast(RECORD_SCHEMA)

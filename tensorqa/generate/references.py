@@ -1,0 +1,144 @@
+"""Indirect object references (agqa_semantics.md §b.3): "the object they were holding first".
+
+For each relation R present in a video (contact, spatial or verb; not the negatives, not unsure,
+not single-object verbs), count its distinct objects over the whole video:
+
+* with more than one object, R gives a *first* and a *last* reference, whose referent is the
+  whole-video objFirst / objLast answer (it must exist and be unique);
+* with exactly one object, R gives a *whole* reference to that object.
+
+At most 3 references of each kind per referent object are kept, chosen by a seeded hash. A
+reference cell's answer is the answer of the cell of its referent: a gather along the grid's
+object axis, so references cost no new evaluation. Each reference adds one step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+import torch
+
+from ..grid import AnswerGrid, GridContext, evaluate
+from ..program_shapes import PROGRAM_SHAPES
+from .qualifiers import vocab_tables
+
+FIRST, LAST, WHOLE = 1, 2, 3
+REF_KINDS = ("", "first", "last", "whole")
+MAX_PER_KIND = 3
+
+
+@dataclass(frozen=True)
+class References:
+    """A compact reference axis per video (K references, padded).
+
+    kind:     int64[B, K]  FIRST / LAST / WHOLE (0 on padding)
+    relation: int64[B, K]  the relation the reference goes through (-1 on padding)
+    referent: int64[B, K]  the object it denotes (-1 on padding)
+    valid:    bool[B, K]
+    """
+
+    kind: torch.Tensor
+    relation: torch.Tensor
+    referent: torch.Tensor
+    valid: torch.Tensor
+
+    def of_kinds(self, kinds: tuple[str, ...]) -> "References":
+        keep = torch.zeros_like(self.valid)
+        for k in kinds:
+            if k in REF_KINDS[1:]:
+                keep |= self.kind == REF_KINDS.index(k)
+        return replace(self, valid=self.valid & keep)
+
+
+def _mix(x: torch.Tensor) -> torch.Tensor:
+    """A 31-bit integer hash (int64 arithmetic that never overflows into the sign)."""
+    x = (x * 1103515245 + 12345) % 2147483648
+    x = (x ^ (x >> 13)) * 1274126177 % 2147483648
+    return x ^ (x >> 16)
+
+
+def object_references(batch, ctx: GridContext, seed: int, video_keys: torch.Tensor) -> References:
+    """Every video's object references (whole video only, never time-scoped)."""
+    t = vocab_tables(str(batch.device))
+    rel = ctx.relate("all")[:, 0]  # [B, O, R]: window 0 is the whole video
+    n_objects = rel.sum(1)  # [B, R]
+    R = rel.shape[-1]
+    r_ids = torch.arange(R, device=batch.device)
+    kind_ok = (t.relation_kind[:R] == 1) | (t.relation_kind[:R] == 2) | (t.relation_kind[:R] == 3)
+    usable = kind_ok & ~t.negative[:R] & ~t.single_object_verb[:R]  # [R]
+    cands = []
+    for kind, name in ((FIRST, "objFirst"), (LAST, "objLast")):
+        grid = evaluate(PROGRAM_SHAPES[name].replace("<window>", "video"), batch, ctx.semantics, context=ctx)
+        ans = grid.answer[:, 0]  # [B, Kr] (window axis fixed to the whole video, size 1)
+        ok = grid.defined[:, 0] & grid.real[:, 0]
+        rids = grid.values["relation"]
+        referent = torch.full((len(batch), R), -1, dtype=torch.long, device=batch.device)
+        referent.scatter_(1, rids.clamp(min=0), torch.where(ok & (rids >= 0), ans, -1))
+        cands.append((kind, referent.where((n_objects > 1) & usable, torch.full_like(referent, -1))))
+    single = rel.float().argmax(1)  # [B, R] the only object where n_objects == 1
+    cands.append((WHOLE, torch.where((n_objects == 1) & usable, single, torch.full_like(single, -1))))
+    kind = torch.cat([torch.full_like(c, k) for k, c in cands], 1)  # [B, 3R]
+    referent = torch.cat([c for _, c in cands], 1)
+    relation = r_ids.repeat(3).expand_as(referent)
+    valid = referent >= 0
+    # keep at most MAX_PER_KIND per (kind, referent): rank candidates by a seeded hash
+    prio = _mix(video_keys[:, None] % 2147483648 + seed * 7919 + kind * 104729 + relation * 1299709)
+    same = (kind[:, :, None] == kind[:, None, :]) & (referent[:, :, None] == referent[:, None, :]) & valid[:, None, :]
+    ahead = (prio[:, None, :] < prio[:, :, None]) | ((prio[:, None, :] == prio[:, :, None]) & (relation[:, None, :] < relation[:, :, None]))
+    rank = (same & ahead).sum(2)
+    valid &= rank < MAX_PER_KIND
+    # compact: valid references first, in (kind, relation) order
+    order = torch.sort((~valid).long() * (4 * R) + (kind * R + relation), dim=1, stable=True).indices
+    K = int(valid.sum(1).max()) if len(batch) else 0
+    order = order[:, :K]
+    take = lambda x: x.gather(1, order)  # noqa: E731
+    valid = take(valid)
+    return References(kind=torch.where(valid, take(kind), 0), relation=torch.where(valid, take(relation), -1),
+                      referent=torch.where(valid, take(referent), -1), valid=valid)
+
+
+def gather_references(grid: AnswerGrid, axis: str, refs: References) -> AnswerGrid:
+    """The grid with its object axis ``axis`` replaced by the reference axis: each reference cell
+    holds its referent's answer; ``values[axis]`` becomes the referent ids."""
+    d = grid.axes.index(axis)
+    ids = grid.values[axis]  # [B, Ko]
+    hit = ids[:, None, :] == refs.referent[:, :, None]  # [B, K, Ko]
+    pos = hit.to(torch.uint8).argmax(2)  # [B, K]
+    found = hit.any(2) & refs.valid
+
+    def gather(t: torch.Tensor) -> torch.Tensor:
+        shape = list(t.shape)
+        shape[d] = pos.shape[1]
+        view = [pos.shape[0]] + [1] * (t.dim() - 1)
+        view[d] = pos.shape[1]
+        return t.gather(d, pos.reshape(view).expand(shape))
+
+    view = [pos.shape[0]] + [1] * (grid.answer.dim() - 1)
+    view[d] = pos.shape[1]
+    real = gather(grid.real) & found.reshape(view)
+    values = dict(grid.values)
+    values[axis] = torch.where(found, refs.referent, -1)
+    return replace(grid, answer=gather(grid.answer), defined=gather(grid.defined) & real, real=real, values=values)
+
+
+def reference_rules(cells, axis: str, refs: References) -> torch.Tensor:
+    """§b.1 rules on a reference in slot ``axis``: not defined through the question's own relation;
+    for touching, not through any contact relation."""
+    if not cells.has("relation"):
+        return torch.ones((), dtype=torch.bool, device=cells.device)
+    d = cells.grid.axes.index(axis)
+    view = [refs.relation.shape[0]] + [1] * (len(cells.shape) - 1)
+    view[d] = refs.relation.shape[1]
+    through = refs.relation.reshape(view)
+    r = cells.ids("relation")
+    t = cells.t
+    touching = int(np.flatnonzero(np.array(_relation_names()) == "touching")[0])
+    contact = t.relation_kind[through.clamp(min=0)] == 2
+    return (through != r) & ~((r == touching) & contact)
+
+
+def _relation_names():
+    from ..vocab import vocab
+
+    return vocab().relations
