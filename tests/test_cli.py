@@ -1,0 +1,89 @@
+"""The command line: real runs on small inputs, and one-line errors (no traceback) for bad input."""
+
+import subprocess
+import sys
+
+import pytest
+
+from helpers import SHARED
+
+
+def tensorqa(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "tensorqa.cli", *map(str, args)], capture_output=True, text=True, cwd=cwd)
+
+
+def assert_user_error(result, *needles):
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tensorqa: error: "), result.stderr
+    assert "Traceback" not in result.stderr
+    for n in needles:
+        assert n in lines[0]
+
+
+@pytest.fixture(scope="module")
+def small_store(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cli") / "small.h5"
+    r = tensorqa("pack", "--videos", 40, "--seed", 3, "--out", path, "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert "40 videos" in r.stdout
+    return path
+
+
+def test_pack_and_info(small_store):
+    r = tensorqa("info", small_store)
+    assert r.returncode == 0, r.stderr
+    assert "videos            40" in r.stdout and "vocab" in r.stdout
+    r = tensorqa("info", small_store, "--json")
+    import json
+
+    info = json.loads(r.stdout)
+    assert info["videos"] == 40 and info["source"] == "default" and info["keyframes"] > 40
+
+
+def test_pack_charades_real_csv(tmp_path):
+    # the real test CSV: 1,863 videos with their real action intervals
+    out = tmp_path / "charades.h5"
+    r = tensorqa("pack", "--charades", SHARED / "data/charades/Charades_v1_test.csv", "--out", out, "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert "1,863 videos" in r.stdout
+
+
+def test_missing_inputs(tmp_path):
+    assert_user_error(tensorqa("info", tmp_path / "nope.h5"), "nope.h5", "no such file")
+    assert_user_error(tensorqa("pack", "--charades", tmp_path / "nope.csv", "--out", tmp_path / "x.h5"), "nope.csv")
+    assert_user_error(tensorqa("pack", "--agqa-stsgs", tmp_path / "nope.pkl", "--out", tmp_path / "x.h5"), "nope.pkl")
+    assert_user_error(tensorqa("pack", "--action-genome", tmp_path, "--charades", SHARED / "data/charades/Charades_v1_test.csv",
+                               "--out", tmp_path / "x.h5"))
+
+
+def test_wrong_format_inputs(tmp_path):
+    text = tmp_path / "notes.h5"
+    text.write_text("hello")
+    assert_user_error(tensorqa("info", text), "notes.h5", "HDF5")
+    csv = tmp_path / "bad.csv"
+    csv.write_text("id,actions,length\nAAAAA,c999 1.0 2.0,10\n")
+    assert_user_error(tensorqa("pack", "--charades", csv, "--out", tmp_path / "x.h5"), "bad.csv")
+
+
+def test_truncated_store(tmp_path, small_store):
+    data = small_store.read_bytes()
+    cut = tmp_path / "cut.h5"
+    cut.write_bytes(data[: len(data) // 3])
+    assert_user_error(tensorqa("info", cut), "cut.h5")
+
+
+def test_impossible_parameters(tmp_path):
+    assert_user_error(tensorqa("pack", "--videos", 0, "--out", tmp_path / "x.h5"), "--videos")
+    assert_user_error(tensorqa("pack", "--videos", 5, "--out", tmp_path / "no/such/dir/x.h5"), "does not exist")
+
+
+def test_failed_pack_keeps_the_existing_store(tmp_path, small_store):
+    out = tmp_path / "keep.h5"
+    out.write_bytes(small_store.read_bytes())
+    before = out.read_bytes()
+    csv = tmp_path / "bad.csv"
+    csv.write_text("id,actions,length\nAAAAA,c999 1.0 2.0,10\n")
+    assert_user_error(tensorqa("pack", "--charades", csv, "--out", out))
+    assert out.read_bytes() == before
+    assert not list(tmp_path.glob("*.partial"))
