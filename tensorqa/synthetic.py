@@ -6,17 +6,41 @@ Two stages, both deterministic:
    the statistics profile of the real annotations (:mod:`tensorqa.profile`): actions per video,
    classes by frequency and co-occurrence, per-class durations and start positions.
 2. :func:`synthesize_scene` turns a script (synthetic or a real Charades video) into a raw Action
-   Genome style scene graph: keyframes where AG sampled them (5 per action instance, uniformly
-   across it), person-object relations that follow each action's meaning while it runs, and
-   background objects with attention, spatial and contact relations.
+   Genome style scene graph: keyframes where AG would sample them, person-object relations that
+   follow each action's meaning, and a thin background of objects with attention, spatial and
+   contact relations.
 
 Scenes are "raw": AG relations only, verb relation columns all False (augmentation adds those).
-Densities, 9,601 videos from seed 0: 30.5 keyframes per video, 2.8 objects and 9.9 relations per
-keyframe, 3.5 relations per object (Action Genome: 24 keyframes per video, 2.0 objects and 7.3
-relations per keyframe, 3.6 per object). The objects of the actions running at a keyframe already
-number 2.5 on average (Charades actions overlap: 4.2 run at a keyframe of the real intervals), so
-annotating each action's object at all its keyframes puts the object density above AG's; the
-background is kept thin (about 0.3 objects per keyframe) and the relations per object match AG.
+
+Why the generator looks the way it does (targets: Action Genome's 234K keyframes, 476K objects
+and 1.72M relation instances, i.e. per AGQA video about 24 keyframes, 2.0 objects per keyframe,
+3.6 relations per object and 175 relations):
+
+* Keyframes (:func:`sample_keyframes`). AG samples 5 frames uniformly across each action, which
+  for 6.75 actions per Charades video would make 34 keyframes, yet AG has 24: the samples of
+  overlapping actions, and of actions annotated with one shared interval, coincide or fall a
+  frame or two apart. Dropping exact duplicates alone leaves 30 per video, so nearby samples are
+  merged the way a sampler on a coarse grid merges them: frames are cut into cells of 10 frames
+  (0.42 s at 24 fps) and the earliest sample of a cell is the keyframe. The cell width is the one
+  that brings Charades-like scripts to AG's 24 (seed-0 scripts 24.2, real Charades intervals
+  22.9; 12-frame cells would give 23.0 and 21.8). An action keeps as its own the merged keyframes
+  that still lie inside it; one left with none gets its middle sample back.
+* Objects. AG annotators label the objects the person interacts with in the frame at hand. An
+  action's object is therefore annotated, with the relations the action implies, at every
+  keyframe sampled for that action, but only with probability ``P_COVERED`` at the other
+  keyframes the action spans (long background actions such as sitting on a sofa are not labelled
+  in every frame of the video). Annotating the objects of all running actions everywhere would
+  give 2.7 objects per keyframe, since Charades actions overlap so much. Where an action's object
+  is not labelled it is not annotated at all, so an annotated object never contradicts a running
+  action. Scene objects and action objects just before / after their action form a thin
+  background (about 0.2 objects per keyframe). Seed 0: 1.1 objects per keyframe from the
+  actions sampled there, 0.7 from actions spanning it, 0.2 background.
+* Relations per object: one attention relation (97 %), one or two spatial ones (the second at
+  ``P_SECOND_SPATIAL``, set so that the total comes to AG's 3.6) and the action's contact
+  relations or a background one.
+
+Densities, 9,601 videos from seed 0: 24.2 keyframes per video (232K), 2.05 objects and 7.35
+relations per keyframe, 3.6 relations per object, 1.71M relation instances (178 per video).
 
 Randomness: video i of ``sample_scripts`` uses ``default_rng([seed, i])``; the scene of a video uses
 a generator seeded with ``seed`` and its video id. So video i is the same whatever ``n_videos`` is,
@@ -37,6 +61,7 @@ from .vocab import NO_OBJECT, vocab
 
 FPS = 24  # Charades frame rate used to turn keyframe times into frame numbers
 FRAMES_PER_ACTION = 5  # AG annotates 5 frames sampled uniformly across each action
+KEYFRAME_GRID = 10  # frames (1/2.4 s): proposals in one cell of this width are one keyframe
 DEFAULT_VIDEOS = 9601  # AGQA: 7,787 train + 1,814 test videos
 DEFAULT_TRAIN = 7787
 _BASE36 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -279,11 +304,12 @@ _SPATIAL_OF_CONTACT = {"sittingon": "beneath", "lyingon": "beneath", "standingon
 OBJECT_PAD = 0.03  # mean time (share of the video) an action's object is seen before / after it
 SCENE_WINDOW = (0.2, 0.6)  # share of the video a scene object stays in view
 DROPOUT = 0.4  # chance a background object is not annotated at a keyframe where it is in view
+P_COVERED = 0.55  # an action's object is annotated at a keyframe of the action not sampled for it
 P_ATTENTION = 0.97  # an annotated object gets an attention relation
 P_LOOK_ACTIVE, P_LOOK_BACKGROUND = 0.6, 0.2  # looking at it, while an action uses it / otherwise
 P_UNSURE = 0.03
 P_KEEP = 0.8  # a spatial / contact relation keeps the video's usual one (else a fresh draw)
-P_SECOND_SPATIAL = 0.2
+P_SECOND_SPATIAL = 0.3  # a second spatial relation; brings relations per object to AG's 3.6
 P_SECOND_CONTACT = 0.1  # background: an extra 'touching' next to the drawn contact
 
 
@@ -345,19 +371,61 @@ def _draw(cdf: np.ndarray, u: np.ndarray) -> np.ndarray:
     return np.minimum((u[..., None] > cdf).sum(-1), cdf.shape[-1] - 1)
 
 
-def keyframes(starts: np.ndarray, ends: np.ndarray, length_secs: float) -> np.ndarray:
-    """Charades frame numbers int32[F] (sorted, distinct) that AG annotates for these intervals.
+def sample_keyframes(starts: np.ndarray, ends: np.ndarray, length_secs: float) -> tuple[np.ndarray, np.ndarray]:
+    """The keyframes AG annotates for these intervals and the instances each was sampled for.
 
-    5 per interval at start + (k + 0.5) (end - start) / 5, k = 0..4, rounded at 24 fps; a video
-    without actions gets 5 spread over the whole video the same way.
+    Returns ``frame_ids`` int32[F] (Charades frame numbers, sorted, distinct) and ``sampled``
+    bool[F, N]: keyframe f stands for one of instance n's 5 samples and lies inside its interval
+    (the float32 ``start <= secs <= end`` test of ``SceneBatch.inst_frames``). The rule:
+
+    1. Each instance proposes 5 frames at start + (k + 0.5) (end - start) / 5, k = 0..4, rounded at
+       24 fps and kept inside the frames its interval contains. A video without actions proposes 5
+       spread over the whole video the same way (``sampled`` then has no column).
+    2. The video's frames are cut into cells of ``KEYFRAME_GRID`` frames (cell = frame // 10); the
+       earliest proposal in a cell is the keyframe, the cell's other proposals merge into it.
+    3. A proposal stands for the keyframe of its cell when that keyframe is inside its interval
+       (it can lie just before the start). An instance left without any keyframe sampled for it
+       although its interval holds a frame gets its middle proposal back as a keyframe of its own.
     """
-    s = np.asarray(starts, dtype=np.float64)
-    e = np.asarray(ends, dtype=np.float64)
-    if len(s) == 0:
+    s = np.asarray(starts, dtype=np.float64).reshape(-1)
+    e = np.asarray(ends, dtype=np.float64).reshape(-1)
+    n_inst = len(s)
+    if n_inst == 0:
         s, e = np.zeros(1), np.array([float(length_secs)])
     k = (np.arange(FRAMES_PER_ACTION) + 0.5) / FRAMES_PER_ACTION
-    pos = s[:, None] + k[None, :] * (e - s)[:, None]
-    return np.unique(np.rint(pos * FPS).astype(np.int32))
+    prop = np.rint((s[:, None] + k[None, :] * (e - s)[:, None]) * FPS).astype(np.int64)  # [N, 5]
+    # rounding can put a proposal of a very short interval just outside it; pull it back in when
+    # the interval holds a frame at all (an interval between two frames has no keyframe in AG)
+    lo, hi = np.ceil(s * FPS).astype(np.int64), np.floor(e * FPS).astype(np.int64)
+    holds = lo <= hi
+    prop = np.where(holds[:, None], np.clip(prop, lo[:, None], hi[:, None]), prop)
+
+    cand = np.unique(prop)
+    cell = cand // KEYFRAME_GRID
+    first = np.ones(len(cand), dtype=bool)
+    first[1:] = cell[1:] != cell[:-1]
+    frames = cand[first]  # the earliest proposal of each cell
+    rep = frames[np.searchsorted(frames // KEYFRAME_GRID, prop // KEYFRAME_GRID)]  # [N, 5]
+    if n_inst == 0:
+        return frames.astype(np.int32), np.zeros((len(frames), 0), dtype=bool)
+
+    # the float32 test SceneBatch.inst_frames applies
+    rep_secs = (rep / FPS).astype(np.float32)
+    own = (rep_secs >= s.astype(np.float32)[:, None]) & (rep_secs <= e.astype(np.float32)[:, None])
+    lost = np.flatnonzero(holds & ~own.any(1))
+    rescue = prop[lost, FRAMES_PER_ACTION // 2]  # the middle proposal of an instance left without
+    if len(lost):
+        frames = np.union1d(frames, rescue)
+    sampled = np.zeros((len(frames), n_inst), dtype=bool)
+    n_own, k_own = np.nonzero(own)
+    sampled[np.searchsorted(frames, rep[n_own, k_own]), n_own] = True
+    sampled[np.searchsorted(frames, rescue), lost] = True
+    return frames.astype(np.int32), sampled
+
+
+def keyframes(starts: np.ndarray, ends: np.ndarray, length_secs: float) -> np.ndarray:
+    """Charades frame numbers int32[F] (sorted, distinct) AG annotates: see :func:`sample_keyframes`."""
+    return sample_keyframes(starts, ends, length_secs)[0]
 
 
 def _scene_rng(seed: int, video_id: str) -> np.random.Generator:
@@ -412,8 +480,9 @@ def _synthesize_scene(script: Script, seed: int, scene_objects: Sequence[int] | 
     end = np.clip(np.maximum(acts[:, 2], acts[:, 1]), start, top)
     N = len(cls)
 
-    # -- keyframes and the instances covering them, with SceneBatch.inst_frames' float32 test
-    frame_ids = keyframes(start, end, top)
+    # -- keyframes, the instances each was sampled for, and the instances covering them (with
+    # SceneBatch.inst_frames' float32 test)
+    frame_ids, sampled = sample_keyframes(start, end, top)  # sampled: bool[F, N]
     secs = (frame_ids / FPS).astype(np.float32)
     F = len(frame_ids)
     start32, end32 = start.astype(np.float32), end.astype(np.float32)
@@ -426,6 +495,12 @@ def _synthesize_scene(script: Script, seed: int, scene_objects: Sequence[int] | 
     f_run, n_run = np.nonzero(inside & has_obj[None, :])  # (keyframe, instance) pairs with an object
     active = np.zeros((F, O), dtype=bool)  # an action is using object o at keyframe f
     active[f_run, obj_of[n_run]] = True
+    # labelled where sampled for one of those actions, elsewhere in their intervals only sometimes
+    # (annotators label what the person handles in the frame they were given)
+    f_own, n_own = np.nonzero(sampled & has_obj[None, :])
+    labelled = np.zeros((F, O), dtype=bool)
+    labelled[f_own, obj_of[n_own]] = True
+    labelled |= active & (rng.random((F, O)) < P_COVERED)
     rel = np.zeros((F * O, R), dtype=bool)
     np.logical_or.at(rel, f_run * O + obj_of[n_run], t.action_rel[cls[n_run]])
     rel = rel.reshape(F, O, R)
@@ -447,7 +522,8 @@ def _synthesize_scene(script: Script, seed: int, scene_objects: Sequence[int] | 
     lo = rng.uniform(0, 1, size=len(scene)) * (top - width)
     in_window = (secs[:, None] >= lo) & (secs[:, None] <= lo + width)  # [F, S]
     in_view[:, scene] |= in_window
-    obj = active | (in_view & (rng.random((F, O)) >= DROPOUT))
+    # an object an action is using is annotated with that action's relations or not at all
+    obj = labelled | (in_view & ~active & (rng.random((F, O)) >= DROPOUT))
     obj[:, 0] = False
 
     # -- attention on most annotated objects; the action's meaning can force looking at
