@@ -147,8 +147,8 @@ KIND_CODE = {"attention": 0, "spatial": 1, "contact": 2, "verb": 3}
 
 class Cells:
     """Slot ids of the cells of a grid as broadcastable views: ``ids(name)`` has the grid's rank,
-    with size 1 on every axis but the video axis and its own (-1 = none). Predicates are computed
-    on these small views and only broadcast to the full grid [B, *n] when combined."""
+    with size 1 on every axis but dimension 0 (videos, or window rows) and its own (-1 = none).
+    Predicates are computed on these small views and broadcast to the full grid only when combined."""
 
     def __init__(self, grid: AnswerGrid, ctx: GridContext, rel_obj_counts: torch.Tensor):
         self.grid, self.ctx = grid, ctx
@@ -156,25 +156,22 @@ class Cells:
         self.device = grid.answer.device
         self.t = vocab_tables(str(self.device))
         self.counts = rel_obj_counts  # int64[O, R] keyframes per (object, relation) in the dataset
-        self.batch_index = torch.arange(self.shape[0], device=self.device).reshape([-1] + [1] * (len(self.shape) - 1))
+        # the batch position of each cell's video, broadcastable (dimension 0 is videos or window rows)
+        self.vid = grid.video.reshape([-1] + [1] * (len(self.shape) - 1))
         w = grid.windows
         if w is not None:
-            pos = self.ids("window").clamp(min=0)  # [B, 1.., W, 1..]
-            self.kind = w.word[self.batch_index, pos]
-            self.x = w.action[..., 0][self.batch_index, pos]
-            self.y = w.action[..., 1][self.batch_index, pos]
+            pos = self.ids("window")
+            self.kind = w.word[self.vid, pos]
+            self.x = w.action[..., 0][self.vid, pos]
+            self.y = w.action[..., 1][self.vid, pos]
         else:
-            one = [self.shape[0]] + [1] * (len(self.shape) - 1)
-            self.kind = torch.full(one, VIDEO, device=self.device)
-            self.x = self.y = torch.full(one, -1, device=self.device)
+            self.kind = torch.full_like(self.vid, VIDEO)
+            self.x = self.y = torch.full_like(self.vid, -1)
 
     def ids(self, name: str) -> torch.Tensor:
-        """int64 view broadcastable to [B, *n]: the id each position of axis ``name`` holds."""
-        d = self.grid.axes.index(name)
-        vals = self.grid.values[name]
-        view = [vals.shape[0]] + [1] * (len(self.shape) - 1)
-        view[d] = vals.shape[1]
-        return vals.reshape(view)
+        """int64 view broadcastable to the grid: the id each position of axis ``name`` holds
+        (window position on ``grid.windows`` for "window")."""
+        return self.grid.axis_ids(name)
 
     def full(self, t: torch.Tensor) -> torch.Tensor:
         return t.expand(self.shape)
@@ -211,7 +208,7 @@ class Cells:
         b = self.ctx.batch
         present = (b.obj & b.frame_mask[:, :, None]).any(1).float()  # [B, O]
         conf_present = (present @ self.t.confusable.float().T) > 0  # [B, O]: some confusable of o present
-        return answer_yes | ~conf_present[self.batch_index, o.clamp(min=0)]
+        return answer_yes | ~conf_present[self.vid, o.clamp(min=0)]
 
     def kind_of(self, r: torch.Tensor, *kinds: str) -> torch.Tensor:
         k = self.t.relation_kind[r]
@@ -233,12 +230,12 @@ class Cells:
     def relate_count(self, r: torch.Tensor) -> torch.Tensor:
         """int64: distinct objects relation r holds with in the cell's window."""
         n = self.ctx.relate("all").sum(2)  # [B, W, R]
-        return n[self.batch_index, self.ids("window").clamp(min=0), r.clamp(min=0)]
+        return n[self.vid, self.ids("window"), r.clamp(min=0)]
 
     def relates(self, o: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
         """bool: relation r holds with object o somewhere in the cell's window."""
         rel = self.ctx.relate("all")  # [B, W, O, R]
-        return rel[self.batch_index, self.ids("window").clamp(min=0), o.clamp(min=0), r.clamp(min=0)]
+        return rel[self.vid, self.ids("window"), o.clamp(min=0), r.clamp(min=0)]
 
 
 # -- per-template rules --------------------------------------------------------------------------------
@@ -258,7 +255,7 @@ def _rel_exists(c: Cells) -> torch.Tensor:
     r = c.ids("relation")
     b = c.ctx.batch
     present = (b.rel & b.frame_mask[:, :, None, None]).any(2).any(1)  # [B, R]
-    is_present = present[c.batch_index, r.clamp(min=0)]
+    is_present = present[c.vid, r.clamp(min=0)]
     candidate = (is_present & c.kind_of(r, "contact", "verb")) | (~is_present & c.t.rel_exists_absent_ok[r])
     return (candidate & c.not_negative(r) & ~c.t.rel_exists_excluded[r] & c.valid_rel(r)
             & c.not_in_action_relation(r))

@@ -62,22 +62,23 @@ class CellBlock:
     @classmethod
     def from_cells(cls, template: str, keep: torch.Tensor, cells: Cells, refs: dict | None = None) -> "CellBlock":
         """The kept cells of a grid; ``refs`` maps an object axis to the References it spans."""
-        idx = keep.nonzero(as_tuple=True)  # row-major: video, then the grid axes in order
+        idx = keep.nonzero(as_tuple=True)  # row-major: dimension 0 (videos or their windows), then the slots
         M = idx[0].numel()
 
         def take(t: torch.Tensor) -> np.ndarray:
             return cells.full(t)[idx].cpu().numpy().astype(np.int64)
 
         cols = {name: (take(cells.ids(name)) if cells.has(name) else np.full(M, -1, np.int64)) for name in SLOT_NAMES}
+        video = cells.grid.video[idx[0]]
         for axis in ("object", "object2"):
             r = (refs or {}).get(axis)
             if r is None:
                 cols[axis + "_ref"], cols[axis + "_ref_rel"] = np.zeros(M, np.int64), np.full(M, -1, np.int64)
             else:
                 pos = idx[cells.grid.axes.index(axis)]
-                cols[axis + "_ref"] = r.kind[idx[0], pos].cpu().numpy().astype(np.int64)
-                cols[axis + "_ref_rel"] = r.relation[idx[0], pos].cpu().numpy().astype(np.int64)
-        return cls(video=idx[0].cpu().numpy().astype(np.int64), template=np.full(M, TEMPLATE_NAMES.index(template), np.int64),
+                cols[axis + "_ref"] = r.kind[video, pos].cpu().numpy().astype(np.int64)
+                cols[axis + "_ref_rel"] = r.relation[video, pos].cpu().numpy().astype(np.int64)
+        return cls(video=video.cpu().numpy().astype(np.int64), template=np.full(M, TEMPLATE_NAMES.index(template), np.int64),
                    window=take(cells.kind), window_x=take(cells.x), window_y=take(cells.y),
                    answer=take(cells.grid.answer), **cols)
 

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-import numpy as np
 import torch
 
 from ..grid import AnswerGrid, GridContext, evaluate
 from ..program_shapes import PROGRAM_SHAPES
+from ..vocab import vocab
 from .qualifiers import vocab_tables
 
 FIRST, LAST, WHOLE = 1, 2, 3
@@ -70,11 +70,14 @@ def object_references(batch, ctx: GridContext, seed: int, video_keys: torch.Tens
     cands = []
     for kind, name in ((FIRST, "objFirst"), (LAST, "objLast")):
         grid = evaluate(PROGRAM_SHAPES[name].replace("<window>", "video"), batch, ctx.semantics, context=ctx)
-        ans = grid.answer[:, 0]  # [B, Kr] (window axis fixed to the whole video, size 1)
-        ok = grid.defined[:, 0] & grid.real[:, 0]
-        rids = grid.values["relation"]
-        referent = torch.full((len(batch), R), -1, dtype=torch.long, device=batch.device)
-        referent.scatter_(1, rids.clamp(min=0), torch.where(ok & (rids >= 0), ans, -1))
+        # one row per video that has a whole-video window: [V', Kr]
+        rids = grid.values["relation"][grid.video]  # [V', Kr]
+        ok = grid.defined & (rids >= 0)
+        referent = torch.full((len(batch), R + 1), -1, dtype=torch.long, device=batch.device)
+        rows = grid.video[:, None].expand_as(rids)
+        cols = torch.where(ok, rids, R)  # undefined cells write into a spare column
+        referent[rows, cols] = torch.where(ok, grid.answer, -1)
+        referent = referent[:, :R]
         cands.append((kind, referent.where((n_objects > 1) & usable, torch.full_like(referent, -1))))
     single = rel.float().argmax(1)  # [B, R] the only object where n_objects == 1
     cands.append((WHOLE, torch.where((n_objects == 1) & usable, single, torch.full_like(single, -1))))
@@ -102,21 +105,22 @@ def gather_references(grid: AnswerGrid, axis: str, refs: References) -> AnswerGr
     """The grid with its object axis ``axis`` replaced by the reference axis: each reference cell
     holds its referent's answer; ``values[axis]`` becomes the referent ids."""
     d = grid.axes.index(axis)
-    ids = grid.values[axis]  # [B, Ko]
+    ids = grid.values[axis]  # [B, Ko] per video
     hit = ids[:, None, :] == refs.referent[:, :, None]  # [B, K, Ko]
     pos = hit.to(torch.uint8).argmax(2)  # [B, K]
     found = hit.any(2) & refs.valid
+    row_pos, row_found = pos[grid.video], found[grid.video]  # per entry of dimension 0
 
     def gather(t: torch.Tensor) -> torch.Tensor:
         shape = list(t.shape)
-        shape[d] = pos.shape[1]
-        view = [pos.shape[0]] + [1] * (t.dim() - 1)
-        view[d] = pos.shape[1]
-        return t.gather(d, pos.reshape(view).expand(shape))
+        shape[d] = row_pos.shape[1]
+        view = [row_pos.shape[0]] + [1] * (t.dim() - 1)
+        view[d] = row_pos.shape[1]
+        return t.gather(d, row_pos.reshape(view).expand(shape))
 
-    view = [pos.shape[0]] + [1] * (grid.answer.dim() - 1)
-    view[d] = pos.shape[1]
-    real = gather(grid.real) & found.reshape(view)
+    view = [row_pos.shape[0]] + [1] * (grid.answer.dim() - 1)
+    view[d] = row_pos.shape[1]
+    real = gather(grid.real) & row_found.reshape(view)
     values = dict(grid.values)
     values[axis] = torch.where(found, refs.referent, -1)
     return replace(grid, answer=gather(grid.answer), defined=gather(grid.defined) & real, real=real, values=values)
@@ -128,17 +132,10 @@ def reference_rules(cells, axis: str, refs: References) -> torch.Tensor:
     if not cells.has("relation"):
         return torch.ones((), dtype=torch.bool, device=cells.device)
     d = cells.grid.axes.index(axis)
-    view = [refs.relation.shape[0]] + [1] * (len(cells.shape) - 1)
-    view[d] = refs.relation.shape[1]
-    through = refs.relation.reshape(view)
+    per_row = refs.relation[cells.grid.video]  # [n0, K]
+    view = [per_row.shape[0]] + [1] * (len(cells.shape) - 1)
+    view[d] = per_row.shape[1]
+    through = per_row.reshape(view)
     r = cells.ids("relation")
-    t = cells.t
-    touching = int(np.flatnonzero(np.array(_relation_names()) == "touching")[0])
-    contact = t.relation_kind[through.clamp(min=0)] == 2
-    return (through != r) & ~((r == touching) & contact)
-
-
-def _relation_names():
-    from ..vocab import vocab
-
-    return vocab().relations
+    contact = cells.t.relation_kind[through.clamp(min=0)] == 2
+    return (through != r) & ~((r == vocab().relation_index("touching")) & contact)

@@ -1,0 +1,96 @@
+"""Scans over the keyframe axis, computed once per batch and read at window edges.
+
+* ``next_from(x)[b, k]``   = first position >= k where x holds (F when none),
+* ``prev_before(x)[b, k]`` = last position < k where x holds (-1 when none),
+* ``prefix_count(x)[b, k]`` = number of positions < k where x holds,
+
+each int32[B, F + 1, *X] for x bool[B, F, *X]. "The first keyframe of window [s, e) with r" is
+``next_from`` read at s (if < e), "some keyframe of [lo, hi) has x" is a difference of two prefix
+counts, and so on: per-window questions become gathers, with no [windows, F, ...] tensor.
+
+Windows come in two layouts (``localize.Windows``): [B, W] and the flat [V]; a window's video
+index (``Windows.video``) broadcasts against its positions, so ``read_rows`` / ``read_each`` read
+a per-video table for either layout.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+INDEX = torch.int32  # frame positions and counts in scan tables (F < 2^31)
+
+
+def _suffix_min(y: torch.Tensor) -> torch.Tensor:
+    """Minimum over positions >= k along dim 1 (Hillis-Steele doubling: log2(F) elementwise
+    minima, several times faster on CPUs than ``cummin`` along an inner dimension)."""
+    n, k = y.shape[1], 1
+    while k < n:
+        y[:, :n - k] = torch.minimum(y[:, :n - k], y[:, k:])
+        k *= 2
+    return y
+
+
+def _prefix_max(y: torch.Tensor) -> torch.Tensor:
+    """Maximum over positions <= k along dim 1 (doubling, as ``_suffix_min``)."""
+    n, k = y.shape[1], 1
+    while k < n:
+        y[:, k:] = torch.maximum(y[:, k:], y[:, :n - k])
+        k *= 2
+    return y
+
+
+def next_from(x: torch.Tensor) -> torch.Tensor:
+    """int32[B, F + 1, *X]: first position >= k where ``x`` bool[B, F, *X] holds; F if none."""
+    B, F = x.shape[:2]
+    pos = torch.arange(F, dtype=INDEX, device=x.device).reshape(1, F, *([1] * (x.dim() - 2)))
+    idx = torch.where(x, pos, F).to(INDEX)
+    sentinel = torch.full((B, 1, *x.shape[2:]), F, dtype=INDEX, device=x.device)
+    return _suffix_min(torch.cat([idx, sentinel], 1))
+
+
+def prev_before(x: torch.Tensor) -> torch.Tensor:
+    """int32[B, F + 1, *X]: last position < k where ``x`` bool[B, F, *X] holds; -1 if none."""
+    B, F = x.shape[:2]
+    pos = torch.arange(F, dtype=INDEX, device=x.device).reshape(1, F, *([1] * (x.dim() - 2)))
+    idx = torch.where(x, pos, -1).to(INDEX)
+    sentinel = torch.full((B, 1, *x.shape[2:]), -1, dtype=INDEX, device=x.device)
+    return _prefix_max(torch.cat([sentinel, idx], 1))
+
+
+def prefix_count(x: torch.Tensor) -> torch.Tensor:
+    """int32[B, F + 1, *X]: number of positions < k where ``x`` bool[B, F, *X] holds."""
+    zero = torch.zeros((x.shape[0], 1, *x.shape[2:]), dtype=INDEX, device=x.device)
+    return torch.cat([zero, x.cumsum(1, dtype=INDEX)], 1)
+
+
+def read_rows(table: torch.Tensor, video: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
+    """``table[video, pos]``: a [B, F + 1, *X] table read at one position per window.
+
+    video, pos: int64, broadcastable to a common shape L (e.g. [B, 1] and [B, W], or [V] and [V]);
+    positions are clamped into range. Returns [*L, *X].
+    """
+    return table[video, pos.clamp(0, table.shape[1] - 1)]
+
+
+def read_each(table: torch.Tensor, video: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
+    """``table[video, pos[..., x], x]``: a [B, F + 1, *X] table read at one position per window
+    and element. pos: int64[*L, *X] (broadcastable; X may be size-1 there), video broadcastable to
+    L. Returns [*L, *X]."""
+    X = table.shape[2:]
+    n = math.prod(X)
+    lead = pos.shape[:pos.dim() - len(X)]
+    lead = torch.broadcast_shapes(lead, video.shape)
+    p = pos.expand(*lead, *X).reshape(*lead, n).clamp(0, table.shape[1] - 1)
+    flat = table.reshape(table.shape[0], table.shape[1], n)
+    cols = torch.arange(n, device=table.device)
+    return flat[video[..., None], p, cols].reshape(*lead, *X)
+
+
+def any_between(counts: torch.Tensor, video: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor) -> torch.Tensor:
+    """bool[*L, *X]: x holds somewhere in [lo, hi), from ``prefix_count(x)`` [B, F + 1, *X].
+
+    lo, hi: int64[*L, *X] per element (broadcastable), video broadcastable to L.
+    """
+    return (read_each(counts, video, hi) - read_each(counts, video, lo)) > 0
