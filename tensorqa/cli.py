@@ -95,6 +95,107 @@ def run_info(a: argparse.Namespace) -> int:
 
 
 
+def _balance_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("pool", help="an unbalanced pool (Parquet shards in the Hugging Face layout)")
+    p.add_argument("--out", required=True, help="output folder for the balanced pool (same layout and schema)")
+    p.add_argument("--preset", choices=["agqa", "agqa2"], default="agqa",
+                   help="agqa: AGQA's smoothing (default); agqa2: uniform answers, yes/no 50/50, at most 8 steps")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random choices (default 0)")
+    p.add_argument("--all-passes", action="store_true",
+                   help="apply every smoothing pass (AGQA applies only the last pass's removals)")
+    p.add_argument("--ratio-bound", type=float, help="starting ratio bound b of open smoothing (default 3)")
+    p.add_argument("--max-steps", type=int, help="drop questions with more steps first (agqa2: 8)")
+    p.add_argument("--shares", nargs="+", metavar="STRUCTURE=SHARE",
+                   help="structural targets, e.g. query=0.5 verify=0.15 compare=0.15 choose=0.15 logic=0.05")
+    p.add_argument("--no-temporal-labels", action="store_true", help="remove at random, ignoring temporal-change labels")
+    p.add_argument("--no-structural", action="store_true", help="skip structural rejection sampling")
+    p.add_argument("--shard-rows", type=int, default=2_000_000, help="rows per split per output shard (default 2,000,000)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+@command("balance", "balance a pool's answers and question structures as AGQA does", _balance_arguments)
+def run_balance(a: argparse.Namespace) -> int:
+    from .balance import balance_config, balance_pool, format_report
+
+    overrides = {"seed": a.seed, "temporal_labels": not a.no_temporal_labels, "structural": not a.no_structural,
+                 "shard_rows": a.shard_rows}
+    if a.all_passes:
+        overrides["last_pass_only"] = False
+    if a.ratio_bound is not None:
+        overrides["ratio_bound"] = a.ratio_bound
+    if a.max_steps is not None:
+        overrides["max_steps"] = a.max_steps
+    if a.shares:
+        shares = {}
+        for item in a.shares:
+            name, _, value = item.partition("=")
+            try:
+                shares[name] = float(value)
+            except ValueError:
+                raise TensorQAError(f"--shares {item!r}: expected STRUCTURE=SHARE, e.g. query=0.5") from None
+        overrides["structure_shares"] = shares
+    t0 = time.perf_counter()
+    report = balance_pool(a.pool, a.out, balance_config(a.preset, **overrides), preset=a.preset, progress=not a.quiet)
+    print(json.dumps(report, indent=1) if a.json else format_report(report))
+    print(f"done in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    return 0
+
+
+
+def _split_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("pool", help="a pool (Parquet shards in the Hugging Face layout), balanced or not")
+    p.add_argument("--out", required=True, help="output folder (the pool plus AGQA's split fields)")
+    p.add_argument("--train-videos", metavar="FILE",
+                   help="video ids of train (one per line, or a JSON list); all others become test "
+                        "(default: keep the pool's split)")
+    p.add_argument("--max-steps", type=int, default=None,
+                   help="more_steps = steps > M for every template (default 5)")
+    p.add_argument("--steps-table", metavar="JSON", help="per-template thresholds {template: M} (others: 5)")
+    p.add_argument("--novel", metavar="JSON",
+                   help="held-out compositions: {sequencing_actions, superlative_relations, duration_actions, "
+                        "object_relation_pairs} as vocabulary words (default: AGQA's lists)")
+    p.add_argument("--keep-novel-in-train", action="store_true", help="flag novel compositions in train without removing them")
+    p.add_argument("--shard-rows", type=int, default=2_000_000, help="rows per split per output shard (default 2,000,000)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+@command("split", "add AGQA's split fields: train/test, novel compositions, direct equivalents, more steps", _split_arguments)
+def run_split(a: argparse.Namespace) -> int:
+    from .splits import DEFAULT_MAX_STEPS, NovelCompositions, SplitConfig, format_split_report, read_video_list, split_pool
+
+    def load_json(path: str, what: str):
+        try:
+            with open(path) as f:
+                return json.load(f)
+        except (OSError, ValueError) as err:
+            raise TensorQAError(f"{what} {path}: {err}") from None
+
+    threshold = DEFAULT_MAX_STEPS if a.max_steps is None else a.max_steps
+    if a.steps_table:
+        threshold = {str(k): int(v) for k, v in load_json(a.steps_table, "--steps-table").items()}
+    novel = NovelCompositions.agqa()
+    if a.novel:
+        spec = load_json(a.novel, "--novel")
+        default = NovelCompositions.agqa()
+        novel = NovelCompositions.from_words(
+            spec.get("sequencing_actions", default.sequencing_actions),
+            spec.get("superlative_relations", default.superlative_relations),
+            spec.get("duration_actions", default.duration_actions),
+            spec.get("object_relation_pairs", default.object_relation_pairs),
+            spec.get("duration_templates", default.duration_templates))
+    config = SplitConfig(novel=novel, steps_threshold=threshold,
+                         train_videos=read_video_list(a.train_videos) if a.train_videos else None,
+                         keep_novel_in_train=a.keep_novel_in_train, shard_rows=a.shard_rows)
+    t0 = time.perf_counter()
+    report = split_pool(a.pool, a.out, config, progress=not a.quiet)
+    print(json.dumps(report, indent=1) if a.json else format_split_report(report))
+    print(f"done in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    return 0
+
+
+
 def _generate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("store", help="a scene store written by tensorqa pack")
     p.add_argument("--out", required=True, help="output folder (Hugging Face layout: data/<split>-*.parquet)")
@@ -197,6 +298,9 @@ def run_baseline(a: argparse.Namespace) -> int:
         preds = baseline_predictions(a.hierarchies, a.kind, seed=a.seed, fit=a.fit)
     out = write_predictions(preds, a.out)
     print(f"wrote {out}: {len(preds.keys):,} {a.kind} predictions")
+    if a.kind == "most-likely" and not (a.fit or a.fit_split):
+        print("note: answer statistics come from the predicted questions themselves; for a fair reference "
+              "fit them on train (--fit DIR / --fit-split train)")
     return 0
 
 

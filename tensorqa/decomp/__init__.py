@@ -1,0 +1,16 @@
+"""AGQA-Decomp: question hierarchies (DAGs of sub-questions) and the compositional-consistency metrics.
+
+    load_hierarchies(dir) -> Hierarchies          flat node / edge / isolated tables
+    load_predictions(file_or_obj) -> Predictions  official list format or a {key: prediction} map
+    evaluate_predictions(dir, predictions) -> dict  accuracy, CA, RWR, RWR-n, Delta, IC, IC-accuracy r
+    baseline_predictions(...)                      most-likely / random reference predictions
+"""
+
+from .baseline import baseline_predictions, pool_baseline_predictions
+from .hierarchies import Hierarchies, load_hierarchies
+from .metrics import Predictions, evaluate_predictions, format_report, load_predictions, write_report
+
+__all__ = [
+    "Hierarchies", "load_hierarchies", "Predictions", "load_predictions", "evaluate_predictions",
+    "format_report", "write_report", "baseline_predictions", "pool_baseline_predictions",
+]

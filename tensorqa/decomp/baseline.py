@@ -1,0 +1,135 @@
+"""Reference predictions that use no video: the most likely answer, or a random seen answer.
+
+    most-likely  the most frequent ground-truth answer of the question's group (collapsed type for
+                 hierarchies, template for a question pool); ties go to the alphabetically first
+    random       an answer drawn uniformly from the distinct answers seen in that group (seeded)
+
+The answer statistics come from ``fit`` (default: the questions being predicted). Fitted on the
+questions being evaluated, "most-likely" peeks at their answers: it is a cheating-free reference
+only when ``fit`` is the training split (train hierarchies, or ``fit_split="train"`` of a pool).
+A group that ``fit`` never saw falls back to all of ``fit``'s answers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..errors import TensorQAError
+from .hierarchies import Hierarchies, load_hierarchies
+from .metrics import Predictions, _codes, _first_rows
+
+KINDS = ("most-likely", "random")
+
+
+def _question_groups(h: Hierarchies) -> tuple[pa.Array, pa.Array, pa.Array]:
+    """(key, collapsed type, answer) of each distinct question key (first occurrence), nodes then isolated."""
+    key = pa.chunked_array([*h.nodes["key"].chunks, *h.isolated["key"].chunks], type=pa.string())
+    group = pa.chunked_array([*h.nodes["collapsed"].chunks, *h.isolated["collapsed"].chunks], type=pa.string())
+    answer = pa.chunked_array([*h.nodes["answer"].chunks, *h.isolated["answer"].chunks], type=pa.string())
+    has_key = pc.is_valid(key)
+    key, group, answer = key.filter(has_key), group.filter(has_key), answer.filter(has_key)
+    codes, _ = _codes(key)
+    rows = pa.array(_first_rows(np.ones(len(codes), bool), codes))
+    return key.take(rows), group.take(rows), answer.take(rows)
+
+
+def _predict(groups: pa.Array, fit_groups: pa.Array, fit_answers: pa.Array, kind: str, seed: int) -> pa.Array:
+    """One answer per entry of ``groups`` from the answer statistics of (fit_groups, fit_answers)."""
+    if kind not in KINDS:
+        raise TensorQAError(f"unknown baseline kind {kind!r} (choose from {', '.join(KINDS)})")
+    answered = pc.is_valid(fit_answers)
+    t = pa.table({"g": fit_groups, "a": fit_answers}).filter(answered)
+    if t.num_rows == 0:
+        raise TensorQAError("no ground-truth answers to fit the baseline on")
+    t = t.append_column("g0", pc.fill_null(t["g"], ""))
+    counts = t.group_by(["g0", "a"]).aggregate([("a", "count")]).sort_by([("g0", "ascending"), ("a_count", "descending"),
+                                                                          ("a", "ascending")])
+    glob = t.group_by(["a"]).aggregate([("a", "count")]).sort_by([("a_count", "descending"), ("a", "ascending")])
+    g_names = counts["g0"].to_pylist()
+    a_names = counts["a"].to_pylist()
+    # per group: the answers seen (most frequent first), a few hundred at most
+    seen: dict[str, list] = {}
+    for g, a in zip(g_names, a_names):
+        seen.setdefault(g, []).append(a)
+    seen["\0fallback"] = glob["a"].to_pylist()
+    names = list(seen)
+    target = pc.index_in(pc.fill_null(groups, ""), value_set=pa.array(names[:-1], pa.string()))
+    gi = np.asarray(pc.fill_null(target, len(names) - 1).to_numpy(), np.int64) if len(groups) else np.zeros(0, np.int64)
+    if kind == "most-likely":
+        table = pa.array([seen[n][0] for n in names], pa.string())
+        return table.take(pa.array(gi))
+    flat = pa.array([a for n in names for a in seen[n]], pa.string())
+    size = np.array([len(seen[n]) for n in names], np.int64)
+    start = np.cumsum(size) - size
+    rng = np.random.default_rng(seed)
+    pick = start[gi] + np.floor(rng.random(len(gi)) * size[gi]).astype(np.int64)
+    return flat.take(pa.array(pick))
+
+
+def baseline_predictions(hierarchies, kind: str = "most-likely", seed: int = 0, fit=None) -> Predictions:
+    """Predictions for every question key of ``hierarchies`` (a folder or :class:`Hierarchies`).
+
+    kind: "most-likely" or "random"; fit: hierarchies whose answers give the statistics (default:
+    the same ones; pass the train hierarchies for a fair reference).
+    """
+    h = hierarchies if isinstance(hierarchies, Hierarchies) else load_hierarchies(hierarchies)
+    f = h if fit is None else fit if isinstance(fit, Hierarchies) else load_hierarchies(fit)
+    keys, groups, _ = _question_groups(h)
+    _, fit_groups, fit_answers = _question_groups(f)
+    values = _predict(groups, fit_groups, fit_answers, kind, seed)
+    return Predictions(keys=keys, values=values, entries=len(keys), source=f"baseline:{kind}")
+
+
+def _pool_files(pool: Path) -> list[Path]:
+    if not pool.exists():
+        raise TensorQAError(f"{pool}: no such directory")
+    files = sorted(p for p in pool.rglob("*.parquet") if p.is_file())
+    if not files:
+        raise TensorQAError(f"{pool}: no .parquet files (expected a question pool written by tensorqa)")
+    return files
+
+
+def pool_baseline_predictions(pool: str | os.PathLike, kind: str = "most-likely", seed: int = 0,
+                              fit_split: str | None = None) -> Predictions:
+    """Predictions keyed by ``question_id`` for every question of a Parquet pool, grouped by template.
+
+    fit_split: fit the answer statistics on rows of this split only (e.g. "train"); default all rows.
+    """
+    import pyarrow.parquet as pq
+
+    cols = ["question_id", "template", "answer", "split"]
+    parts = []
+    for p in _pool_files(Path(pool)):
+        try:
+            t = pq.read_table(p, columns=cols)
+        except (pa.ArrowInvalid, OSError, KeyError) as e:
+            raise TensorQAError(f"{p}: cannot read the pool columns {', '.join(cols)} ({str(e).splitlines()[0]})") from None
+        parts.append(t.select(cols).cast(pa.schema([(c, pa.string()) for c in cols])))
+    t = pa.concat_tables(parts)
+    fit = t if fit_split is None else t.filter(pc.equal(t["split"], fit_split))
+    if fit_split is not None and fit.num_rows == 0:
+        raise TensorQAError(f"{pool}: no rows of split {fit_split!r} to fit the baseline on")
+    values = _predict(t["template"], fit["template"], fit["answer"], kind, seed)
+    keys = t["question_id"].combine_chunks()
+    return Predictions(keys=keys, values=values, entries=len(keys), source=f"baseline:{kind}")
+
+
+def write_predictions(preds: Predictions, path: str | os.PathLike) -> Path:
+    """Write predictions in the official list format ``[{"csv_q_id": key, "prediction": answer}]``."""
+    path = Path(path)
+    rows = [{"csv_q_id": k, "prediction": v} for k, v in zip(preds.keys.to_pylist(), preds.values.to_pylist())]
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".partial")
+        with open(tmp, "w") as f:
+            json.dump(rows, f)
+        os.replace(tmp, path)
+    except OSError as e:
+        raise TensorQAError(f"{path}: cannot write ({e.strerror or e})") from None
+    return path
