@@ -33,9 +33,10 @@ from ..grid import GridContext, evaluate
 from ..semantics import get_semantics
 from ..store import open_store
 from ..templates import ACTIVE_TEMPLATES, TEMPLATES, template_spec
+from ..vocab import vocab
 from ..writers import ParquetShardWriter, shard_complete, write_dataset_card
 from .qualifiers import valid_cells
-from .references import gather_references, object_references, reference_rules
+from .references import object_references, reference_rule, slots_by_object
 from .records import TEMPLATE_NAMES, CellBlock, frame_variants, render, video_key
 
 ANSWER_KINDS = ("yes/no", "before/after", "object", "action")
@@ -119,27 +120,44 @@ def generate_block(batch, templates: list[str], rel_obj_counts: torch.Tensor, se
 
 
 def _reference_blocks(name, spec, grid, ctx, refs, ref_axes, rel_obj_counts) -> list[CellBlock]:
-    """Cells whose object slot(s) hold references: (object ref) for one-object templates;
-    (direct, ref) and (ref, ref) for pairs, each unordered pair once in list order (directs first)."""
-    combos = [("object",)] if "object2" not in ref_axes else [("object2",), ("object", "object2")]
-    out = []
-    for combo in combos:
-        g, axis_refs = grid, {}
-        for axis in combo:
-            axis_refs[axis] = refs.of_kinds(tuple(ref_axes[axis]))
-            g = gather_references(g, axis, axis_refs[axis])
-        keep, cells = valid_cells(spec.program, g, ctx, rel_obj_counts, spec.windows, ordered_pairs=False)
-        for axis in combo:
-            keep = keep & reference_rules(cells, axis, axis_refs[axis])
-        if len(combo) == 2:  # (ref i, ref j) with i < j on the reference axis
-            d1, d2 = g.axes.index("object"), g.axes.index("object2")
-            n = g.answer.shape[d1]
-            pos = torch.arange(n, device=g.answer.device)
-            view1 = [1] * g.answer.dim()
-            view2 = [1] * g.answer.dim()
-            view1[d1], view2[d2] = n, n
-            keep = keep & (pos.reshape(view1) < pos.reshape(view2))
-        out.append(CellBlock.from_cells(name, keep, cells, refs=axis_refs))
+    """Cells whose object slot(s) hold references, enumerated sparsely: a reference cell is valid
+    exactly when its referent's direct cell is (the same answer and rules, with pairs unordered)
+    and the reference rules hold. One-object templates: (ref). Pairs: (direct, ref) and
+    (ref, ref), each unordered pair once in list order (directs first, references by axis position)."""
+    keep, cells = valid_cells(spec.program, grid, ctx, rel_obj_counts, spec.windows, ordered_pairs=False)
+    idx = keep.nonzero(as_tuple=True)
+    video = grid.video[idx[0]]
+    relation = cells.full(cells.ids("relation"))[idx] if cells.has("relation") else None
+    O = vocab().num_objects
+
+    def candidates(axis: str):
+        mine = refs.of_kinds(tuple(ref_axes[axis]))
+        table = slots_by_object(mine, O)  # [B, O, S]
+        obj = cells.full(cells.ids(axis))[idx]
+        cand = table[video, obj.clamp(min=0)]  # [M, S] reference positions
+        through = mine.relation[video[:, None], cand.clamp(min=0)]
+        rel = None if relation is None else relation[:, None]
+        ok = (cand >= 0) & reference_rule(rel, through)
+        return mine, cand, ok
+
+    def block(sel, ref_cols):
+        return CellBlock.from_index(name, tuple(i[sel[0]] for i in idx), cells, ref_cols)
+
+    if "object2" not in ref_axes:
+        mine, cand, ok = candidates("object")
+        m, j = ok.nonzero(as_tuple=True)
+        v, c = video[m], cand[m, j]
+        return [block((m,), {"object": (mine.kind[v, c], mine.relation[v, c])})]
+    mine2, cand2, ok2 = candidates("object2")
+    mine1, cand1, ok1 = candidates("object")
+    m, j = ok2.nonzero(as_tuple=True)  # (direct, ref)
+    v, c = video[m], cand2[m, j]
+    out = [block((m,), {"object2": (mine2.kind[v, c], mine2.relation[v, c])})]
+    both = ok1[:, :, None] & ok2[:, None, :] & (cand1[:, :, None] < cand2[:, None, :])  # (ref i, ref j), i < j
+    m, j1, j2 = both.nonzero(as_tuple=True)
+    v, c1, c2 = video[m], cand1[m, j1], cand2[m, j2]
+    out.append(block((m,), {"object": (mine1.kind[v, c1], mine1.relation[v, c1]),
+                            "object2": (mine2.kind[v, c2], mine2.relation[v, c2])}))
     return out
 
 

@@ -262,9 +262,11 @@ def _rel_exists(c: Cells) -> torch.Tensor:
 
 
 def _and_xor(c: Cells) -> torch.Tensor:
+    # grouped by the axes each rule spans, so that only the last two & ops are full-grid sized
     o1, o2, r = c.ids("object"), c.ids("object2"), c.ids("relation")
-    return (c.kind_of(r, "contact", "verb") & c.not_negative(r) & c.valid_obj_rel(o1, r) & c.valid_obj_rel(o2, r)
-            & c.not_in_action_object(o1) & c.not_in_action_object(o2) & c.pair(o1, o2))
+    first = c.kind_of(r, "contact", "verb") & c.not_negative(r) & c.valid_obj_rel(o1, r) & c.not_in_action_object(o1)
+    second = c.valid_obj_rel(o2, r) & c.not_in_action_object(o2)
+    return (first & second) & c.pair(o1, o2)
 
 
 def _answer_object(c: Cells) -> torch.Tensor:
@@ -283,13 +285,13 @@ def _obj_what(c: Cells) -> torch.Tensor:
 
 def _choose(c: Cells) -> torch.Tensor:
     o1, o2, r = c.ids("object"), c.ids("object2"), c.ids("relation")
-    base = (c.kind_of(r, "contact", "spatial", "verb") & c.not_negative(r) & c.valid_obj_rel(o1, r)
-            & c.valid_obj_rel(o2, r) & c.pair(o1, o2) & c.not_in_action_relation(r)
-            & c.not_in_action_object(o1) & c.not_in_action_object(o2))
+    rel_ok = c.kind_of(r, "contact", "spatial", "verb") & c.not_negative(r) & c.not_in_action_relation(r)
     in1, in2 = c.relates(o1, r), c.relates(o2, r)
-    if c.grid.shape == "objWhatChoose":
-        return base & (in1 ^ in2)  # exactly one of the two is the relation's object in W
-    return base & in1 & in2  # first / last choose: both occur with the relation in W
+    first = rel_ok & c.valid_obj_rel(o1, r) & c.not_in_action_object(o1)
+    second = c.valid_obj_rel(o2, r) & c.not_in_action_object(o2)
+    if c.grid.shape == "objWhatChoose":  # exactly one of the two is the relation's object in W
+        return ((first & second) & (in1 ^ in2)) & c.pair(o1, o2)
+    return ((first & in1) & (second & in2)) & c.pair(o1, o2)  # first / last choose: both occur in W
 
 
 def _episode(c: Cells) -> torch.Tensor:
@@ -384,14 +386,13 @@ def valid_cells(template_program: str, grid: AnswerGrid, ctx: GridContext, rel_o
                 windows: tuple[str, ...], ordered_pairs: bool = True) -> tuple[torch.Tensor, Cells]:
     """bool[B, *n]: cells that are defined, real, of an allowed time kind and pass the template's rules."""
     c = Cells(grid, ctx, rel_obj_counts)
-    keep = grid.defined & grid.real & QUALIFIERS[template_program](c)
+    extra = c.window_allowed(windows) if grid.windows is not None else torch.ones((), dtype=torch.bool, device=c.device)
     if ordered_pairs and grid.semantics.pairs_as_combinations:  # §b.0: a two-item slot yields each unordered pair once
         for first, second in (("object", "object2"), ("action", "action2")):
             if c.has(first) and c.has(second):
-                keep &= c.ids(first) < c.ids(second)
-    if grid.windows is not None:
-        keep &= c.window_allowed(windows)
-    return keep, c
+                extra = extra & (c.ids(first) < c.ids(second))
+    # small masks first: only the final two & ops are full-grid sized (grid.defined includes real)
+    return (QUALIFIERS[template_program](c) & extra) & grid.defined, c
 
 
 __all__ = ["Cells", "QUALIFIERS", "valid_cells", "vocab_tables", "AFTER", "BEFORE", "BETWEEN", "WHILE"]

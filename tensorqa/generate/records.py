@@ -60,25 +60,31 @@ class CellBlock:
         return len(self.video)
 
     @classmethod
-    def from_cells(cls, template: str, keep: torch.Tensor, cells: Cells, refs: dict | None = None) -> "CellBlock":
-        """The kept cells of a grid; ``refs`` maps an object axis to the References it spans."""
-        idx = keep.nonzero(as_tuple=True)  # row-major: dimension 0 (videos or their windows), then the slots
+    def from_cells(cls, template: str, keep: torch.Tensor, cells: Cells) -> "CellBlock":
+        """The kept cells of a grid (row-major: dimension 0 (videos or their windows), then the slots)."""
+        return cls.from_index(template, keep.nonzero(as_tuple=True), cells)
+
+    @classmethod
+    def from_index(cls, template: str, idx: tuple[torch.Tensor, ...], cells: Cells,
+                   refs: dict[str, tuple[torch.Tensor, torch.Tensor]] | None = None) -> "CellBlock":
+        """Cells given by index tensors (one per grid dimension); ``refs`` maps an object axis to
+        (reference kind, reference relation) per cell, for cells whose object is a reference."""
         M = idx[0].numel()
 
+        def np64(t: torch.Tensor) -> np.ndarray:
+            return t.cpu().numpy().astype(np.int64)
+
         def take(t: torch.Tensor) -> np.ndarray:
-            return cells.full(t)[idx].cpu().numpy().astype(np.int64)
+            return np64(cells.full(t)[idx])
 
         cols = {name: (take(cells.ids(name)) if cells.has(name) else np.full(M, -1, np.int64)) for name in SLOT_NAMES}
-        video = cells.grid.video[idx[0]]
         for axis in ("object", "object2"):
-            r = (refs or {}).get(axis)
-            if r is None:
+            kind_rel = (refs or {}).get(axis)
+            if kind_rel is None:
                 cols[axis + "_ref"], cols[axis + "_ref_rel"] = np.zeros(M, np.int64), np.full(M, -1, np.int64)
             else:
-                pos = idx[cells.grid.axes.index(axis)]
-                cols[axis + "_ref"] = r.kind[video, pos].cpu().numpy().astype(np.int64)
-                cols[axis + "_ref_rel"] = r.relation[video, pos].cpu().numpy().astype(np.int64)
-        return cls(video=video.cpu().numpy().astype(np.int64), template=np.full(M, TEMPLATE_NAMES.index(template), np.int64),
+                cols[axis + "_ref"], cols[axis + "_ref_rel"] = np64(kind_rel[0]), np64(kind_rel[1])
+        return cls(video=np64(cells.grid.video[idx[0]]), template=np.full(M, TEMPLATE_NAMES.index(template), np.int64),
                    window=take(cells.kind), window_x=take(cells.x), window_y=take(cells.y),
                    answer=take(cells.grid.answer), **cols)
 
@@ -238,7 +244,7 @@ def render(block: CellBlock, video_ids: tuple[str, ...], splits: tuple[str, ...]
     group = block.template * 64 + variant
     order = np.argsort(group, kind="stable")
     bounds = np.flatnonzero(np.diff(group[order])) + 1
-    q_parts, p_parts = [], []
+    q_parts, p_parts, tlocal_parts, local_parts = [], [], [], []
     for rows_idx in np.split(order, bounds) if M else []:
         rows = block.take(rows_idx)
         t = TEMPLATE_NAMES[int(rows.template[0])]
@@ -258,14 +264,18 @@ def render(block: CellBlock, video_ids: tuple[str, ...], splits: tuple[str, ...]
             "action": _take(s.action_word, rows.action), "action2": _take(s.action_word, rows.action2),
             "window": _window_text(s, rows, program=True),
         }
-        q_parts.append((rows_idx, _join(_split(frame), slots_q)))
-        p_parts.append((rows_idx, _join(_split(PROGRAM_SHAPES[spec.program]), slots_p)))
+        q_parts.append(_join(_split(frame), slots_q))
+        p_parts.append(_join(_split(PROGRAM_SHAPES[spec.program]), slots_p))
+        tl, loc = _locals(spec, s, rows)
+        tlocal_parts.append(tl)
+        local_parts.append(loc)
     # scatter the group results back into block order
-    inverse = np.empty(M, np.int64)
-    inverse[order] = np.arange(M)
-    q_all = pa.concat_arrays([a for _, a in q_parts]) if q_parts else pa.array([], pa.string())
-    p_all = pa.concat_arrays([a for _, a in p_parts]) if p_parts else pa.array([], pa.string())
-    q_all, p_all = q_all.take(pa.array(inverse)), p_all.take(pa.array(inverse))
+    inverse = pa.array(np.argsort(order, kind="stable"))
+
+    def gathered(parts: list[pa.Array]) -> pa.Array:
+        return pa.concat_arrays(parts).take(inverse) if parts else pa.array([], pa.string())
+
+    q_all, p_all, tlocal, local = (gathered(x) for x in (q_parts, p_parts, tlocal_parts, local_parts))
 
     vids = pa.array(video_ids, pa.string()).take(pa.array(block.video))
     spl = pa.array(splits, pa.string()).take(pa.array(block.video))
@@ -286,11 +296,6 @@ def render(block: CellBlock, video_ids: tuple[str, ...], splits: tuple[str, ...]
            "relation": _take(s.relation_id, block.relation), "action": _take(s.action_id, block.action),
            "action2": _take(s.action_id, block.action2)}
     wx, wy = _take(s.action_id, block.window_x), _take(s.action_id, block.window_y)
-    window_action = pc.if_else(pc.equal(pa.array(block.window), 4), pc.binary_join_element_wise(wx, wy, "-"), wx)
-    ids["window_action"] = window_action
-    tlocal = _local_keys(block, ids)
-    time = pc.if_else(pc.equal(pa.array(block.window), 0), "all", s.kind_name.take(pa.array(block.window)))
-    local = _released_local(block, specs, tlocal, time, window_action)
     is_temp = (block.window != 0).astype(np.int8)
     is_obj = ((block.object_ref > 0) | (block.object2_ref > 0)).astype(np.int8)
     zeros = np.zeros(M, np.int8)
@@ -317,35 +322,29 @@ def render(block: CellBlock, video_ids: tuple[str, ...], splits: tuple[str, ...]
     return table.cast(RECORD_SCHEMA)
 
 
-def _local_keys(block: CellBlock, ids: dict[str, pa.Array]) -> pa.Array:
-    """The template local (§b.1) of each row, from the template's ``local_format``."""
-    M = len(block)
-    out = pa.nulls(M, pa.string())
-    for t_index, name in enumerate(TEMPLATE_NAMES):
-        rows = block.template == t_index
-        if not rows.any():
-            continue
-        fmt = TEMPLATES[name].local_format
-        parts = _split(fmt)
-        value = _join(parts, {k: v for k, v in ids.items()}) if len(parts) > 1 else pa.array([fmt] * M, pa.string())
-        out = pc.if_else(pa.array(rows), value, out)
-    return out
+def _locals(spec, s: StringTables, rows: CellBlock) -> tuple[pa.Array, pa.Array]:
+    """(template local (§b.1), released local (§b.4)) of rows of one template.
 
-
-def _released_local(block: CellBlock, specs, tlocal: pa.Array, time: pa.Array, window_action: pa.Array) -> pa.Array:
-    """The released ``local`` (§b.4): binary = tag-templatelocal-time-actions; open = template local."""
-    M = len(block)
-    out = tlocal
-    for t_index, sp in enumerate(specs):
-        rows = block.template == t_index
-        if not rows.any() or sp.ans_type == "open":
-            continue
-        if sp.answer_space in ("yes-no", "before-after"):
-            value = pc.binary_join_element_wise(pa.array([sp.answer_space] * M), tlocal, time, window_action, "-")
-        elif sp.family == "length":  # 2-way length choose: tag = template local, middle = longer/shorter
-            middle = "longer" if "Longer" in sp.name else "shorter"
-            value = pc.binary_join_element_wise(tlocal, pa.array([middle] * M), time, window_action, "-")
-        else:  # object choose templates: the tag is the template local itself
-            value = pc.binary_join_element_wise(tlocal, tlocal, time, window_action, "-")
-        out = pc.if_else(pa.array(rows), value, out)
-    return out
+    Released local: binary = answer-space tag - template local - time kind - time action(s);
+    open = the template local."""
+    ids = {"object": _take(s.object_id, rows.object), "object2": _take(s.object_id, rows.object2),
+           "relation": _take(s.relation_id, rows.relation), "action": _take(s.action_id, rows.action),
+           "action2": _take(s.action_id, rows.action2)}
+    wx, wy = _take(s.action_id, rows.window_x), _take(s.action_id, rows.window_y)
+    kind = pa.array(rows.window)
+    window_action = pc.if_else(pc.equal(kind, 4), pc.binary_join_element_wise(wx, wy, "-"), wx)
+    ids["window_action"] = window_action
+    M = len(rows)
+    parts = _split(spec.local_format)
+    tlocal = _join(parts, ids) if len(parts) > 1 else pa.array([spec.local_format] * M, pa.string())
+    if spec.ans_type == "open":
+        return tlocal, tlocal
+    time = pc.if_else(pc.equal(kind, 0), "all", s.kind_name.take(kind))
+    if spec.answer_space in ("yes-no", "before-after"):
+        local = pc.binary_join_element_wise(spec.answer_space, tlocal, time, window_action, "-")
+    elif spec.family == "length":  # 2-way length choose: tag = template local, middle = longer / shorter
+        local = pc.binary_join_element_wise(tlocal, "longer" if "Longer" in spec.name else "shorter", time,
+                                            window_action, "-")
+    else:  # object choose templates: the tag is the template local itself
+        local = pc.binary_join_element_wise(tlocal, tlocal, time, window_action, "-")
+    return tlocal, local

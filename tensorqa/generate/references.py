@@ -101,41 +101,24 @@ def object_references(batch, ctx: GridContext, seed: int, video_keys: torch.Tens
                       referent=torch.where(valid, take(referent), -1), valid=valid)
 
 
-def gather_references(grid: AnswerGrid, axis: str, refs: References) -> AnswerGrid:
-    """The grid with its object axis ``axis`` replaced by the reference axis: each reference cell
-    holds its referent's answer; ``values[axis]`` becomes the referent ids."""
-    d = grid.axes.index(axis)
-    ids = grid.values[axis]  # [B, Ko] per video
-    hit = ids[:, None, :] == refs.referent[:, :, None]  # [B, K, Ko]
-    pos = hit.to(torch.uint8).argmax(2)  # [B, K]
-    found = hit.any(2) & refs.valid
-    row_pos, row_found = pos[grid.video], found[grid.video]  # per entry of dimension 0
-
-    def gather(t: torch.Tensor) -> torch.Tensor:
-        shape = list(t.shape)
-        shape[d] = row_pos.shape[1]
-        view = [row_pos.shape[0]] + [1] * (t.dim() - 1)
-        view[d] = row_pos.shape[1]
-        return t.gather(d, row_pos.reshape(view).expand(shape))
-
-    view = [row_pos.shape[0]] + [1] * (grid.answer.dim() - 1)
-    view[d] = row_pos.shape[1]
-    real = gather(grid.real) & row_found.reshape(view)
-    values = dict(grid.values)
-    values[axis] = torch.where(found, refs.referent, -1)
-    return replace(grid, answer=gather(grid.answer), defined=gather(grid.defined) & real, real=real, values=values)
+def slots_by_object(refs: References, num_objects: int) -> torch.Tensor:
+    """int64[B, O, S]: the reference positions (on the reference axis) whose referent is object o,
+    in axis order, padded with -1 (S = most references to one object)."""
+    B, K = refs.valid.shape
+    onehot = (refs.referent[:, :, None] == torch.arange(num_objects, device=refs.valid.device)) & refs.valid[:, :, None]
+    rank = onehot.long().cumsum(1) - 1  # [B, K, O]
+    S = int(onehot.sum(1).max()) if onehot.numel() else 0
+    table = torch.full((B, num_objects, max(S, 1)), -1, dtype=torch.long, device=refs.valid.device)
+    b, j, o = onehot.nonzero(as_tuple=True)
+    table[b, o, rank[b, j, o]] = j
+    return table
 
 
-def reference_rules(cells, axis: str, refs: References) -> torch.Tensor:
-    """§b.1 rules on a reference in slot ``axis``: not defined through the question's own relation;
-    for touching, not through any contact relation."""
-    if not cells.has("relation"):
-        return torch.ones((), dtype=torch.bool, device=cells.device)
-    d = cells.grid.axes.index(axis)
-    per_row = refs.relation[cells.grid.video]  # [n0, K]
-    view = [per_row.shape[0]] + [1] * (len(cells.shape) - 1)
-    view[d] = per_row.shape[1]
-    through = per_row.reshape(view)
-    r = cells.ids("relation")
-    contact = cells.t.relation_kind[through.clamp(min=0)] == 2
-    return (through != r) & ~((r == vocab().relation_index("touching")) & contact)
+def reference_rule(relation: torch.Tensor | None, through: torch.Tensor) -> torch.Tensor:
+    """§b.1 rules on a reference used with the question's relation: not defined through that
+    relation; for touching, not through any contact relation. relation / through: int64 ids."""
+    if relation is None:
+        return torch.ones_like(through, dtype=torch.bool)
+    t = vocab_tables(str(through.device))
+    contact = t.relation_kind[through.clamp(min=0)] == 2
+    return (through != relation) & ~((relation == vocab().relation_index("touching")) & contact)
