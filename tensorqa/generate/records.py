@@ -155,6 +155,13 @@ def _reference_program(kind: str, relation: str) -> str:
             f"{rel})))")
 
 
+@functools.lru_cache(maxsize=4096)
+def lit(value) -> pa.Scalar:
+    """A pyarrow scalar for a Python literal. Compute kernels called with plain Python str / int
+    arguments take a slow conversion path (~250 us per call); scalars do not."""
+    return pa.scalar(value)
+
+
 def _take(table: pa.Array, ids: np.ndarray) -> pa.Array:
     """table[ids] with -1 reading the table's last (empty) entry."""
     return table.take(pa.array(np.where(ids < 0, len(table) - 1, ids)))
@@ -173,11 +180,11 @@ def _split(text: str) -> list[str]:
 
 
 def _join(parts: list[str], slots: dict[str, pa.Array]) -> pa.Array:
-    pieces = [slots[p] if i % 2 else p for i, p in enumerate(parts) if (i % 2) or p]
+    pieces = [slots[p] if i % 2 else lit(p) for i, p in enumerate(parts) if (i % 2) or p]
     if not any(isinstance(p, pa.Array) for p in pieces):
         n = len(next(iter(slots.values())))
-        return pa.array(["".join(pieces)] * n, pa.string())
-    return pc.binary_join_element_wise(*pieces, "")
+        return pa.array(["".join(p.as_py() for p in pieces)] * n, pa.string())
+    return pc.binary_join_element_wise(*pieces, lit(""))
 
 
 # -- rendering ---------------------------------------------------------------------------------------
@@ -233,7 +240,7 @@ def _window_text(s: StringTables, rows: CellBlock, program: bool) -> pa.Array:
         post = [""] * 5
     k = pa.array(kinds)
     return pc.binary_join_element_wise(pa.array(pre).take(k), x, pa.array(mid).take(k),
-                                       pc.if_else(pc.equal(k, 4), y, ""), pa.array(post).take(k), "")
+                                       pc.if_else(pc.equal(k, lit(4)), y, lit("")), pa.array(post).take(k), lit(""))
 
 
 def render(block: CellBlock, video_ids: tuple[str, ...], splits: tuple[str, ...], rank: np.ndarray,
@@ -280,7 +287,7 @@ def render(block: CellBlock, video_ids: tuple[str, ...], splits: tuple[str, ...]
     vids = pa.array(video_ids, pa.string()).take(pa.array(block.video))
     spl = pa.array(splits, pa.string()).take(pa.array(block.video))
     tnames = pa.array(TEMPLATE_NAMES, pa.string()).take(pa.array(block.template))
-    qid = pc.binary_join_element_wise(vids, pa.array(rank).cast(pa.string()), "-")
+    qid = pc.binary_join_element_wise(vids, pa.array(rank).cast(pa.string()), lit("-"))
     # answers: one table per answer kind, concatenated with offsets
     ans_tables = [s.answers[k] for k in ("yes/no", "before/after", "object", "action")]
     offsets = np.cumsum([0] + [len(a) for a in ans_tables])[:-1]
@@ -314,7 +321,7 @@ def render(block: CellBlock, video_ids: tuple[str, ...], splits: tuple[str, ...]
         "object2_ref_relation": _take(s.relation_id, block.object2_ref_rel), "action": ids["action"],
         "action_ref": pa.array([""] * M),
         "action2": ids["action2"],
-        "direct_group": pc.binary_join_element_wise(vids, tnames, tlocal, "|"),
+        "direct_group": pc.binary_join_element_wise(vids, tnames, tlocal, lit("|")),
         "is_direct": pa.array((1 - (is_temp | is_obj)).astype(np.int8)), "indirect": pa.array(is_temp | is_obj),
         "i_obj": pa.array(is_obj), "i_rel": pa.array(zeros), "i_act": pa.array(zeros), "i_temp": pa.array(is_temp),
         "sg_grounding": pa.nulls(M, pa.string()),
@@ -332,19 +339,20 @@ def _locals(spec, s: StringTables, rows: CellBlock) -> tuple[pa.Array, pa.Array]
            "action2": _take(s.action_id, rows.action2)}
     wx, wy = _take(s.action_id, rows.window_x), _take(s.action_id, rows.window_y)
     kind = pa.array(rows.window)
-    window_action = pc.if_else(pc.equal(kind, 4), pc.binary_join_element_wise(wx, wy, "-"), wx)
+    window_action = pc.if_else(pc.equal(kind, lit(4)), pc.binary_join_element_wise(wx, wy, lit("-")), wx)
     ids["window_action"] = window_action
     M = len(rows)
     parts = _split(spec.local_format)
     tlocal = _join(parts, ids) if len(parts) > 1 else pa.array([spec.local_format] * M, pa.string())
     if spec.ans_type == "open":
         return tlocal, tlocal
-    time = pc.if_else(pc.equal(kind, 0), "all", s.kind_name.take(kind))
+    time = pc.if_else(pc.equal(kind, lit(0)), lit("all"), s.kind_name.take(kind))
+    dash = lit("-")
     if spec.answer_space in ("yes-no", "before-after"):
-        local = pc.binary_join_element_wise(spec.answer_space, tlocal, time, window_action, "-")
+        local = pc.binary_join_element_wise(lit(spec.answer_space), tlocal, time, window_action, dash)
     elif spec.family == "length":  # 2-way length choose: tag = template local, middle = longer / shorter
-        local = pc.binary_join_element_wise(tlocal, "longer" if "Longer" in spec.name else "shorter", time,
-                                            window_action, "-")
+        local = pc.binary_join_element_wise(tlocal, lit("longer" if "Longer" in spec.name else "shorter"), time,
+                                            window_action, dash)
     else:  # object choose templates: the tag is the template local itself
-        local = pc.binary_join_element_wise(tlocal, tlocal, time, window_action, "-")
+        local = pc.binary_join_element_wise(tlocal, tlocal, time, window_action, dash)
     return tlocal, local
