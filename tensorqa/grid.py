@@ -50,7 +50,7 @@ import torch
 
 from .errors import TensorQAError
 from .primitives import registry
-from .primitives.filter import interacted_frames
+from .primitives.filter import any_along, interacted_frames
 from .primitives.localize import KIND_NAMES, VIDEO, Windows, compact, present_actions
 from .program import Call, Items, Node, Slot, Word, localize as localize_node, parse_program
 from .program_shapes import PROGRAM_SHAPES
@@ -74,7 +74,8 @@ class AnswerGrid:
     Layout: dimension 0 is "video" (the batch's videos) for skeletons without a window slot, and
     "window" for skeletons with one: then it lists the offered windows of all videos of the batch,
     video by video (a flat, PyG-style axis: padding every video to the batch's largest window
-    count would make the pair grids ten times larger). The other dimensions are the remaining
+    count would make the two-object grids ~5x larger on Charades-like blocks; ``padded()``
+    gives that layout). The other dimensions are the remaining
     slots, each a compact per-video axis padded to the batch maximum.
 
     answer:  int64[n0, *n]  answer ids: 0/1 = no/yes, 0/1 = before/after, object or action class
@@ -360,9 +361,12 @@ def _bind_window(node: Node, skeleton: str) -> tuple[int | None, tuple[int | Non
 
 
 @functools.lru_cache(maxsize=512)
-def _compile(text: str, semantics: Semantics, domain: str) -> Plan:
+def _compile(text: str, semantics: Semantics, domain: str, template: str | None = None) -> Plan:
     node = _normalize(parse_program(text))
-    for shape, pattern in _patterns():
+    patterns = _patterns()
+    if template is not None:  # a template name picks its own shape first (actWhatBefore shares a program)
+        patterns = [(template, _normalize(parse_program(PROGRAM_SHAPES[template])))] + patterns
+    for shape, pattern in patterns:
         bind: dict[str, Node] = {}
         if _match(pattern, node, bind):
             break
@@ -390,8 +394,11 @@ def compile_skeleton(skeleton: "str | Node", semantics: Semantics | str = AGQA, 
     (every slot over the whole vocabulary)."""
     if domain not in DOMAINS:
         raise TensorQAError(f"grid: domain must be one of {', '.join(DOMAINS)}, not {domain!r}")
-    text = PROGRAM_SHAPES.get(skeleton, skeleton) if isinstance(skeleton, str) else str(skeleton)
-    return _compile(text, get_semantics(semantics), domain)
+    template = skeleton if isinstance(skeleton, str) and skeleton in PROGRAM_SHAPES else None
+    text = PROGRAM_SHAPES[template] if template else str(skeleton)
+    # the name only matters where templates share a program (one plan per text otherwise)
+    shared = template is not None and list(PROGRAM_SHAPES.values()).count(text) > 1
+    return _compile(text, get_semantics(semantics), domain, template if shared else None)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -458,7 +465,7 @@ class GridContext:
                 rids, rvalid = compact(registry.lookup("present_relations")(b))
                 rel = _gather_axis(_gather_axis(rel, 2, oids), 3, rids)
                 rel = rel & ovalid[:, None, :, None] & rvalid[:, None, None, :]
-            return RelationAxes(rel, rel.any(2), oids, ovalid, rids, rvalid)
+            return RelationAxes(rel, any_along(rel, 2), oids, ovalid, rids, rvalid)
         return self._get("axes/" + domain, make)
 
     def relate(self, domain: str) -> torch.Tensor:

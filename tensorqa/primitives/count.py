@@ -10,4 +10,4 @@ from .registry import register
 @register("count")
 def count(items: torch.Tensor) -> torch.Tensor:
     """int64[...]: number of members of the set items bool[..., K]."""
-    return items.sum(-1)
+    return items.count_nonzero(-1)

@@ -55,6 +55,14 @@ def _contract(mask: torch.Tensor, facts: torch.Tensor) -> torch.Tensor:
     return out.reshape(B, W, *tail)
 
 
+def any_along(x: torch.Tensor, dim: int) -> torch.Tensor:
+    """``x.any(dim)`` for bool tensors, as a max over the bytes (several times faster on CPUs
+    for the short inner axes of scene tensors)."""
+    if x.shape[dim] == 0:
+        return x.any(dim)
+    return x.view(torch.uint8).amax(dim).view(torch.bool)
+
+
 def _frames_ok(batch: SceneBatch, facts: torch.Tensor) -> torch.Tensor:
     """Facts of padded keyframes cleared (bool[B, F, ...])."""
     shape = (*batch.frame_mask.shape, *([1] * (facts.dim() - 2)))
@@ -78,7 +86,7 @@ def relations_present(batch: SceneBatch, windows: Windows) -> torch.Tensor:
 
     ``Iterate(W, Filter(frame, [relations]))``.
     """
-    return window_any(windows, _frames_ok(batch, batch.rel.any(2)))
+    return window_any(windows, _frames_ok(batch, any_along(batch.rel, 2)))
 
 
 @register("objects_present")
@@ -99,7 +107,7 @@ def interacted_frames(batch: SceneBatch, rule: str) -> torch.Tensor:
     if rels is None:
         return _frames_ok(batch, batch.obj)
     mask = torch.as_tensor(rels, device=batch.device)
-    return _frames_ok(batch, (batch.rel & mask).any(-1))
+    return _frames_ok(batch, any_along(batch.rel & mask, -1))
 
 
 @register("contacted")
@@ -123,11 +131,11 @@ def actions_in(batch: SceneBatch, windows: Windows) -> torch.Tensor:
 @register("present_objects")
 def present_objects(batch: SceneBatch) -> torch.Tensor:
     """bool[B, O]: object o is annotated, or related to the person, at some keyframe of the video."""
-    facts = _frames_ok(batch, batch.obj | batch.rel.any(-1))
-    return facts.any(1)
+    facts = _frames_ok(batch, batch.obj | any_along(batch.rel, -1))
+    return any_along(facts, 1)
 
 
 @register("present_relations")
 def present_relations(batch: SceneBatch) -> torch.Tensor:
     """bool[B, R]: relation r holds with some object at some keyframe of the video."""
-    return _frames_ok(batch, batch.rel.any(2)).any(1)
+    return any_along(_frames_ok(batch, any_along(batch.rel, 2)), 1)
