@@ -638,6 +638,8 @@ class _Executor:
 
     def act_first(self, w: _Window) -> int:
         v = self.v
+        if not w.frames:
+            raise _Undefined("actFirst: the window has no keyframe")
         f0 = w.frames[0]
         limit = v.secs[f0] + np.float32(self.sem.act_window_s)
         seen: set[int] = set()
@@ -659,6 +661,8 @@ class _Executor:
 
     def act_last(self, w: _Window) -> int:
         v = self.v
+        if not w.frames:
+            raise _Undefined("actLast: the window has no keyframe")
         fl = w.frames[-1]
         limit = v.secs[fl] - np.float32(self.sem.act_window_s)
         scanned = w.frames[1:] if self.sem.act_last_scan_skips_window_start else w.frames
@@ -683,6 +687,8 @@ class _Executor:
 
     def act_what(self, w: _Window) -> int:
         v = self.v
+        if not w.frames:
+            raise _Undefined("actWhat: the window has no keyframe")
         if w.kind in ("video", "after"):  # actWhatAfterAll
             f0 = w.frames[0]
             if len(v.classes_at(f0)) > 1:

@@ -173,13 +173,7 @@ def contexts(batch) -> dict[str, GridContext]:
 
 def reference_answer(program: str, scene: VideoScene, semantics) -> str | None:
     """The reference's answer, None when undefined."""
-    try:
-        out = run_program(program, scene, semantics=semantics)
-    except IndexError:
-        # reference.py reads w.frames[0] of the whole-video window of a video without keyframes
-        # (actFirst / actLast / actWhat); no question exists there.
-        assert scene.num_frames == 0, program
-        return None
+    out = run_program(program, scene, semantics=semantics)
     return None if isinstance(out, Undefined) else out
 
 

@@ -580,3 +580,12 @@ def test_custom_semantics_is_a_replace():
     s = lengths_scene((OPEN_DOOR, 1.0, 3.0), (CLOSE_DOOR, 4.0, 10.0))  # 2 s and 6 s
     assert undefined(ask(P("actLongest"), s))
     assert ask(P("actLongest"), s, replace(AGQA, duration_margin_s=3.0)) == CLOSE_DOOR
+
+
+def test_action_queries_on_a_video_without_keyframes_are_undefined():
+    # a video whose only action covers no annotated keyframe: the whole-video window is empty, so
+    # actFirst / actLast / actWhat have no first or last keyframe to start from
+    empty = make_scene("NOKF0", [], actions=[("holding a pillow", 1.0, 2.0)])
+    for shape in ("actFirst", "actLast", "actWhatAfterAll"):
+        program = PROGRAM_SHAPES[shape].replace("<window>", "video")
+        assert isinstance(run_program(program, empty), Undefined), shape
