@@ -1,0 +1,106 @@
+"""64-bit hashes of string columns, vectorized (no Python call per string).
+
+``hash_strings`` pads every string of a batch to the same byte width with NULs (``utf8_rpad``, one
+C++ pass), reads the padded buffer as a ``uint64[n, W / 8]`` word matrix, and folds the words
+column by column: ``h = (h ^ word) * K_j`` then ``h ^= h >> 32``, starting from the length, with a
+splitmix64 finalizer at the end. Cost: a few numpy operations per 8 bytes of the longest string.
+Batches with non-ASCII strings (where ``utf8_rpad`` counts code points, not bytes) build the same
+word matrix by a slower byte scatter, so a string hashes the same in every batch.
+
+The hashes stand in for strings when grouping (``direct_group``) and for seeded random priorities
+(``question_id``): they depend only on the string and the seed, never on the batch, so every
+decision built on them is independent of how the pool is sharded or batched.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+_U64 = np.uint64
+_MASK64 = (1 << 64) - 1
+_GOLDEN = 0x9E3779B97F4A7C15
+
+
+def mix64(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finalizer: a bijection of uint64 that spreads every input bit over the output.
+
+    x: uint64[n] (modified copy returned).
+    """
+    x = x ^ (x >> _U64(30))
+    x *= _U64(0xBF58476D1CE4E5B9)
+    x ^= x >> _U64(27)
+    x *= _U64(0x94D049BB133111EB)
+    x ^= x >> _U64(31)
+    return x
+
+
+def _constants(seed: int, count: int) -> np.ndarray:
+    """``count`` odd uint64 multipliers derived from ``seed`` (a splitmix64 stream)."""
+    state = (seed * _GOLDEN + 0x2545F4914F6CDD1D) & _MASK64
+    out = []
+    for _ in range(count):
+        state = (state + _GOLDEN) & _MASK64
+        z = state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+        out.append((z ^ (z >> 31)) | 1)
+    return np.array(out, dtype=_U64)
+
+
+def _as_string_array(values: pa.Array | pa.ChunkedArray) -> pa.Array:
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks() if values.num_chunks != 1 else values.chunk(0)
+    if pa.types.is_null(values.type):
+        values = pa.array([""] * len(values), pa.string())
+    if pa.types.is_dictionary(values.type):
+        values = values.cast(values.type.value_type)
+    if pa.types.is_large_string(values.type) or pa.types.is_large_binary(values.type):
+        values = values.cast(pa.string())
+    if values.null_count:
+        values = pc.fill_null(values, "")
+    return values
+
+
+def hash_strings(values: pa.Array | pa.ChunkedArray, seed: int = 0) -> np.ndarray:
+    """uint64[n] hash of each string; nulls hash like the empty string.
+
+    The value depends only on the string's bytes and the seed (not on the batch it sits in):
+    word j of a string is folded in only if the string has bytes there. Different strings collide
+    with probability about 2^-64 per pair.
+    """
+    arr = _as_string_array(values)
+    n = len(arr)
+    if n == 0:
+        return np.zeros(0, _U64)
+    lengths = pc.binary_length(arr).to_numpy(zero_copy_only=False).astype(np.int64)
+    width = max(8, int(-(-int(lengths.max()) // 8) * 8))
+    words = _padded_words(arr, lengths, width)
+    k = _constants(seed, width // 8 + 1)
+    h = mix64(lengths.astype(_U64) ^ k[0])
+    for j in range(width // 8):
+        step = h ^ words[:, j]
+        step *= k[j + 1]
+        step ^= step >> _U64(32)
+        h = step if j == 0 and lengths.min() > 0 else np.where(lengths > 8 * j, step, h)
+    return mix64(h)
+
+
+def _padded_words(arr: pa.Array, lengths: np.ndarray, width: int) -> np.ndarray:
+    """uint64[n, width / 8]: each string's bytes, NUL-padded to ``width`` bytes."""
+    n = len(arr)
+    padded = pc.utf8_rpad(arr, width=width, padding="\x00")
+    offsets = np.frombuffer(padded.buffers()[1], dtype=np.int32, count=padded.offset + n + 1)[padded.offset:]
+    if int(offsets[-1] - offsets[0]) == n * width:  # all ASCII: the padded buffer is the matrix
+        data = np.frombuffer(padded.buffers()[2], dtype=np.uint8, count=int(offsets[-1]))[int(offsets[0]):]
+        return data.view(_U64).reshape(n, width // 8)
+    # non-ASCII (utf8_rpad pads to code points, not bytes): scatter the bytes into the matrix
+    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int32, count=arr.offset + n + 1)[arr.offset:].astype(np.int64)
+    data = np.frombuffer(arr.buffers()[2], dtype=np.uint8)[offsets[0]:offsets[-1]]
+    starts = offsets[:-1] - offsets[0]
+    row = np.repeat(np.arange(n, dtype=np.int64), lengths)
+    pos = np.arange(len(data), dtype=np.int64) - np.repeat(starts, lengths)
+    mat = np.zeros((n, width), np.uint8)
+    mat[row, pos] = data
+    return mat.view(_U64)
