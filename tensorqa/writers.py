@@ -81,7 +81,7 @@ def shard_complete(out: str | os.PathLike, index: int, count: int) -> bool:
 class ParquetShardWriter:
     """Append record tables for shard ``index`` of ``count``; ``close()`` publishes the shard."""
 
-    def __init__(self, out: str | os.PathLike, index: int, count: int, row_group_size: int = 1 << 20):
+    def __init__(self, out: str | os.PathLike, index: int, count: int, row_group_size: int = 1 << 18):
         if not 0 <= index < count:
             raise TensorQAError(f"shard index {index} is not in 0..{count - 1}")
         self.out, self.index, self.count = Path(out), index, count
