@@ -209,6 +209,8 @@ def _generate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of question-frame choice")
     p.add_argument("--semantics", choices=("agqa", "strict"), default="agqa", help="AGQA's quirks (default) or the clean reading")
     p.add_argument("--max-videos", type=int, default=None, help="only the first N videos of the store")
+    p.add_argument("--threads", type=int, default=None,
+                   help="torch CPU threads (default: torch's choice; use 1 per process when running shards side by side)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -216,6 +218,12 @@ def _generate_arguments(p: argparse.ArgumentParser) -> None:
 def run_generate(a: argparse.Namespace) -> int:
     from .generate import generate
 
+    if a.threads is not None:
+        if a.threads < 1:
+            raise TensorQAError(f"--threads must be at least 1, got {a.threads}")
+        import torch
+
+        torch.set_num_threads(a.threads)
     stats = generate(a.store, a.out, templates=a.templates, device=a.device, batch_videos=a.batch_videos,
                      num_shards=a.num_shards, shard_index=a.shard_index, fmt=a.fmt, seed=a.seed,
                      semantics=a.semantics, include_retired=a.include_retired, progress=not a.quiet,
