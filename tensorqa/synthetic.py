@@ -115,7 +115,6 @@ class _ScriptModel:
         self.dur_q = np.asarray(profile["duration_quantiles"], dtype=np.float64)  # [C, Q]
         self.start_q = np.asarray(profile["start_quantiles"], dtype=np.float64)  # [C, Q]
         videos = np.asarray(profile["class_videos"], dtype=np.float64)
-        C = len(videos)
         # lift(a, b) = P(a and b) / (P(a) P(b)) over videos; pairs the profile left out co-occur
         # less often than its last kept pair, so they get at most half that count and lift <= 1
         n_videos = float(profile["num_videos"])

@@ -480,7 +480,7 @@ def test_partitioned_steps_give_the_same_result(tmp_path, monkeypatch):
 
 
 def test_errors_name_the_problem(tmp_path):
-    pool = write_pool(tmp_path / "pool", [record(video_id="X", template="objExists", local="yes-no-o4-all-")])
+    write_pool(tmp_path / "pool", [record(video_id="X", template="objExists", local="yes-no-o4-all-")])
     (tmp_path / "pool" / "data" / "train-00001-of-00002.parquet").unlink()
     with pytest.raises(TensorQAError, match="train shard 00001 of 00002 is missing"):
         balance_pool(tmp_path / "pool", tmp_path / "out")

@@ -6,7 +6,7 @@ import torch
 from helpers import random_scene
 from tensorqa import TensorQAError
 from tensorqa.scene import SceneBatch
-from tensorqa.store import StoreWriter, open_store, pack_bits, unpack_bits, write_store
+from tensorqa.store import open_store, pack_bits, unpack_bits, write_store
 
 
 @pytest.fixture(scope="module")

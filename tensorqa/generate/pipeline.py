@@ -38,7 +38,7 @@ from ..vocab import vocab
 from ..writers import ParquetShardWriter, shard_complete, write_dataset_card
 from .qualifiers import valid_cells
 from .references import object_references, reference_rule, slots_by_object
-from .records import TEMPLATE_NAMES, CellBlock, frame_variants, render, video_key
+from .records import CellBlock, frame_variants, render, video_key
 
 ANSWER_KINDS = ("yes/no", "before/after", "object", "action")
 

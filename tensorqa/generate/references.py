@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 
 import torch
 
-from ..grid import AnswerGrid, GridContext, evaluate
+from ..grid import GridContext, evaluate
 from ..program_shapes import PROGRAM_SHAPES
 from ..vocab import vocab
 from .qualifiers import vocab_tables

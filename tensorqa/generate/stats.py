@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import math
 
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..templates import TEMPLATES
 from ..writers import read_pool
