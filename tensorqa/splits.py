@@ -85,7 +85,7 @@ class NovelCompositions:
     * ``nc_sup``: the relation of a first / last template (objFirst ... objLastVerify), or the
       relation of a first / last object reference, is one of ``superlative_relations``;
     * ``nc_dur``: an action of a "longer" comparison (``duration_templates``) or an indirect-object
-      action (``action_ref`` set) is one of ``duration_actions``;
+      action (``action_ref`` / ``action2_ref`` set) is one of ``duration_actions``;
     * ``nc_objrel``: an (object, relation) pair of the question — (object, relation),
       (object2, relation), or an object reference's (referent, reference relation) — is one of
       ``object_relation_pairs``.
@@ -174,7 +174,7 @@ class SplitConfig:
 
 
 FLAG_COLUMNS = ("template", "window", "window_action", "window_action2", "relation", "object", "object_ref",
-                "object_ref_relation", "object2", "object2_ref", "object2_ref_relation", "action", "action_ref",
+                "object_ref_relation", "object2", "object2_ref", "object2_ref_relation", "action", "action_ref", "action2_ref",
                 "action2", "steps")
 
 
@@ -203,6 +203,7 @@ def composition_flags(table: pa.Table | pa.RecordBatch, config: SplitConfig) -> 
     dur_act = nc.duration_actions
     dur = isin("template", nc.duration_templates) & (isin("action", dur_act) | isin("action2", dur_act))
     dur |= (as_numpy(pc.binary_length(col["action_ref"])) > 0) & isin("action", dur_act)
+    dur |= (as_numpy(pc.binary_length(col["action2_ref"])) > 0) & isin("action2", dur_act)
     objrel = pair_in("object", "relation") | pair_in("object2", "relation")
     objrel |= (as_numpy(pc.binary_length(col["object_ref"])) > 0) & pair_in("object", "object_ref_relation")
     objrel |= (as_numpy(pc.binary_length(col["object2_ref"])) > 0) & pair_in("object2", "object2_ref_relation")

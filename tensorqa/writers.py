@@ -53,6 +53,7 @@ RECORD_SCHEMA = pa.schema([
     ("action", pa.string()),
     ("action_ref", pa.string()),       # "" direct, or the object reference kind of an indirect-object action
     ("action2", pa.string()),
+    ("action2_ref", pa.string()),      # the same for action2
     ("direct_group", pa.string()),     # video|template|reference-free arguments: AGQA's direct-equivalent group
     ("is_direct", pa.int8()),          # no reference and no localization: the group's direct question
     ("indirect", pa.int8()),

@@ -37,8 +37,8 @@ from ..templates import ACTIVE_TEMPLATES, TEMPLATES, template_spec
 from ..vocab import vocab
 from ..writers import ParquetShardWriter, shard_complete, write_dataset_card
 from .qualifiers import valid_cells
-from .references import object_references, reference_rule, slots_by_object
-from .records import CellBlock, frame_variants, render, video_key
+from .references import action_reference_slots, object_references, reference_rule, slots_by_object
+from .records import MAX_STEPS, CellBlock, frame_variants, question_steps, render, video_key
 
 ANSWER_KINDS = ("yes/no", "before/after", "object", "action")
 
@@ -79,7 +79,7 @@ def generate_block(batch, templates: list[str], rel_obj_counts: torch.Tensor, se
     """The RECORD_SCHEMA table of one batch of videos."""
     ctx = GridContext(batch, semantics)
     keys = np.array([video_key(v) for v in batch.video_ids], dtype=np.int64)
-    refs = None
+    refs = act_slots = None
     blocks, kinds = [], []
     for name in templates:
         spec = TEMPLATES[name]
@@ -97,6 +97,16 @@ def generate_block(batch, templates: list[str], rel_obj_counts: torch.Tensor, se
             t3 = time.perf_counter()
             found += _reference_blocks(name, spec, grid, ctx, refs, ref_axes, rel_obj_counts)
             t2 += time.perf_counter() - t3
+        act_axes = [axis for axis, kinds_ in spec.references
+                    if axis in ("action", "action2") and "indirect-object" in kinds_]
+        if act_axes:
+            if refs is None:
+                refs = object_references(batch, ctx, seed, torch.as_tensor(keys, device=batch.device))
+            if act_slots is None:
+                act_slots = action_reference_slots(batch, refs)
+            t3 = time.perf_counter()
+            found += _action_reference_blocks(name, spec, grid, ctx, refs, act_slots, act_axes, rel_obj_counts)
+            t2 += time.perf_counter() - t3
         kinds += [np.full(len(b), ANSWER_KINDS.index(grid.answer_kind), np.int64) for b in found]
         blocks += found
         times.grid += t1 - t0
@@ -106,6 +116,8 @@ def generate_block(batch, templates: list[str], rel_obj_counts: torch.Tensor, se
     t0 = time.perf_counter()
     block = CellBlock.concat(blocks)
     answer_kinds = np.concatenate(kinds) if kinds else np.zeros(0, np.int64)
+    short = question_steps(block) <= MAX_STEPS  # §b.0: questions of 9 or more steps are discarded
+    block, answer_kinds = block.take(short), answer_kinds[short]
     order = np.argsort(block.video, kind="stable")  # per video: template order, then grid order
     block, answer_kinds = block.take(order), answer_kinds[order]
     starts = np.searchsorted(block.video, np.arange(len(batch)))
@@ -159,6 +171,46 @@ def _reference_blocks(name, spec, grid, ctx, refs, ref_axes, rel_obj_counts) -> 
     v, c1, c2 = video[m], cand1[m, j1], cand2[m, j2]
     out.append(block((m,), {"object": (mine1.kind[v, c1], mine1.relation[v, c1]),
                             "object2": (mine2.kind[v, c2], mine2.relation[v, c2])}))
+    return out
+
+
+def _action_reference_blocks(name, spec, grid, ctx, refs, act_slots, act_axes, rel_obj_counts) -> list[CellBlock]:
+    """Cells whose action slot(s) hold indirect-object actions (§b.3 "Actions"), enumerated
+    sparsely from the kept direct cells: ``ToAction(verb, <reference>)`` denotes the same action
+    as the direct cell (``act_slots`` only lists references for which it resolves back), so the
+    answer and the template's rules are the direct cell's. One action slot: (ref). Pairs
+    (actTime): (direct, ref) and (ref, ref), each unordered pair once in list order: directs
+    first, then indirect actions ordered by (action, reference position)."""
+    keep, cells = valid_cells(spec.program, grid, ctx, rel_obj_counts, spec.windows, ordered_pairs=False)
+    idx = keep.nonzero(as_tuple=True)
+    video = grid.video[idx[0]]
+    K = refs.valid.shape[1]
+
+    def candidates(axis: str):
+        act = cells.full(cells.ids(axis))[idx]
+        cand = act_slots[video, act.clamp(min=0)]  # [M, S] reference positions
+        ok = (cand >= 0) & (act >= 0)[:, None]
+        return act, cand, ok
+
+    def ref_cols(v, c):
+        return refs.kind[v, c], refs.relation[v, c]
+
+    def block(m, refs_by_axis):
+        return CellBlock.from_index(name, tuple(i[m] for i in idx), cells, refs_by_axis)
+
+    if "action2" not in act_axes:
+        _, cand, ok = candidates("action")
+        m, j = ok.nonzero(as_tuple=True)
+        return [block(m, {"action": ref_cols(video[m], cand[m, j])})]
+    act1, cand1, ok1 = candidates("action")
+    act2, cand2, ok2 = candidates("action2")
+    m, j = ok2.nonzero(as_tuple=True)  # (direct, ref): every ordered direct cell
+    out = [block(m, {"action2": ref_cols(video[m], cand2[m, j])})]
+    key1 = act1[:, None] * K + cand1  # list position of each indirect action
+    key2 = act2[:, None] * K + cand2
+    both = ok1[:, :, None] & ok2[:, None, :] & (key1[:, :, None] < key2[:, None, :])
+    m, j1, j2 = both.nonzero(as_tuple=True)
+    out.append(block(m, {"action": ref_cols(video[m], cand1[m, j1]), "action2": ref_cols(video[m], cand2[m, j2])}))
     return out
 
 

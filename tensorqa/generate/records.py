@@ -21,7 +21,7 @@ import torch
 from ..grid import action_word
 from ..primitives.localize import KIND_NAMES
 from ..program_shapes import PROGRAM_SHAPES
-from ..templates import OBJECT_REFERENCE_FRAMES, TEMPLATES, WINDOW_FRAMES
+from ..templates import ACTION_REFERENCE_FRAMES, OBJECT_REFERENCE_FRAMES, TEMPLATES, WINDOW_FRAMES
 from ..vocab import vocab
 from ..writers import RECORD_SCHEMA
 from .qualifiers import Cells
@@ -34,6 +34,7 @@ MAX_STEPS = 8
 OBJECT_ARTICLE = {"clothes": "some clothes", "food": "some food", "floor": "the floor", "medicine": "some medicine",
                   "groceries": "some groceries"}
 SLOT_NAMES = ("object", "object2", "relation", "action", "action2")
+REF_AXES = ("object", "object2", "action", "action2")  # slots that may hold an object reference
 
 
 @dataclass
@@ -55,6 +56,10 @@ class CellBlock:
     object_ref_rel: np.ndarray  # relation the reference goes through (-1 direct)
     object2_ref: np.ndarray
     object2_ref_rel: np.ndarray
+    action_ref: np.ndarray  # indirect-object action: reference kind of the action's object (0 direct)
+    action_ref_rel: np.ndarray  # relation that reference goes through (-1 direct)
+    action2_ref: np.ndarray
+    action2_ref_rel: np.ndarray
 
     def __len__(self) -> int:
         return len(self.video)
@@ -68,7 +73,8 @@ class CellBlock:
     def from_index(cls, template: str, idx: tuple[torch.Tensor, ...], cells: Cells,
                    refs: dict[str, tuple[torch.Tensor, torch.Tensor]] | None = None) -> "CellBlock":
         """Cells given by index tensors (one per grid dimension); ``refs`` maps an object axis to
-        (reference kind, reference relation) per cell, for cells whose object is a reference."""
+        (reference kind, reference relation) per cell, for cells whose object is a reference; an
+        action axis to the same, for cells whose action is an indirect-object action."""
         M = idx[0].numel()
 
         def np64(t: torch.Tensor) -> np.ndarray:
@@ -78,7 +84,7 @@ class CellBlock:
             return np64(cells.full(t)[idx])
 
         cols = {name: (take(cells.ids(name)) if cells.has(name) else np.full(M, -1, np.int64)) for name in SLOT_NAMES}
-        for axis in ("object", "object2"):
+        for axis in REF_AXES:
             kind_rel = (refs or {}).get(axis)
             if kind_rel is None:
                 cols[axis + "_ref"], cols[axis + "_ref_rel"] = np.zeros(M, np.int64), np.full(M, -1, np.int64)
@@ -114,6 +120,8 @@ class StringTables:
     ref_phrase: pa.Array  # [(kind - 1) * V * R + variant * R + relation] "the object they were holding first"
     ref_program: pa.Array  # [(kind - 1) * R + relation] the reference's sub-program
     ref_variants: int
+    action_ref_phrase: pa.Array  # [((action * 3 + kind - 1) * V + variant) * R + relation] indirect-object action text
+    action_ref_program: pa.Array  # [((verb * 3 + kind - 1) * R + relation] "ToAction(taking, <reference>)"
 
 
 @functools.cache
@@ -139,6 +147,13 @@ def string_tables() -> StringTables:
         ref_program=pa.array([_reference_program(k, r) for k in ("first", "last", "whole") for r in v.relation_english],
                              pa.string()),
         ref_variants=REF_VARIANTS,
+        action_ref_phrase=pa.array([
+            ACTION_REFERENCE_FRAMES[a].format(object=OBJECT_REFERENCE_FRAMES[k][i % len(OBJECT_REFERENCE_FRAMES[k])]
+                                              .format(relation=r)) if a in ACTION_REFERENCE_FRAMES else ""
+            for a in v.actions for k in ("first", "last", "whole") for i in range(REF_VARIANTS)
+            for r in v.relation_english], pa.string()),
+        action_ref_program=pa.array([f"ToAction({verb}, {_reference_program(k, r)})" for verb in v.verb_english
+                                     for k in ("first", "last", "whole") for r in v.relation_english], pa.string()),
     )
 
 
@@ -153,6 +168,13 @@ def _reference_program(kind: str, relation: str) -> str:
     direction = "forward" if kind == "first" else "backward"
     return (f"Query(class, OnlyItem(IterateUntil({direction}, video, Exists({relation}, Filter(frame, [relations])), "
             f"{rel})))")
+
+
+def question_steps(block: CellBlock) -> np.ndarray:
+    """int64[M]: AGQA's steps (§b.4): the template's base steps + the localization's + one per reference."""
+    base = np.array([TEMPLATES[t].base_steps for t in TEMPLATE_NAMES])
+    return (base[block.template] + WINDOW_STEPS[block.window] + (block.object_ref > 0) + (block.object2_ref > 0)
+            + (block.action_ref > 0) + (block.action2_ref > 0))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -225,6 +247,22 @@ def _object_text(s: StringTables, obj, ref, ref_rel, variant, program: bool) -> 
     return pc.if_else(pa.array(ref > 0), indirect, direct)
 
 
+def _action_text(s: StringTables, act, ref, ref_rel, variant, program: bool) -> pa.Array:
+    """An action slot: the action's phrase / program word, or, for an indirect-object action, its
+    phrase with the object's reference phrase (question) / ``ToAction(verb, <reference>)`` (program)."""
+    direct = _take(s.action_word if program else s.action_phrase, act)
+    if not (ref > 0).any():
+        return direct
+    R = len(s.relation_word) - 1
+    k, r, a = np.maximum(ref - 1, 0), np.maximum(ref_rel, 0), np.maximum(act, 0)
+    if program:
+        verb = np.asarray(vocab().action_verb, np.int64)[a]
+        indirect = s.action_ref_program.take(pa.array((verb * 3 + k) * R + r))
+    else:
+        indirect = s.action_ref_phrase.take(pa.array(((a * 3 + k) * s.ref_variants + variant % s.ref_variants) * R + r))
+    return pc.if_else(pa.array(ref > 0), indirect, direct)
+
+
 def _window_text(s: StringTables, rows: CellBlock, program: bool) -> pa.Array:
     """The localization phrase (question) or ``<window>`` program of each row."""
     kinds = rows.window
@@ -261,14 +299,16 @@ def render(block: CellBlock, video_ids: tuple[str, ...], splits: tuple[str, ...]
             "object": _object_text(s, rows.object, rows.object_ref, rows.object_ref_rel, variant[rows_idx], False),
             "object2": _object_text(s, rows.object2, rows.object2_ref, rows.object2_ref_rel, variant[rows_idx] + 1, False),
             "relation": _take(s.relation_word, rows.relation),
-            "action": _take(s.action_phrase, rows.action), "action2": _take(s.action_phrase, rows.action2),
+            "action": _action_text(s, rows.action, rows.action_ref, rows.action_ref_rel, variant[rows_idx], False),
+            "action2": _action_text(s, rows.action2, rows.action2_ref, rows.action2_ref_rel, variant[rows_idx] + 1, False),
             "window": _window_text(s, rows, program=False),
         }
         slots_p = {
             "object": _object_text(s, rows.object, rows.object_ref, rows.object_ref_rel, None, True),
             "object2": _object_text(s, rows.object2, rows.object2_ref, rows.object2_ref_rel, None, True),
             "relation": _take(s.relation_word, rows.relation),
-            "action": _take(s.action_word, rows.action), "action2": _take(s.action_word, rows.action2),
+            "action": _action_text(s, rows.action, rows.action_ref, rows.action_ref_rel, None, True),
+            "action2": _action_text(s, rows.action2, rows.action2_ref, rows.action2_ref_rel, None, True),
             "window": _window_text(s, rows, program=True),
         }
         q_parts.append(_join(_split(frame), slots_q))
@@ -294,8 +334,7 @@ def render(block: CellBlock, video_ids: tuple[str, ...], splits: tuple[str, ...]
     answer = pa.concat_arrays(ans_tables).take(pa.array(offsets[answer_kinds] + block.answer))
 
     specs = [TEMPLATES[t] for t in TEMPLATE_NAMES]
-    steps = (np.array([sp.base_steps for sp in specs])[block.template] + WINDOW_STEPS[block.window]
-             + (block.object_ref > 0) + (block.object2_ref > 0))
+    steps = question_steps(block)
     def per_template(values) -> pa.Array:
         return pa.array(values).take(pa.array(block.template))
 
@@ -304,7 +343,9 @@ def render(block: CellBlock, video_ids: tuple[str, ...], splits: tuple[str, ...]
            "action2": _take(s.action_id, block.action2)}
     wx, wy = _take(s.action_id, block.window_x), _take(s.action_id, block.window_y)
     is_temp = (block.window != 0).astype(np.int8)
-    is_obj = ((block.object_ref > 0) | (block.object2_ref > 0)).astype(np.int8)
+    # an indirect-object action counts as object indirection (§b.3)
+    is_obj = ((block.object_ref > 0) | (block.object2_ref > 0) | (block.action_ref > 0)
+              | (block.action2_ref > 0)).astype(np.int8)
     zeros = np.zeros(M, np.int8)
     ref_names = pa.array(["", "first", "last", "whole"])
     table = pa.table({
@@ -319,14 +360,16 @@ def render(block: CellBlock, video_ids: tuple[str, ...], splits: tuple[str, ...]
         "object_ref_relation": _take(s.relation_id, block.object_ref_rel), "object2": ids["object2"],
         "object2_ref": ref_names.take(pa.array(block.object2_ref)),
         "object2_ref_relation": _take(s.relation_id, block.object2_ref_rel), "action": ids["action"],
-        "action_ref": pa.array([""] * M),
+        # one column for both action slots: the kind of the first one that is indirect
+        "action_ref": ref_names.take(pa.array(block.action_ref)),
+        "action2_ref": ref_names.take(pa.array(block.action2_ref)),
         "action2": ids["action2"],
         "direct_group": pc.binary_join_element_wise(vids, tnames, tlocal, lit("|")),
         "is_direct": pa.array((1 - (is_temp | is_obj)).astype(np.int8)), "indirect": pa.array(is_temp | is_obj),
         "i_obj": pa.array(is_obj), "i_rel": pa.array(zeros), "i_act": pa.array(zeros), "i_temp": pa.array(is_temp),
         "sg_grounding": pa.nulls(M, pa.string()),
     })
-    return table.cast(RECORD_SCHEMA)
+    return table.select(RECORD_SCHEMA.names).cast(RECORD_SCHEMA)
 
 
 def _locals(spec, s: StringTables, rows: CellBlock) -> tuple[pa.Array, pa.Array]:

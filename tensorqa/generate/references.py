@@ -10,10 +10,14 @@ not single-object verbs), count its distinct objects over the whole video:
 At most 3 references of each kind per referent object are kept, chosen by a seeded hash. A
 reference cell's answer is the answer of the cell of its referent: a gather along the grid's
 object axis, so references cost no new evaluation. Each reference adds one step.
+
+Indirect-object actions (§b.3 "Actions", :func:`action_reference_slots`) reuse these references:
+``ToAction(verb, <reference>)`` stands for an action whose object is the reference's referent.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 
 import torch
@@ -122,3 +126,66 @@ def reference_rule(relation: torch.Tensor | None, through: torch.Tensor) -> torc
     t = vocab_tables(str(through.device))
     contact = t.relation_kind[through.clamp(min=0)] == 2
     return (through != relation) & ~((relation == vocab().relation_index("touching")) & contact)
+
+
+# -- indirect-object actions (§b.3 "Actions") ---------------------------------------------------------------
+
+# Verbs that "admit varying objects" (§b.3 names a data table we do not have): derived from the
+# vocabulary as the verbs that at least two distinct objects take among the canonical (not
+# merged-away) action classes. Excluded outright: the picture object and c044.
+_NEVER_ACTIONS = ("c044",)
+_NEVER_OBJECTS = ("picture",)
+
+
+@functools.cache
+def _indirect_action_tables(device: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(eligible bool[A], same_pair int64[A, A] (1 where two canonical classes share (verb, object)),
+    own_relation int64[A] (the relation column carrying the action's verb, -1 none)).
+
+    Eligible: the action has an object and an ``ACTION_REFERENCE_FRAMES`` entry, is canonical, its
+    verb admits varying objects, and it is neither c044 nor about a picture."""
+    from ..templates import ACTION_REFERENCE_FRAMES
+
+    v = vocab()
+    A = v.num_actions
+    canonical = [v.action_merged_into[a] == a for a in range(A)]
+    objects_of_verb: dict[int, set[int]] = {}
+    for a in range(A):
+        if canonical[a] and v.action_object[a] >= 0:
+            objects_of_verb.setdefault(v.action_verb[a], set()).add(v.action_object[a])
+    never_obj = {v.object_index(o) for o in _NEVER_OBJECTS}
+    eligible = [canonical[a] and v.action_object[a] >= 0 and v.actions[a] in ACTION_REFERENCE_FRAMES
+                and len(objects_of_verb.get(v.action_verb[a], ())) >= 2 and v.action_object[a] not in never_obj
+                and v.actions[a] not in _NEVER_ACTIONS for a in range(A)]
+    same = [[int(canonical[a] and canonical[b] and v.action_verb[a] == v.action_verb[b]
+                 and v.action_object[a] == v.action_object[b]) for b in range(A)] for a in range(A)]
+    own = [v.verb_relation[v.action_verb[a]] for a in range(A)]
+    return (torch.tensor(eligible, dtype=torch.bool, device=device), torch.tensor(same, dtype=torch.long, device=device),
+            torch.tensor(own, dtype=torch.long, device=device))
+
+
+def action_reference_slots(batch, refs: References) -> torch.Tensor:
+    """int64[B, A, S]: for each video and action class, the positions on the reference axis of the
+    object references that may stand for the action's object (padded with -1).
+
+    A reference qualifies when the action is eligible (see ``_indirect_action_tables``), the
+    reference's referent is the action's object, it is not defined through the action's own verb,
+    and ``ToAction(verb, object)`` resolves back to this action in this video: no other canonical
+    class with the same (verb, object) occurs there (the executor's rule, reference.py)."""
+    device = refs.valid.device
+    eligible, same, own = _indirect_action_tables(str(device))
+    v = vocab()
+    present = batch.act.any(1).float()  # [B, A]: the class has an instance with a keyframe
+    # [B, A]: exactly one class of the (verb, object) pair occurs (float matmul: CUDA has no int64 one)
+    unique = (present @ same.T.float()) == 1
+    act_obj = torch.tensor(v.action_object, dtype=torch.long, device=device)
+    ok = (refs.valid[:, None, :] & (refs.referent[:, None, :] == act_obj[None, :, None])
+          & (refs.relation[:, None, :] != own[None, :, None]) & (eligible & (act_obj >= 0))[None, :, None]
+          & unique[:, :, None])  # [B, A, K]
+    B, A, K = ok.shape
+    rank = ok.long().cumsum(2) - 1
+    S = int(ok.sum(2).max()) if ok.numel() else 0
+    table = torch.full((B, A, max(S, 1)), -1, dtype=torch.long, device=device)
+    b, a, k = ok.nonzero(as_tuple=True)
+    table[b, a, rank[b, a, k]] = k
+    return table
