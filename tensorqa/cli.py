@@ -1,10 +1,17 @@
 """The ``tensorqa`` command line. One small function per subcommand; user errors print one line.
 
-    tensorqa pack [--videos N] [--seed S] --out FILE            embedded default dataset
-    tensorqa pack --charades CSV [CSV ...] --out FILE           real Charades videos and actions
+    tensorqa pack [--videos N] [--seed S] --out FILE             embedded default dataset
+    tensorqa pack --charades CSV [CSV ...] --out FILE            real Charades videos and actions
     tensorqa pack --action-genome DIR --charades CSV --out FILE  Action Genome + Charades
-    tensorqa pack --agqa-stsgs PKL [PKL ...] --out FILE         AGQA's augmented graphs
-    tensorqa info FILE
+    tensorqa pack --agqa-stsgs PKL [PKL ...] --out FILE          AGQA's augmented graphs
+    tensorqa info FILE                                           what a store holds
+    tensorqa export-agqa FILE --out G.pkl                        AGQA stsgs pickle layout
+    tensorqa generate FILE --out DIR                             AGQA's unbalanced question pool
+    tensorqa stats DIR                                           per-template counts vs Table 14
+    tensorqa balance DIR --out DIR [--preset agqa|agqa2]         AGQA's balancing
+    tensorqa split DIR --out DIR                                 compositional split fields
+    tensorqa evaluate --hierarchies DIR --predictions F          AGQA-Decomp metrics
+    tensorqa baseline ... --kind most-likely|random --out F      reference predictions
 """
 
 from __future__ import annotations
