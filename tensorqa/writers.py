@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Iterable
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -163,23 +162,43 @@ def read_pool(out: str | os.PathLike, columns: list[str] | None = None) -> pa.Ta
     return pa.concat_tables([pq.read_table(f, columns=columns) for f in files])
 
 
-def write_agqa_json(tables: Iterable[pa.Table], path: str | os.PathLike) -> Path:
-    """AGQA's JSON dict ``{question_id: record}`` (reference §2.3 fields), written atomically."""
-    path = Path(path)
-    partial = path.with_name(path.name + ".partial")
-    fields = ["question", "answer", "video_id", "global", "local", "ans_type", "steps", "semantic",
-              "structural", "novel_comp", "more_steps", "program", "sg_grounding"]
-    with open(partial, "w") as f:
-        f.write("{")
-        first = True
-        for table in tables:
-            for row in table.to_pylist():
-                rec = {k: row.get(k, 0) for k in fields}
-                rec["sg_grounding"] = json.loads(row["sg_grounding"]) if row.get("sg_grounding") else {}
-                rec["novel_comp"] = row.get("novel_comp", 0) or 0
-                rec["more_steps"] = row.get("more_steps", 0) or 0
-                f.write(("" if first else ",") + "\n" + json.dumps(row["question_id"]) + ": " + json.dumps(rec))
-                first = False
-        f.write("\n}\n")
-    os.replace(partial, path)
-    return path
+class AgqaJsonShardWriter:
+    """AGQA's JSON dict ``{question_id: record}`` (reference §2.3 fields), one file per split for
+    shard ``index`` of ``count``: ``OUT/agqa/<split>-<i:05d>-of-<K:05d>.json``; the same
+    ``write`` / ``close`` / ``abort`` protocol and ``.done`` marker as :class:`ParquetShardWriter`."""
+
+    FIELDS = ("question", "answer", "video_id", "global", "local", "ans_type", "steps", "semantic",
+              "structural", "program", "sg_grounding", "indirect", "i_obj", "i_rel", "i_act", "i_temp")
+
+    def __init__(self, out: str | os.PathLike, index: int, count: int):
+        self.out, self.index, self.count = Path(out), index, count
+        (self.out / "agqa").mkdir(parents=True, exist_ok=True)
+        self.paths = {s: self.out / "agqa" / f"{s}-{index:05d}-of-{count:05d}.json" for s in SPLITS}
+        self.files = {s: open(self._partial(s), "w") for s in SPLITS}
+        for f in self.files.values():
+            f.write("{")
+        self.rows = {s: 0 for s in SPLITS}
+
+    def _partial(self, split: str) -> Path:
+        return self.paths[split].with_name(self.paths[split].name + ".partial")
+
+    def write(self, table: pa.Table) -> None:
+        for row in table.select(["question_id", "split", *self.FIELDS]).to_pylist():
+            split, qid = row.pop("split"), row.pop("question_id")
+            row["sg_grounding"] = json.loads(row["sg_grounding"]) if row["sg_grounding"] else {}
+            row["novel_comp"] = row["more_steps"] = 0  # set by ``tensorqa split``
+            self.files[split].write(("," if self.rows[split] else "") + "\n" + json.dumps(qid) + ": " + json.dumps(row))
+            self.rows[split] += 1
+
+    def close(self, stats: dict | None = None) -> None:
+        for split, f in self.files.items():
+            f.write("\n}\n")
+            f.close()
+            os.replace(self._partial(split), self.paths[split])
+        (self.out / "data").mkdir(exist_ok=True)
+        done_marker(self.out, self.index, self.count).write_text(json.dumps({"rows": self.rows, **(stats or {})}, sort_keys=True))
+
+    def abort(self) -> None:
+        for split, f in self.files.items():
+            f.close()
+            self._partial(split).unlink(missing_ok=True)

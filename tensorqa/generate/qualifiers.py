@@ -16,7 +16,7 @@ import torch
 
 from ..grid import AnswerGrid, GridContext
 from ..primitives.localize import AFTER, BEFORE, BETWEEN, VIDEO, WHILE
-from ..vocab import vocab
+from ..vocab import RELATION_KINDS, vocab
 
 # §b.0: relations never asked about
 NEGATIVE_RELATIONS = ("notcontacting", "notlookingat")
@@ -48,6 +48,7 @@ REL_TIME_EXCLUDED = ("notcontacting", "put", "sittingon", "wash", "fix", "awaken
 TRANSITION_VERBS = ("take", "put", "throw", "close", "open")
 TRANSITION_ACTIONS = ("c083",)
 MIN_PAIR_KEYFRAMES = 10  # AGQA: object-relation pairs must occur at least 10 times in the dataset
+KIND_CODE = {kind: i for i, kind in enumerate(RELATION_KINDS)}  # VocabTables.relation_kind values
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,6 @@ def vocab_tables(device: str = "cpu") -> VocabTables:
     for verb, col in enumerate(v.verb_relation):
         if col >= 0:
             relation_verb[col] = verb
-    kinds = ("attention", "spatial", "contact", "verb")
 
     def mask(n, idx):
         m = torch.zeros(n, dtype=torch.bool)
@@ -125,7 +125,7 @@ def vocab_tables(device: str = "cpu") -> VocabTables:
         action_object=torch.tensor(merged_obj + [-1]),
         action_verb=torch.tensor(list(v.action_verb) + [-1]),
         relation_verb=torch.tensor(relation_verb),
-        relation_kind=torch.tensor([kinds.index(k) for k in v.relation_kinds] + [-1]),
+        relation_kind=torch.tensor([KIND_CODE[k] for k in v.relation_kinds] + [-1]),
         negative=mask(R + 1, _rel_words(NEGATIVE_RELATIONS)),
         single_object_verb=single,
         commonsense=commonsense,
@@ -142,7 +142,6 @@ def vocab_tables(device: str = "cpu") -> VocabTables:
     return VocabTables(**{k: (x.to(device) if isinstance(x, torch.Tensor) else x) for k, x in t.__dict__.items()})
 
 
-KIND_CODE = {"attention": 0, "spatial": 1, "contact": 2, "verb": 3}
 
 
 class Cells:

@@ -25,7 +25,7 @@ import torch
 from ..grid import GridContext, evaluate
 from ..program_shapes import PROGRAM_SHAPES
 from ..vocab import vocab
-from .qualifiers import vocab_tables
+from .qualifiers import KIND_CODE, vocab_tables
 
 FIRST, LAST, WHOLE = 1, 2, 3
 REF_KINDS = ("", "first", "last", "whole")
@@ -69,7 +69,8 @@ def object_references(batch, ctx: GridContext, seed: int, video_keys: torch.Tens
     n_objects = rel.sum(1)  # [B, R]
     R = rel.shape[-1]
     r_ids = torch.arange(R, device=batch.device)
-    kind_ok = (t.relation_kind[:R] == 1) | (t.relation_kind[:R] == 2) | (t.relation_kind[:R] == 3)
+    kind = t.relation_kind[:R]
+    kind_ok = (kind == KIND_CODE["spatial"]) | (kind == KIND_CODE["contact"]) | (kind == KIND_CODE["verb"])
     usable = kind_ok & ~t.negative[:R] & ~t.single_object_verb[:R]  # [R]
     cands = []
     for kind, name in ((FIRST, "objFirst"), (LAST, "objLast")):
@@ -124,7 +125,7 @@ def reference_rule(relation: torch.Tensor | None, through: torch.Tensor) -> torc
     if relation is None:
         return torch.ones_like(through, dtype=torch.bool)
     t = vocab_tables(str(through.device))
-    contact = t.relation_kind[through.clamp(min=0)] == 2
+    contact = t.relation_kind[through.clamp(min=0)] == KIND_CODE["contact"]
     return (through != relation) & ~((relation == vocab().relation_index("touching")) & contact)
 
 
