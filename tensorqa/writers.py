@@ -42,6 +42,8 @@ RECORD_SCHEMA = pa.schema([
     ("window", pa.string()),           # time kind: video / before / after / while / between
     ("window_action", pa.string()),    # X of the localization ("" for the whole video)
     ("window_action2", pa.string()),   # Y of between
+    ("window_action_ref", pa.string()),  # "" direct, or first / last / whole: X as an indirect-object action
+    ("window_action2_ref", pa.string()),  # the same for Y
     ("relation", pa.string()),
     ("object", pa.string()),           # the object the slot denotes (a reference's referent)
     ("object_ref", pa.string()),       # "" direct, or first / last / whole reference ...

@@ -78,7 +78,7 @@ def generate_block(batch, templates: list[str], rel_obj_counts: torch.Tensor, se
     """The RECORD_SCHEMA table of one batch of videos."""
     ctx = GridContext(batch, semantics)
     keys = np.array([video_key(v) for v in batch.video_ids], dtype=np.int64)
-    refs = act_slots = None
+    refs = act_slots = window_refs = None
     blocks, kinds = [], []
     for name in templates:
         spec = TEMPLATES[name]
@@ -105,6 +105,16 @@ def generate_block(batch, templates: list[str], rel_obj_counts: torch.Tensor, se
                 act_slots = action_reference_slots(batch, refs)
             t3 = time.perf_counter()
             found += _action_reference_blocks(name, spec, grid, ctx, refs, act_slots, act_axes, rel_obj_counts)
+            t2 += time.perf_counter() - t3
+        if any((b.window > 0).any() for b in found):
+            if refs is None:
+                refs = object_references(batch, ctx, seed, torch.as_tensor(keys, device=batch.device))
+            if act_slots is None:
+                act_slots = action_reference_slots(batch, refs)
+            if window_refs is None:
+                window_refs = tuple(t.cpu().numpy() for t in (act_slots, refs.kind, refs.relation))
+            t3 = time.perf_counter()
+            found += _window_reference_blocks(found, *window_refs)
             t2 += time.perf_counter() - t3
         kinds += [np.full(len(b), ANSWER_KINDS.index(grid.answer_kind), np.int64) for b in found]
         blocks += found
@@ -211,6 +221,41 @@ def _action_reference_blocks(name, spec, grid, ctx, refs, act_slots, act_axes, r
     m, j1, j2 = both.nonzero(as_tuple=True)
     out.append(block(m, {"action": ref_cols(video[m], cand1[m, j1]), "action2": ref_cols(video[m], cand2[m, j2])}))
     return out
+
+
+def _window_reference_blocks(found: list[CellBlock], slots: np.ndarray, kind: np.ndarray,
+                             relation: np.ndarray) -> list[CellBlock]:
+    """Localized cells whose localizing action(s) are indirect-object actions (§b.3: "localizations
+    wrap direct and indirect-object actions alike"), from the kept cells ``found`` of a template
+    (direct and reference cells alike): ``ToAction(verb, <reference>)`` denotes the same action in
+    the same video, so the window, the answer and every rule are the cell's own. Before / after /
+    while: X indirect. Between: X indirect, Y indirect, both. Each adds one step (the step cap is
+    applied later).
+
+    slots: int64[B, A, S] (:func:`action_reference_slots`); kind / relation: int64[B, K] of the
+    reference axis."""
+    cells = CellBlock.concat(found)
+    cells = cells.take(np.flatnonzero(cells.window > 0))
+
+    def candidates(action: np.ndarray, where: np.ndarray) -> np.ndarray:  # [M, S] reference positions
+        return np.where((where & (action >= 0))[:, None], slots[cells.video, np.maximum(action, 0)], -1)
+
+    def with_refs(m: np.ndarray, **axes) -> CellBlock:
+        rows = cells.take(m)
+        for axis, (v, c) in axes.items():
+            setattr(rows, axis + "_ref", kind[v, c])
+            setattr(rows, axis + "_ref_rel", relation[v, c])
+        return rows
+
+    cx = candidates(cells.window_x, np.ones(len(cells), bool))
+    cy = candidates(cells.window_y, cells.window == 4)
+    m, j = np.nonzero(cx >= 0)
+    out = [with_refs(m, window_x=(cells.video[m], cx[m, j]))]
+    m, j = np.nonzero(cy >= 0)
+    out.append(with_refs(m, window_y=(cells.video[m], cy[m, j])))
+    m, j1, j2 = np.nonzero((cx >= 0)[:, :, None] & (cy >= 0)[:, None, :])
+    out.append(with_refs(m, window_x=(cells.video[m], cx[m, j1]), window_y=(cells.video[m], cy[m, j2])))
+    return [b for b in out if len(b)]
 
 
 def keep_freed_memory() -> None:

@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import re
 from dataclasses import dataclass, fields
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import torch
 
 from ..grid import action_word
@@ -25,6 +23,7 @@ from ..templates import ACTION_REFERENCE_FRAMES, OBJECT_REFERENCE_FRAMES, TEMPLA
 from ..vocab import vocab
 from ..writers import RECORD_SCHEMA
 from .qualifiers import Cells
+from .text import Lexicon, compose, gather_text, join_patterns, split_pattern
 
 TEMPLATE_NAMES = tuple(TEMPLATES)
 # steps a localization adds (agqa_semantics.md §b.3): whole video 0, before/after/while 2, between 3
@@ -34,7 +33,7 @@ MAX_STEPS = 8
 OBJECT_ARTICLE = {"clothes": "some clothes", "food": "some food", "floor": "the floor", "medicine": "some medicine",
                   "groceries": "some groceries"}
 SLOT_NAMES = ("object", "object2", "relation", "action", "action2")
-REF_AXES = ("object", "object2", "action", "action2")  # slots that may hold an object reference
+REF_AXES = ("object", "object2", "action", "action2", "window_x", "window_y")  # slots that may hold an object reference
 
 
 @dataclass
@@ -60,6 +59,10 @@ class CellBlock:
     action_ref_rel: np.ndarray  # relation that reference goes through (-1 direct)
     action2_ref: np.ndarray
     action2_ref_rel: np.ndarray
+    window_x_ref: np.ndarray  # the localizing action X as an indirect-object action (0 direct)
+    window_x_ref_rel: np.ndarray
+    window_y_ref: np.ndarray  # the same for Y of between
+    window_y_ref_rel: np.ndarray
 
     def __len__(self) -> int:
         return len(self.video)
@@ -103,61 +106,114 @@ class CellBlock:
         return CellBlock(**{f.name: getattr(self, f.name)[order] for f in fields(self)})
 
 
-# -- string tables (built once) ----------------------------------------------------------------------
+# -- the lexicon (built once) -----------------------------------------------------------------------
+
+REF_VARIANTS = 3
+TIME_NAMES = ("all",) + tuple(KIND_NAMES[1:])  # released local's time field: whole video -> "all"
+
 
 @dataclass(frozen=True)
-class StringTables:
-    object_phrase: pa.Array  # [O + 1] "a blanket" (last entry "": unused slot)
-    object_word: pa.Array  # [O + 1] "blanket"
-    object_id: pa.Array  # [O + 1] "o4"
-    relation_word: pa.Array  # [R + 1]
-    relation_id: pa.Array
-    action_phrase: pa.Array  # [A + 1] question text
-    action_word: pa.Array  # [A + 1] program text
-    action_id: pa.Array
-    kind_name: pa.Array  # [5]
-    answers: dict  # answer kind -> pa.Array
-    ref_phrase: pa.Array  # [(kind - 1) * V * R + variant * R + relation] "the object they were holding first"
-    ref_program: pa.Array  # [(kind - 1) * R + relation] the reference's sub-program
-    ref_variants: int
-    action_ref_phrase: pa.Array  # [((action * 3 + kind - 1) * V + variant) * R + relation] indirect-object action text
-    action_ref_program: pa.Array  # [((verb * 3 + kind - 1) * R + relation] "ToAction(taking, <reference>)"
+class Texts:
+    """Every string a record's text columns are made of (:class:`.text.Lexicon`)."""
+
+    lexicon: Lexicon
+    dash: int  # literal "-"
+    window_question: np.ndarray  # int64[5, 3]: literal ids (before X, between X and Y, after Y) per time kind
+    window_program: np.ndarray
+
+
+def _frame_pattern(group: int) -> list[str]:
+    """Question frame ``group`` = template index * 64 + frame variant."""
+    return split_pattern(TEMPLATES[TEMPLATE_NAMES[group // 64]].frames[group % 64])
+
+
+def _program_pattern(template: int) -> list[str]:
+    return split_pattern(PROGRAM_SHAPES[TEMPLATES[TEMPLATE_NAMES[template]].program])
+
+
+def _tlocal_pattern(template: int) -> list[str]:
+    """The template's local (§b.1)."""
+    return split_pattern(TEMPLATES[TEMPLATE_NAMES[template]].local_format)
+
+
+def _local_pattern(template: int) -> list[str]:
+    """The released local (§b.4): binary = answer-space tag - template local - time - time action(s);
+    2-way length choose: template local - longer / shorter - time - time action(s); object choose:
+    template local - template local - time - time action(s); open = the template local."""
+    spec = TEMPLATES[TEMPLATE_NAMES[template]]
+    tlocal = _tlocal_pattern(template)
+    if spec.ans_type == "open":
+        return tlocal
+    tail = ["-", "time", "-", "window_action", ""]
+    if spec.answer_space in ("yes-no", "before-after"):
+        return join_patterns([spec.answer_space + "-"], tlocal, tail)
+    if spec.family == "length":
+        return join_patterns(tlocal, ["-longer" if "Longer" in spec.name else "-shorter"], tail)
+    return join_patterns(tlocal, ["-"], tlocal, tail)
+
+
+def _group_pattern(template: int) -> list[str]:
+    """direct_group: video | template | template local."""
+    return join_patterns(["", "video", f"|{TEMPLATE_NAMES[template]}|"], _tlocal_pattern(template))
+
+
+_ID_PATTERN = ["", "video", "-", "rank", ""]
 
 
 @functools.cache
-def string_tables() -> StringTables:
+def texts() -> Texts:
     v = vocab()
-    def arr(xs):
-        return pa.array(list(xs) + [""], pa.string())
-    return StringTables(
-        object_phrase=arr(OBJECT_ARTICLE.get(e, f"a {e}") for e in v.object_english),
-        object_word=arr(v.object_english),
-        object_id=arr(v.object_ids),
-        relation_word=arr(v.relation_english),
-        relation_id=arr(v.relation_ids),
-        action_phrase=arr(v.action_phrases),
-        action_word=arr(action_word(a) for a in range(v.num_actions)),
-        action_id=arr(v.actions),
-        kind_name=pa.array(KIND_NAMES, pa.string()),
-        answers={"yes/no": pa.array(["no", "yes"]), "before/after": pa.array(["before", "after"]),
-                 "object": pa.array(v.object_english), "action": pa.array(v.action_phrases)},
-        ref_phrase=pa.array([OBJECT_REFERENCE_FRAMES[k][i % len(OBJECT_REFERENCE_FRAMES[k])].format(relation=r)
-                             for k in ("first", "last", "whole") for i in range(REF_VARIANTS)
-                             for r in v.relation_english], pa.string()),
-        ref_program=pa.array([_reference_program(k, r) for k in ("first", "last", "whole") for r in v.relation_english],
-                             pa.string()),
-        ref_variants=REF_VARIANTS,
-        action_ref_phrase=pa.array([
-            ACTION_REFERENCE_FRAMES[a].format(object=OBJECT_REFERENCE_FRAMES[k][i % len(OBJECT_REFERENCE_FRAMES[k])]
-                                              .format(relation=r)) if a in ACTION_REFERENCE_FRAMES else ""
-            for a in v.actions for k in ("first", "last", "whole") for i in range(REF_VARIANTS)
-            for r in v.relation_english], pa.string()),
-        action_ref_program=pa.array([f"ToAction({verb}, {_reference_program(k, r)})" for verb in v.verb_english
-                                     for k in ("first", "last", "whole") for r in v.relation_english], pa.string()),
-    )
+    lex = Lexicon()
+    lex.section("object_phrase", (OBJECT_ARTICLE.get(e, f"a {e}") for e in v.object_english))
+    lex.section("object_word", v.object_english)
+    lex.section("object_id", v.object_ids)
+    lex.section("relation_word", v.relation_english)
+    lex.section("relation_id", v.relation_ids)
+    lex.section("action_phrase", v.action_phrases)
+    lex.section("action_word", (action_word(a) for a in range(v.num_actions)))
+    lex.section("action_id", v.actions)
+    lex.section("time", TIME_NAMES)
+    kinds = ("first", "last", "whole")
+    refs = OBJECT_REFERENCE_FRAMES
+    lex.section("ref_phrase", (refs[k][i % len(refs[k])].format(relation=r)
+                               for k in kinds for i in range(REF_VARIANTS) for r in v.relation_english))
+    lex.section("ref_program", (_reference_program(k, r) for k in kinds for r in v.relation_english))
+    lex.section("action_ref_phrase", (
+        ACTION_REFERENCE_FRAMES[a].format(object=refs[k][i % len(refs[k])].format(relation=r))
+        if a in ACTION_REFERENCE_FRAMES else ""
+        for a in v.actions for k in kinds for i in range(REF_VARIANTS) for r in v.relation_english))
+    lex.section("action_ref_program", (f"ToAction({verb}, {_reference_program(k, r)})" for verb in v.verb_english
+                                       for k in kinds for r in v.relation_english))
+    for t, name in enumerate(TEMPLATE_NAMES):
+        for g in range(len(TEMPLATES[name].frames)):
+            lex.literals(_frame_pattern(t * 64 + g))
+        for pattern in (_program_pattern, _tlocal_pattern, _local_pattern, _group_pattern):
+            lex.literals(pattern(t))
+    lex.literals(_ID_PATTERN)
+    lex.section("window_question", _window_strings(
+        lambda k, x, y: WINDOW_FRAMES[k].format(action=v.action_phrases[x], action2=v.action_phrases[y])))
+    words = [action_word(a) for a in range(v.num_actions)]
+    lex.section("window_program", _window_strings(
+        lambda k, x, y: "video" if k == "video" else f"Localize(between, [{words[x]}, {words[y]}])" if k == "between"
+        else f"Localize({k}, {words[x]})"))
+    question = []
+    for k in KIND_NAMES:  # " before {action}", " between {action} and {action2}", ...
+        before, _, rest = WINDOW_FRAMES[k].partition("{action}")
+        between, _, after = rest.partition("{action2}")
+        question.append([lex.literal(before), lex.literal(between), lex.literal(after)])
+    program = [[lex.literal("video"), 0, 0]] + [[lex.literal(f"Localize({k}, "), 0, lex.literal(")")]
+                                                 for k in KIND_NAMES[1:4]]
+    program.append([lex.literal("Localize(between, ["), lex.literal(", "), lex.literal("])")])
+    return Texts(lexicon=lex, dash=lex.literal("-"), window_question=np.array(question, np.int64),
+                 window_program=np.array(program, np.int64))
 
 
-REF_VARIANTS = 3
+def _window_strings(text) -> list[str]:
+    """Localization texts ``text(kind, x, y)`` laid out as :func:`_window_atoms` indexes them: the
+    whole video, then before / after / while each action, then between each ordered pair."""
+    A = vocab().num_actions
+    return ([text("video", 0, 0)] + [text(k, x, 0) for k in KIND_NAMES[1:4] for x in range(A)]
+            + [text("between", x, y) for x in range(A) for y in range(A)])
 
 
 def _reference_program(kind: str, relation: str) -> str:
@@ -171,10 +227,11 @@ def _reference_program(kind: str, relation: str) -> str:
 
 
 def question_steps(block: CellBlock) -> np.ndarray:
-    """int64[M]: AGQA's steps (§b.4): the template's base steps + the localization's + one per reference."""
+    """int64[M]: AGQA's steps (§b.4): the template's base steps + the localization's + one per
+    reference (object references, indirect-object actions, in the question or in its localization)."""
     base = np.array([TEMPLATES[t].base_steps for t in TEMPLATE_NAMES])
     return (base[block.template] + WINDOW_STEPS[block.window] + (block.object_ref > 0) + (block.object2_ref > 0)
-            + (block.action_ref > 0) + (block.action2_ref > 0))
+            + (block.action_ref > 0) + (block.action2_ref > 0) + (block.window_x_ref > 0) + (block.window_y_ref > 0))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -187,26 +244,6 @@ def lit(value) -> pa.Scalar:
 def _take(table: pa.Array, ids: np.ndarray) -> pa.Array:
     """table[ids] with -1 reading the table's last (empty) entry."""
     return table.take(pa.array(np.where(ids < 0, len(table) - 1, ids)))
-
-
-_PLACEHOLDER = re.compile(r"\{(\w+)\}|<(\w+)>")
-
-
-def _split(text: str) -> list[str]:
-    """Alternating literal fragments and slot names: [lit, slot, lit, slot, ..., lit]."""
-    parts, last = [], 0
-    for m in _PLACEHOLDER.finditer(text):
-        parts += [text[last:m.start()], m.group(1) or m.group(2)]
-        last = m.end()
-    return parts + [text[last:]]
-
-
-def _join(parts: list[str], slots: dict[str, pa.Array]) -> pa.Array:
-    pieces = [slots[p] if i % 2 else lit(p) for i, p in enumerate(parts) if (i % 2) or p]
-    if not any(isinstance(p, pa.Array) for p in pieces):
-        n = len(next(iter(slots.values())))
-        return pa.array(["".join(p.as_py() for p in pieces)] * n, pa.string())
-    return pc.binary_join_element_wise(*pieces, lit(""))
 
 
 # -- rendering ---------------------------------------------------------------------------------------
@@ -231,171 +268,169 @@ def video_key(video_id: str) -> int:
     return int.from_bytes(hashlib.blake2b(video_id.encode(), digest_size=8).digest(), "little") >> 1
 
 
-def _object_text(s: StringTables, obj, ref, ref_rel, variant, program: bool) -> pa.Array:
-    """An object slot: the object's phrase / word, or its reference phrase / sub-program."""
-    direct = _take(s.object_word if program else s.object_phrase, obj)
+def _object_atoms(tx: Texts, obj, ref, ref_rel, variant, program: bool) -> np.ndarray:
+    """Lexicon ids of an object slot: the object's phrase / word, or its reference's phrase / sub-program."""
+    lex = tx.lexicon
+    direct = lex.ids("object_word" if program else "object_phrase", obj)
     if not (ref > 0).any():
         return direct
-    R = len(s.relation_word) - 1
-    k = np.maximum(ref - 1, 0)
-    if program:
-        idx = k * R + np.maximum(ref_rel, 0)
-        indirect = s.ref_program.take(pa.array(idx))
-    else:
-        idx = (k * s.ref_variants + variant % s.ref_variants) * R + np.maximum(ref_rel, 0)
-        indirect = s.ref_phrase.take(pa.array(idx))
-    return pc.if_else(pa.array(ref > 0), indirect, direct)
+    R = vocab().num_relations
+    k, r = np.maximum(ref - 1, 0), np.maximum(ref_rel, 0)
+    indirect = (lex.ids("ref_program", k * R + r) if program
+                else lex.ids("ref_phrase", (k * REF_VARIANTS + variant % REF_VARIANTS) * R + r))
+    return np.where(ref > 0, indirect, direct)
 
 
-def _action_text(s: StringTables, act, ref, ref_rel, variant, program: bool) -> pa.Array:
-    """An action slot: the action's phrase / program word, or, for an indirect-object action, its
-    phrase with the object's reference phrase (question) / ``ToAction(verb, <reference>)`` (program)."""
-    direct = _take(s.action_word if program else s.action_phrase, act)
+def _action_atoms(tx: Texts, act, ref, ref_rel, variant, program: bool) -> np.ndarray:
+    """Lexicon ids of an action slot: the action's phrase / program word, or, for an indirect-object
+    action, its phrase with the object's reference phrase (question) / ``ToAction(verb, <reference>)``."""
+    lex = tx.lexicon
+    direct = lex.ids("action_word" if program else "action_phrase", act)
     if not (ref > 0).any():
         return direct
-    R = len(s.relation_word) - 1
+    R = vocab().num_relations
     k, r, a = np.maximum(ref - 1, 0), np.maximum(ref_rel, 0), np.maximum(act, 0)
     if program:
         verb = np.asarray(vocab().action_verb, np.int64)[a]
-        indirect = s.action_ref_program.take(pa.array((verb * 3 + k) * R + r))
+        indirect = lex.ids("action_ref_program", (verb * 3 + k) * R + r)
     else:
-        indirect = s.action_ref_phrase.take(pa.array(((a * 3 + k) * s.ref_variants + variant % s.ref_variants) * R + r))
-    return pc.if_else(pa.array(ref > 0), indirect, direct)
+        indirect = lex.ids("action_ref_phrase", ((a * 3 + k) * REF_VARIANTS + variant % REF_VARIANTS) * R + r)
+    return np.where(ref > 0, indirect, direct)
 
 
-def _window_text(s: StringTables, rows: CellBlock, program: bool) -> pa.Array:
-    """The localization phrase (question) or ``<window>`` program of each row."""
-    kinds = rows.window
-    x = _take(s.action_word if program else s.action_phrase, rows.window_x)
-    y = _take(s.action_word if program else s.action_phrase, rows.window_y)
-    if program:
-        pre = ["video", "Localize(before, ", "Localize(after, ", "Localize(while, ", "Localize(between, ["]
-        mid = ["", "", "", "", ", "]
-        post = ["", ")", ")", ")", "])"]
-    else:
-        pre = [WINDOW_FRAMES[k].split("{action}")[0] for k in KIND_NAMES]
-        mid = ["", "", "", "", WINDOW_FRAMES["between"].split("{action}")[1].split("{action2}")[0]]
-        post = [""] * 5
-    k = pa.array(kinds)
-    return pc.binary_join_element_wise(pa.array(pre).take(k), x, pa.array(mid).take(k),
-                                       pc.if_else(pc.equal(k, lit(4)), y, lit("")), pa.array(post).take(k), lit(""))
+def _window_atoms(tx: Texts, rows: CellBlock) -> tuple[np.ndarray, np.ndarray]:
+    """(question, program) lexicon ids of each row's localization phrase / ``<window>`` program,
+    with direct localizing actions: one precomputed string per (time kind, action, action2)
+    (:func:`_window_strings`)."""
+    A = vocab().num_actions
+    kind, x, y = rows.window, np.maximum(rows.window_x, 0), np.maximum(rows.window_y, 0)
+    index = np.where(kind == 0, 0, np.where(kind < 4, 1 + (kind - 1) * A + x, 1 + 3 * A + x * A + y))
+    return tx.lexicon.ids("window_question", index), tx.lexicon.ids("window_program", index)
+
+
+def _indirect_windows(tx: Texts, rows: CellBlock, variant: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, pa.Array]:
+    """Localizations around indirect-object actions: (rows bool[M], index int64[n] of each such row
+    in ``texts``, texts: their distinct localization phrases (``variant`` given) or programs).
+
+    Few distinct ones per block, so each is rendered once (before X, X, between, Y, after) and the
+    rows point at it: the question and program then take one atom for their window."""
+    indirect = (rows.window_x_ref > 0) | (rows.window_y_ref > 0)
+    sel = np.flatnonzero(indirect)
+    if not len(sel):
+        return indirect, sel, pa.array([], pa.string())
+    A, R = vocab().num_actions + 1, vocab().num_relations + 1
+    key = np.zeros(len(sel), np.int64)
+    fields_ = [(rows.window, 5), (rows.window_x + 1, A), (rows.window_x_ref, 4), (rows.window_x_ref_rel + 1, R),
+               (rows.window_y + 1, A), (rows.window_y_ref, 4), (rows.window_y_ref_rel + 1, R)]
+    if variant is not None:
+        fields_.append((variant % REF_VARIANTS, REF_VARIANTS))
+    for values, radix in fields_:  # mixed-radix key of everything the text depends on
+        key = key * radix + values[sel]
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    r = rows.take(sel[first])
+    program = variant is None
+    v = None if program else variant[sel[first]]
+    parts = (tx.window_program if program else tx.window_question)[r.window]  # [U, 3]
+    xs = _action_atoms(tx, r.window_x, r.window_x_ref, r.window_x_ref_rel, None if program else v + 2, program)
+    ys = _action_atoms(tx, r.window_y, r.window_y_ref, r.window_y_ref_rel, None if program else v + 3, program)
+    atoms = np.stack([parts[:, 0], xs, parts[:, 1], np.where(r.window == 4, ys, 0), parts[:, 2]], axis=1)
+    texts_ = gather_text(tx.lexicon.array(), atoms)
+    if isinstance(texts_, pa.ChunkedArray):
+        texts_ = texts_.combine_chunks()
+    return indirect, inverse.reshape(-1), texts_
 
 
 def render(block: CellBlock, video_ids: tuple[str, ...], splits: tuple[str, ...], rank: np.ndarray,
            variant: np.ndarray, answer_kinds: np.ndarray) -> pa.Table:
     """The RECORD_SCHEMA table of a block (rows in block order)."""
-    s = string_tables()
+    tx = texts()
+    lex = tx.lexicon
     M = len(block)
-    group = block.template * 64 + variant
-    order = np.argsort(group, kind="stable")
-    bounds = np.flatnonzero(np.diff(group[order])) + 1
-    q_parts, p_parts, tlocal_parts, local_parts = [], [], [], []
-    for rows_idx in np.split(order, bounds) if M else []:
-        rows = block.take(rows_idx)
-        t = TEMPLATE_NAMES[int(rows.template[0])]
-        spec = TEMPLATES[t]
-        frame = spec.frames[int(variant[rows_idx[0]])]
-        slots_q = {
-            "object": _object_text(s, rows.object, rows.object_ref, rows.object_ref_rel, variant[rows_idx], False),
-            "object2": _object_text(s, rows.object2, rows.object2_ref, rows.object2_ref_rel, variant[rows_idx] + 1, False),
-            "relation": _take(s.relation_word, rows.relation),
-            "action": _action_text(s, rows.action, rows.action_ref, rows.action_ref_rel, variant[rows_idx], False),
-            "action2": _action_text(s, rows.action2, rows.action2_ref, rows.action2_ref_rel, variant[rows_idx] + 1, False),
-            "window": _window_text(s, rows, program=False),
-        }
-        slots_p = {
-            "object": _object_text(s, rows.object, rows.object_ref, rows.object_ref_rel, None, True),
-            "object2": _object_text(s, rows.object2, rows.object2_ref, rows.object2_ref_rel, None, True),
-            "relation": _take(s.relation_word, rows.relation),
-            "action": _action_text(s, rows.action, rows.action_ref, rows.action_ref_rel, None, True),
-            "action2": _action_text(s, rows.action2, rows.action2_ref, rows.action2_ref_rel, None, True),
-            "window": _window_text(s, rows, program=True),
-        }
-        q_parts.append(_join(_split(frame), slots_q))
-        p_parts.append(_join(_split(PROGRAM_SHAPES[spec.program]), slots_p))
-        tl, loc = _locals(spec, s, rows)
-        tlocal_parts.append(tl)
-        local_parts.append(loc)
-    # scatter the group results back into block order
-    inverse = pa.array(np.argsort(order, kind="stable"))
+    # per-block strings after the shared lexicon: video ids, question numbers, localizations
+    # around indirect-object actions (questions, then programs)
+    numbers = [str(i) for i in range(int(rank.max(initial=-1)) + 1)]
+    window_q, window_p = _window_atoms(tx, block)
+    ind_q, at_q, texts_q = _indirect_windows(tx, block, variant)
+    ind_p, at_p, texts_p = _indirect_windows(tx, block, None)
+    base = len(lex)
+    window_q[ind_q] = base + len(video_ids) + len(numbers) + at_q
+    window_p[ind_p] = base + len(video_ids) + len(numbers) + len(texts_q) + at_p
+    extended = pa.concat_arrays([lex.array(), pa.array(list(video_ids) + numbers, pa.string()), texts_q, texts_p])
 
-    def gathered(parts: list[pa.Array]) -> pa.Array:
-        return pa.concat_arrays(parts).take(inverse) if parts else pa.array([], pa.string())
+    question = compose(lex, block.template * 64 + variant, _frame_pattern, {
+        "object": _object_atoms(tx, block.object, block.object_ref, block.object_ref_rel, variant, False),
+        "object2": _object_atoms(tx, block.object2, block.object2_ref, block.object2_ref_rel, variant + 1, False),
+        "relation": lex.ids("relation_word", block.relation),
+        "action": _action_atoms(tx, block.action, block.action_ref, block.action_ref_rel, variant, False),
+        "action2": _action_atoms(tx, block.action2, block.action2_ref, block.action2_ref_rel, variant + 1, False),
+        "window": window_q,
+    }, extended)
+    program = compose(lex, block.template, _program_pattern, {
+        "object": _object_atoms(tx, block.object, block.object_ref, block.object_ref_rel, None, True),
+        "object2": _object_atoms(tx, block.object2, block.object2_ref, block.object2_ref_rel, None, True),
+        "relation": lex.ids("relation_word", block.relation),
+        "action": _action_atoms(tx, block.action, block.action_ref, block.action_ref_rel, None, True),
+        "action2": _action_atoms(tx, block.action2, block.action2_ref, block.action2_ref_rel, None, True),
+        "window": window_p,
+    }, extended)
+    # balancing keys and ids
+    between = block.window == 4
+    keys = {"object": lex.ids("object_id", block.object), "object2": lex.ids("object_id", block.object2),
+            "relation": lex.ids("relation_id", block.relation), "action": lex.ids("action_id", block.action),
+            "action2": lex.ids("action_id", block.action2), "time": lex.ids("time", block.window),
+            "window_action": np.stack([lex.ids("action_id", block.window_x), np.where(between, tx.dash, 0),
+                                       np.where(between, lex.ids("action_id", block.window_y), 0)], axis=1),
+            "video": base + block.video, "rank": base + len(video_ids) + rank}
+    local = compose(lex, block.template, _local_pattern, keys, extended)
+    direct_group = compose(lex, block.template, _group_pattern, keys, extended)
+    qid = compose(lex, np.zeros(M, np.int64), lambda _: _ID_PATTERN, keys, extended)
 
-    q_all, p_all, tlocal, local = (gathered(x) for x in (q_parts, p_parts, tlocal_parts, local_parts))
-
-    vids = pa.array(video_ids, pa.string()).take(pa.array(block.video))
+    s_video = pa.array(video_ids, pa.string())
+    vids = s_video.take(pa.array(block.video))
     spl = pa.array(splits, pa.string()).take(pa.array(block.video))
     tnames = pa.array(TEMPLATE_NAMES, pa.string()).take(pa.array(block.template))
-    qid = pc.binary_join_element_wise(vids, pa.array(rank).cast(pa.string()), lit("-"))
-    # answers: one table per answer kind, concatenated with offsets
-    ans_tables = [s.answers[k] for k in ("yes/no", "before/after", "object", "action")]
-    offsets = np.cumsum([0] + [len(a) for a in ans_tables])[:-1]
-    answer = pa.concat_arrays(ans_tables).take(pa.array(offsets[answer_kinds] + block.answer))
+    v = vocab()
+    answer_tables = [["no", "yes"], ["before", "after"], list(v.object_english), list(v.action_phrases)]
+    offsets = np.cumsum([0] + [len(a) for a in answer_tables])[:-1]
+    answer = pa.array(sum(answer_tables, []), pa.string()).take(pa.array(offsets[answer_kinds] + block.answer))
 
     specs = [TEMPLATES[t] for t in TEMPLATE_NAMES]
     steps = question_steps(block)
+
     def per_template(values) -> pa.Array:
         return pa.array(values).take(pa.array(block.template))
 
-    ids = {"object": _take(s.object_id, block.object), "object2": _take(s.object_id, block.object2),
-           "relation": _take(s.relation_id, block.relation), "action": _take(s.action_id, block.action),
-           "action2": _take(s.action_id, block.action2)}
-    wx, wy = _take(s.action_id, block.window_x), _take(s.action_id, block.window_y)
+    def ids(table: list[str], index: np.ndarray) -> pa.Array:
+        return _take(pa.array(list(table) + [""], pa.string()), index)
+
+    ref_names = pa.array(["", "first", "last", "whole"])
     is_temp = (block.window != 0).astype(np.int8)
     # an indirect-object action counts as object indirection (§b.3)
-    is_obj = ((block.object_ref > 0) | (block.object2_ref > 0) | (block.action_ref > 0)
-              | (block.action2_ref > 0)).astype(np.int8)
+    is_obj = ((block.object_ref > 0) | (block.object2_ref > 0) | (block.action_ref > 0) | (block.action2_ref > 0)
+              | (block.window_x_ref > 0) | (block.window_y_ref > 0)).astype(np.int8)
     zeros = np.zeros(M, np.int8)
-    ref_names = pa.array(["", "first", "last", "whole"])
     table = pa.table({
         "question_id": qid, "video_id": vids, "split": spl, "template": tnames,
-        "frame": pa.array(variant.astype(np.int8)), "question": q_all, "answer": answer,
+        "frame": pa.array(variant.astype(np.int8)), "question": question, "answer": answer,
         "global": per_template([list(sp.global_) for sp in specs]),
         "local": local, "ans_type": per_template([sp.ans_type for sp in specs]),
         "steps": pa.array(steps.astype(np.int8)), "semantic": per_template([sp.semantic for sp in specs]),
-        "structural": per_template([sp.structural for sp in specs]), "program": p_all,
-        "window": s.kind_name.take(pa.array(block.window)), "window_action": wx, "window_action2": wy,
-        "relation": ids["relation"], "object": ids["object"], "object_ref": ref_names.take(pa.array(block.object_ref)),
-        "object_ref_relation": _take(s.relation_id, block.object_ref_rel), "object2": ids["object2"],
+        "structural": per_template([sp.structural for sp in specs]), "program": program,
+        "window": pa.array(KIND_NAMES, pa.string()).take(pa.array(block.window)),
+        "window_action": ids(v.actions, block.window_x), "window_action2": ids(v.actions, block.window_y),
+        "window_action_ref": ref_names.take(pa.array(block.window_x_ref)),
+        "window_action2_ref": ref_names.take(pa.array(block.window_y_ref)),
+        "relation": ids(v.relation_ids, block.relation), "object": ids(v.object_ids, block.object),
+        "object_ref": ref_names.take(pa.array(block.object_ref)),
+        "object_ref_relation": ids(v.relation_ids, block.object_ref_rel), "object2": ids(v.object_ids, block.object2),
         "object2_ref": ref_names.take(pa.array(block.object2_ref)),
-        "object2_ref_relation": _take(s.relation_id, block.object2_ref_rel), "action": ids["action"],
-        # one column for both action slots: the kind of the first one that is indirect
+        "object2_ref_relation": ids(v.relation_ids, block.object2_ref_rel), "action": ids(v.actions, block.action),
         "action_ref": ref_names.take(pa.array(block.action_ref)),
         "action2_ref": ref_names.take(pa.array(block.action2_ref)),
-        "action2": ids["action2"],
-        "direct_group": pc.binary_join_element_wise(vids, tnames, tlocal, lit("|")),
+        "action2": ids(v.actions, block.action2),
+        "direct_group": direct_group,
         "is_direct": pa.array((1 - (is_temp | is_obj)).astype(np.int8)), "indirect": pa.array(is_temp | is_obj),
         "i_obj": pa.array(is_obj), "i_rel": pa.array(zeros), "i_act": pa.array(zeros), "i_temp": pa.array(is_temp),
         "sg_grounding": pa.nulls(M, pa.string()),
     })
     return table.select(RECORD_SCHEMA.names).cast(RECORD_SCHEMA)
-
-
-def _locals(spec, s: StringTables, rows: CellBlock) -> tuple[pa.Array, pa.Array]:
-    """(template local (§b.1), released local (§b.4)) of rows of one template.
-
-    Released local: binary = answer-space tag - template local - time kind - time action(s);
-    open = the template local."""
-    ids = {"object": _take(s.object_id, rows.object), "object2": _take(s.object_id, rows.object2),
-           "relation": _take(s.relation_id, rows.relation), "action": _take(s.action_id, rows.action),
-           "action2": _take(s.action_id, rows.action2)}
-    wx, wy = _take(s.action_id, rows.window_x), _take(s.action_id, rows.window_y)
-    kind = pa.array(rows.window)
-    window_action = pc.if_else(pc.equal(kind, lit(4)), pc.binary_join_element_wise(wx, wy, lit("-")), wx)
-    ids["window_action"] = window_action
-    M = len(rows)
-    parts = _split(spec.local_format)
-    tlocal = _join(parts, ids) if len(parts) > 1 else pa.array([spec.local_format] * M, pa.string())
-    if spec.ans_type == "open":
-        return tlocal, tlocal
-    time = pc.if_else(pc.equal(kind, lit(0)), lit("all"), s.kind_name.take(kind))
-    dash = lit("-")
-    if spec.answer_space in ("yes-no", "before-after"):
-        local = pc.binary_join_element_wise(lit(spec.answer_space), tlocal, time, window_action, dash)
-    elif spec.family == "length":  # 2-way length choose: tag = template local, middle = longer / shorter
-        local = pc.binary_join_element_wise(tlocal, lit("longer" if "Longer" in spec.name else "shorter"), time,
-                                            window_action, dash)
-    else:  # object choose templates: the tag is the template local itself
-        local = pc.binary_join_element_wise(tlocal, tlocal, time, window_action, dash)
-    return tlocal, local

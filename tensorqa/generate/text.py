@@ -1,0 +1,184 @@
+"""Text columns as rows of lexicon ids: one ``take`` per column, no per-row or per-group Python.
+
+Every string a record holds (question, program, balancing keys, ids) is a concatenation of
+*atoms*: literal fragments of a frame or program shape, and vocabulary strings (an object's
+phrase, a reference phrase, an action's program word, a video id...). All atoms live in one
+pyarrow string array, the :class:`Lexicon`. A column of M texts of at most P atoms is then an
+integer matrix ``[M, P]`` of lexicon ids (0 is the empty string), worked out with numpy.
+
+:func:`gather_text` turns that matrix into strings with a single ``take`` of the flattened ids:
+the result lays the atoms of row 0, then those of row 1, ... end to end in one data buffer, which
+is already the concatenation of the rows' texts; the column is that buffer read with every P-th
+offset. The bytes are copied once, by Arrow.
+
+:func:`compose` builds the id matrix from *patterns* (as :func:`split_pattern` makes them: literal
+fragments alternating with slot names), one pattern per group of rows (a template and frame
+variant), and per-row atom ids for each slot.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+
+import numpy as np
+import pyarrow as pa
+
+_PLACEHOLDER = re.compile(r"\{(\w+)\}|<(\w+)>")
+# rows per output chunk: keeps each chunk's string data far below int32 offsets' 2 GiB
+CHUNK_ROWS = 1 << 18
+
+
+def split_pattern(text: str) -> list[str]:
+    """Alternating literal fragments and slot names: ``[lit, slot, lit, ..., slot, lit]`` from a
+    text with ``{slot}`` or ``<slot>`` placeholders (always odd length)."""
+    parts, last = [], 0
+    for m in _PLACEHOLDER.finditer(text):
+        parts += [text[last:m.start()], m.group(1) or m.group(2)]
+        last = m.end()
+    return parts + [text[last:]]
+
+
+def join_patterns(*patterns: list[str]) -> list[str]:
+    """The pattern of the patterns' texts written one after the other."""
+    out = list(patterns[0])
+    for p in patterns[1:]:
+        out[-1] += p[0]
+        out += p[1:]
+    return out
+
+
+class Lexicon:
+    """Strings addressed by integer ids: named sections (id = section base + index) and literals
+    (deduplicated). Id 0 is the empty string. Append-only, so ids stay valid as it grows."""
+
+    def __init__(self) -> None:
+        self._strings: list[str] = [""]
+        self._literals: dict[str, int] = {"": 0}
+        self.bases: dict[str, int] = {}
+        self._array: pa.Array | None = None
+
+    def __len__(self) -> int:
+        return len(self._strings)
+
+    def section(self, name: str, strings: Iterable[str]) -> int:
+        """Add a section; returns its base id."""
+        self.bases[name] = len(self._strings)
+        self._strings.extend(strings)
+        self._array = None
+        return self.bases[name]
+
+    def ids(self, name: str, index: np.ndarray) -> np.ndarray:
+        """int64 ids of entries ``index`` of section ``name``; a negative index is the empty string."""
+        index = np.asarray(index, np.int64)
+        return np.where(index < 0, 0, self.bases[name] + index)
+
+    def literal(self, text: str) -> int:
+        if text not in self._literals:
+            self._literals[text] = len(self._strings)
+            self._strings.append(text)
+            self._array = None
+        return self._literals[text]
+
+    def literals(self, pattern: list[str]) -> None:
+        """Register the literal fragments of a pattern."""
+        for p in pattern[::2]:
+            self.literal(p)
+
+    def extended(self, strings: list[str]) -> tuple[pa.Array, int]:
+        """(this lexicon followed by ``strings``, the id of ``strings[0]``): per-block strings."""
+        return pa.concat_arrays([self.array(), pa.array(strings, pa.string())]), len(self)
+
+    def array(self) -> pa.Array:
+        if self._array is None:
+            self._array = pa.array(self._strings, pa.string())
+        return self._array
+
+
+def gather_text(lexicon: pa.Array, ids: np.ndarray, lengths: np.ndarray | None = None) -> pa.Array | pa.ChunkedArray:
+    """string[M]: row i is the concatenation of its atoms ``lexicon[id]``.
+
+    ``ids``: int[M, P] (every row P atoms), or, with ``lengths`` (int[M]), the rows' atoms one
+    after the other (ragged: row i has ``lengths[i]`` of them)."""
+    if lengths is None:
+        M, P = ids.shape
+        lengths, ids = np.full(M, P, np.int64), ids.reshape(-1)
+    M = len(lengths)
+    if M == 0:
+        return pa.array([], pa.string())
+    ends = np.cumsum(lengths)
+    chunks = []
+    for a in range(0, M, CHUNK_ROWS):
+        b = min(a + CHUNK_ROWS, M)
+        first = ends[a - 1] if a else 0
+        atoms = lexicon.take(pa.array(ids[first:ends[b - 1]]))
+        offsets = np.frombuffer(atoms.buffers()[1], np.int32, count=len(atoms) + 1, offset=4 * atoms.offset)
+        bounds = np.concatenate([[0], ends[a:b] - first])
+        chunks.append(pa.Array.from_buffers(pa.string(), b - a, [None, pa.py_buffer(np.ascontiguousarray(offsets[bounds])),
+                                                                 atoms.buffers()[2]]))
+    return chunks[0] if len(chunks) == 1 else pa.chunked_array(chunks, pa.string())
+
+
+def _dense(group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(distinct values, index of each row's value among them) for small non-negative ints
+    (a lookup table instead of ``np.unique``'s sort)."""
+    if len(group) == 0:
+        return group, group
+    present = np.bincount(group) > 0
+    uniq = np.flatnonzero(present)
+    lookup = np.cumsum(present) - 1
+    return uniq, lookup[group]
+
+
+def compose(lexicon: Lexicon, group: np.ndarray, pattern: Callable[[int], list[str]],
+            slots: dict[str, np.ndarray], lexicon_array: pa.Array | None = None) -> pa.Array | pa.ChunkedArray:
+    """string[M]: row i is ``pattern(group[i])`` with each slot ``s`` written as the atoms
+    ``slots[s][i]`` (lexicon ids, shape [M] for one atom or [M, k] for k atoms).
+
+    ``lexicon_array`` overrides ``lexicon.array()``, for a lexicon extended with per-block strings
+    (whose ids follow the shared lexicon's); the patterns' literals must then be in the lexicon
+    already (:meth:`Lexicon.literals`), since a new one would take an id of the extension."""
+    M = len(group)
+    size = len(lexicon)
+    uniq, ginv = _dense(np.asarray(group, np.int64))
+    names = sorted(slots)
+    columns, first = [np.zeros(M, np.int32)], {}  # source column 0: unused
+    for n in names:
+        first[n] = len(columns)
+        columns.extend(np.asarray(slots[n], np.int32).reshape(M, -1).T)
+    width = {n: len(columns) - first[n] if i == len(names) - 1 else first[names[i + 1]] - first[n]
+             for i, n in enumerate(names)}
+    plans = []
+    for g in uniq:
+        atoms = []  # (source column, literal id)
+        for i, p in enumerate(pattern(int(g))):
+            if i % 2 == 0:
+                if p:
+                    atoms.append((0, lexicon.literal(p)))
+            else:
+                atoms += [(first[p] + j, 0) for j in range(width[p])]
+        plans.append(atoms)
+    if lexicon_array is not None and len(lexicon) != size:
+        raise RuntimeError("compose: a pattern literal was not registered before the lexicon was extended")
+    # Rows sorted by group: each group's atoms form one contiguous [rows, atoms] block of a ragged
+    # id list, filled a column at a time (a literal, or a slot column read at the group's rows);
+    # the texts come out in group order and one take puts them back in row order.
+    lengths = np.array([len(a) for a in plans], np.int64)
+    counts = np.bincount(ginv, minlength=len(plans))
+    order = np.argsort(ginv, kind="stable")
+    row_start = np.concatenate([[0], np.cumsum(counts)])
+    atom_start = np.concatenate([[0], np.cumsum(counts * lengths)])
+    ids = np.empty(atom_start[-1], np.int32)
+    for k, atoms in enumerate(plans):
+        if not atoms:
+            continue
+        rows = order[row_start[k]:row_start[k + 1]]
+        block = ids[atom_start[k]:atom_start[k + 1]].reshape(len(rows), len(atoms))
+        for j, (col, lit_id) in enumerate(atoms):
+            block[:, j] = columns[col][rows] if col else lit_id
+    texts = gather_text(lexicon.array() if lexicon_array is None else lexicon_array, ids, np.repeat(lengths, counts))
+    if np.array_equal(order, np.arange(M)):
+        return texts
+    inverse = np.empty(M, np.int64)
+    inverse[order] = np.arange(M)
+    return texts.take(pa.array(inverse))
