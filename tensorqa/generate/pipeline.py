@@ -125,10 +125,9 @@ def generate_block(batch, templates: list[str], rel_obj_counts: torch.Tensor, se
     t0 = time.perf_counter()
     block = CellBlock.concat(blocks)
     answer_kinds = np.concatenate(kinds) if kinds else np.zeros(0, np.int64)
-    short = question_steps(block) <= MAX_STEPS  # §b.0: questions of 9 or more steps are discarded
-    block, answer_kinds = block.take(short), answer_kinds[short]
-    order = np.argsort(block.video, kind="stable")  # per video: template order, then grid order
-    block, answer_kinds = block.take(order), answer_kinds[order]
+    rows = np.flatnonzero(question_steps(block) <= MAX_STEPS)  # §b.0: 9 or more steps are discarded
+    rows = rows[np.argsort(block.video[rows], kind="stable")]  # per video: template order, then grid order
+    block, answer_kinds = block.take(rows), answer_kinds[rows]
     starts = np.searchsorted(block.video, np.arange(len(batch)))
     rank = np.arange(len(block)) - starts[block.video]
     variant = frame_variants(block, keys, rank, seed)
@@ -243,8 +242,8 @@ def _window_reference_blocks(found: list[CellBlock], slots: np.ndarray, kind: np
     def with_refs(m: np.ndarray, **axes) -> CellBlock:
         rows = cells.take(m)
         for axis, (v, c) in axes.items():
-            setattr(rows, axis + "_ref", kind[v, c])
-            setattr(rows, axis + "_ref_rel", relation[v, c])
+            setattr(rows, axis + "_ref", kind[v, c].astype(np.int32))
+            setattr(rows, axis + "_ref_rel", relation[v, c].astype(np.int32))
         return rows
 
     cx = candidates(cells.window_x, np.ones(len(cells), bool))

@@ -38,7 +38,7 @@ REF_AXES = ("object", "object2", "action", "action2", "window_x", "window_y")  #
 
 @dataclass
 class CellBlock:
-    """One row per question (numpy int64 columns; -1 where a slot is unused)."""
+    """One row per question (numpy int32 columns; -1 where a slot is unused)."""
 
     video: np.ndarray  # index into the batch's video_ids
     template: np.ndarray  # index into TEMPLATE_NAMES
@@ -81,25 +81,25 @@ class CellBlock:
         M = idx[0].numel()
 
         def np64(t: torch.Tensor) -> np.ndarray:
-            return t.cpu().numpy().astype(np.int64)
+            return t.cpu().numpy().astype(np.int32)
 
         def take(t: torch.Tensor) -> np.ndarray:
             return np64(cells.full(t)[idx])
 
-        cols = {name: (take(cells.ids(name)) if cells.has(name) else np.full(M, -1, np.int64)) for name in SLOT_NAMES}
+        cols = {name: (take(cells.ids(name)) if cells.has(name) else np.full(M, -1, np.int32)) for name in SLOT_NAMES}
         for axis in REF_AXES:
             kind_rel = (refs or {}).get(axis)
             if kind_rel is None:
-                cols[axis + "_ref"], cols[axis + "_ref_rel"] = np.zeros(M, np.int64), np.full(M, -1, np.int64)
+                cols[axis + "_ref"], cols[axis + "_ref_rel"] = np.zeros(M, np.int32), np.full(M, -1, np.int32)
             else:
                 cols[axis + "_ref"], cols[axis + "_ref_rel"] = np64(kind_rel[0]), np64(kind_rel[1])
-        return cls(video=np64(cells.grid.video[idx[0]]), template=np.full(M, TEMPLATE_NAMES.index(template), np.int64),
+        return cls(video=np64(cells.grid.video[idx[0]]), template=np.full(M, TEMPLATE_NAMES.index(template), np.int32),
                    window=take(cells.kind), window_x=take(cells.x), window_y=take(cells.y),
                    answer=take(cells.grid.answer), **cols)
 
     @classmethod
     def concat(cls, blocks: list["CellBlock"]) -> "CellBlock":
-        return cls(**{f.name: np.concatenate([getattr(b, f.name) for b in blocks]) if blocks else np.zeros(0, np.int64)
+        return cls(**{f.name: np.concatenate([getattr(b, f.name) for b in blocks]) if blocks else np.zeros(0, np.int32)
                       for f in fields(cls)})
 
     def take(self, order: np.ndarray) -> "CellBlock":
