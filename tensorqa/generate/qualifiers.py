@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..grid import AnswerGrid, GridContext
+from ..grid import AnswerGrid, GridContext, evaluate
 from ..primitives.localize import AFTER, BEFORE, BETWEEN, VIDEO, WHILE
 from ..vocab import RELATION_KINDS, vocab
 
@@ -231,6 +231,21 @@ class Cells:
         n = self.ctx.relate("all").sum(2)  # [B, W, R]
         return n[self.vid, self.ids("window"), r.clamp(min=0)]
 
+    def episode_answer(self, template: str, r: torch.Tensor) -> torch.Tensor:
+        """int64: the objFirst / objLast (``template``) answer for relation r in the cell's window,
+        -1 where it does not exist or is not unique. Evaluated once per batch."""
+        def table() -> torch.Tensor:
+            g = evaluate(template, self.ctx.batch, self.ctx.semantics, context=self.ctx)
+            B, W = self.ctx.windows.word.shape
+            out = torch.full((B, W, vocab().num_relations + 1), -1, dtype=torch.long, device=self.device)
+            shape = g.answer.shape
+            rel = g.axis_ids("relation").expand(shape)
+            ok = g.defined & (rel >= 0)
+            vid = g.video.reshape(-1, 1).expand(shape)
+            out[vid[ok], g.axis_ids("window").expand(shape)[ok], rel[ok]] = g.answer[ok]
+            return out
+        return self.ctx._get(f"episode_answer:{template}", table)[self.vid, self.ids("window"), r.clamp(min=0)]
+
     def relates(self, o: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
         """bool: relation r holds with object o somewhere in the cell's window."""
         rel = self.ctx.relate("all")  # [B, W, O, R]
@@ -290,7 +305,10 @@ def _choose(c: Cells) -> torch.Tensor:
     second = c.valid_obj_rel(o2, r) & c.not_in_action_object(o2)
     if c.grid.shape == "objWhatChoose":  # exactly one of the two is the relation's object in W
         return ((first & second) & (in1 ^ in2)) & c.pair(o1, o2)
-    return ((first & in1) & (second & in2)) & c.pair(o1, o2)  # first / last choose: both occur in W
+    # first / last choose: both occur in W, and the objFirst / objLast answer for (relation, W)
+    # exists, is unique and is one of the pair
+    episode = c.episode_answer("objFirst" if c.grid.shape == "objFirstChoose" else "objLast", r)
+    return ((first & in1) & (second & in2)) & c.pair(o1, o2) & ((episode == o1) | (episode == o2))
 
 
 def _episode(c: Cells) -> torch.Tensor:
