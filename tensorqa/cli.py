@@ -10,6 +10,7 @@
     tensorqa stats DIR                                           per-template counts vs Table 14
     tensorqa balance DIR --out DIR [--preset agqa|agqa2]         AGQA's balancing
     tensorqa split DIR --out DIR                                 compositional split fields
+    tensorqa decompose DIR --out DIR [--store FILE]              AGQA-Decomp question DAGs, exact answers
     tensorqa evaluate --hierarchies DIR --predictions F          AGQA-Decomp metrics
     tensorqa baseline ... --kind most-likely|random --out F      reference predictions
 """
@@ -218,6 +219,10 @@ def _generate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-videos", type=int, default=None, help="only the first N videos of the store")
     p.add_argument("--threads", type=int, default=None,
                    help="torch CPU threads (default: torch's choice; use 1 per process when running shards side by side)")
+    p.add_argument("--grounding", action=argparse.BooleanOptionalAction, default=None,
+                   help="fill sg_grounding (question spans -> scene-graph vertex ids; default: on for agqa-json, off for parquet)")
+    p.add_argument("--kernels", choices=("auto", "on", "off"), default="auto",
+                   help="Triton kernels for the hot primitives: auto = on CUDA only (default); off forces the torch path")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -234,7 +239,8 @@ def run_generate(a: argparse.Namespace) -> int:
     stats = generate(a.store, a.out, templates=a.templates, device=a.device, batch_videos=a.batch_videos,
                      num_shards=a.num_shards, shard_index=a.shard_index, fmt=a.fmt, seed=a.seed,
                      semantics=a.semantics, include_retired=a.include_retired, progress=not a.quiet,
-                     max_videos=a.max_videos)
+                     max_videos=a.max_videos, kernels=a.kernels,
+                     grounding=a.grounding)
     if stats.get("skipped"):
         print(f"shard {stats['shard'] + 1}/{stats['num_shards']} of {a.out} is already complete: skipped")
         return 0
@@ -255,6 +261,35 @@ def run_stats(a: argparse.Namespace) -> int:
 
     s = pool_stats(a.pool)
     print(json.dumps(s, indent=1) if a.json else format_stats(s))
+    return 0
+
+
+def _decompose_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("pool", help="a question pool (Parquet shards) from tensorqa generate, balance or split")
+    p.add_argument("--out", required=True, metavar="DIR",
+                   help="output folder: <video_id>.json + isolated.json (AGQA-Decomp) and parquet/; built in "
+                        "DIR.partial (a rerun resumes it) and renamed when complete")
+    p.add_argument("--store", metavar="FILE", help="the scene store the pool was generated from "
+                                                  "(default: the store the pool records, if any)")
+    p.add_argument("--split", choices=("train", "test", "all"), default="all", help="questions of this split (default all)")
+    p.add_argument("--limit", type=int, metavar="N", help="only the first N videos of the pool")
+    p.add_argument("--format", dest="fmt", choices=("agqa-json", "parquet", "both"), default="both",
+                   help="AGQA-Decomp JSON, Parquet node / edge / DAG tables, or both (default)")
+    p.add_argument("--semantics", choices=("agqa", "strict"), default="agqa",
+                   help="the semantics the pool was generated with (default agqa)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+@command("decompose", "decompose a pool's questions into AGQA-Decomp DAGs of sub-questions with exact answers",
+         _decompose_arguments)
+def run_decompose(a: argparse.Namespace) -> int:
+    from .decomp.decompose import decompose, format_report
+
+    report = decompose(a.pool, a.out, store=a.store, split=a.split, limit=a.limit, fmt=a.fmt,
+                       semantics=a.semantics, progress=not a.quiet)
+    print(json.dumps(report, indent=1) if a.json else format_report(report))
+    print(f"wrote {a.out}", file=sys.stderr if a.json else sys.stdout)
     return 0
 
 

@@ -407,9 +407,10 @@ def test_side_of(act_batch):
 def test_registry_lookup_aliases_and_backends():
     assert registry.lookup("Localize") is localize
     assert registry.lookup("OnlyItem") is only_item
-    with registry.use("kernel"):  # no kernels registered yet: the torch implementation runs
+    with registry.use("kernel"):  # only_item has no kernel: its torch implementation runs
         assert registry.backend() == "kernel"
-        assert registry.lookup("relate") is relate
+        assert registry.lookup("only_item") is only_item
+        assert registry.lookup("relate") is not relate  # relate has one (tensorqa.kernels)
     assert registry.backend() == "torch"
     with pytest.raises(TensorQAError):
         registry.lookup("NoSuchPrimitive")

@@ -28,6 +28,7 @@ import pyarrow as pa
 import torch
 from tqdm import tqdm
 
+from .. import kernels as kernels_mod
 from ..errors import TensorQAError
 from ..grid import GridContext, evaluate
 from ..semantics import get_semantics
@@ -35,6 +36,7 @@ from ..store import open_store
 from ..templates import ACTIVE_TEMPLATES, TEMPLATES, template_spec
 from ..vocab import vocab
 from ..writers import AgqaJsonShardWriter, ParquetShardWriter, shard_complete, write_dataset_card
+from .grounding import with_grounding
 from .qualifiers import valid_cells
 from .references import action_reference_slots, object_references, reference_rule, slots_by_object
 from .records import MAX_STEPS, CellBlock, frame_variants, question_steps, render, video_key
@@ -275,8 +277,15 @@ def keep_freed_memory() -> None:
 def generate(store: str | os.PathLike, out: str | os.PathLike, templates: list[str] | None = None,
              device: str = "cpu", batch_videos: int = 64, num_shards: int | None = None,
              shard_index: int | None = None, fmt: str = "parquet", seed: int = 0, semantics: str = "agqa",
-             include_retired: bool = False, progress: bool = True, max_videos: int | None = None) -> dict:
+             include_retired: bool = False, progress: bool = True, max_videos: int | None = None,
+             kernels: str = "auto", grounding: bool | None = None) -> dict:
     """Generate the unbalanced pool of ``store`` into ``out`` (Hugging Face layout, or AGQA JSON).
+
+    ``grounding``: fill ``sg_grounding`` (question spans -> scene-graph vertex ids,
+    :mod:`.grounding`); default: on for AGQA JSON, off for Parquet.
+
+    ``kernels``: "auto" runs the Triton kernels (:mod:`tensorqa.kernels`) on CUDA and the torch
+    primitives elsewhere; "on" / "off" force them. The output is the same either way.
 
     Returns the shard's statistics (questions, videos, per-template counts, stage seconds)."""
     if fmt not in ("parquet", "agqa-json"):
@@ -306,10 +315,16 @@ def generate(store: str | os.PathLike, out: str | os.PathLike, templates: list[s
     t_start = time.perf_counter()
     bar = tqdm(total=b - a, desc=f"generate shard {shard_index + 1}/{num_shards}", unit="video",
                disable=not progress, dynamic_ncols=True)
+    grounding = fmt == "agqa-json" if grounding is None else grounding
+    backend = kernels_mod.configure(kernels, device)
     try:
         with torch.inference_mode():
             for batch in src.blocks(batch_videos, a, b, device=device):
                 table = generate_block(batch, names, rel_obj_counts, sem, seed, times)
+                if grounding:
+                    t0 = time.perf_counter()
+                    table = with_grounding(table, batch, sem)
+                    times.render += time.perf_counter() - t0
                 t0 = time.perf_counter()
                 writer.write(table)
                 times.write += time.perf_counter() - t0
@@ -318,7 +333,8 @@ def generate(store: str | os.PathLike, out: str | os.PathLike, templates: list[s
                                 q_per_s=f"{times.questions / max(time.perf_counter() - t_start, 1e-9):,.0f}")
         t0 = time.perf_counter()
         stats = {"shard": shard_index, "num_shards": num_shards, "templates": names, "seed": seed,
-                 "semantics": sem.name, "store": str(src.path), **times.as_dict(),
+                 "semantics": sem.name, "store": str(src.path), "device": device,
+                 "backend": kernels_mod.backend_for(kernels, device), **times.as_dict(),
                  "seconds": round(time.perf_counter() - t_start, 3)}
         writer.close(stats)
         times.write += time.perf_counter() - t0
@@ -326,6 +342,7 @@ def generate(store: str | os.PathLike, out: str | os.PathLike, templates: list[s
         writer.abort()
         raise
     finally:
+        backend.undo()
         bar.close()
         src.close()
     if fmt == "parquet":

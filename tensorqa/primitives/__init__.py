@@ -43,3 +43,11 @@ __all__ = [
     "act_order", "side_of",
     "only_item", "choose", "equals", "and_", "xor",
 ]
+
+# The Triton kernels (tensorqa.kernels) register themselves as the "kernel" backend of the
+# primitives they accelerate. They import without Triton; the guard keeps the torch primitives
+# usable should that package be left out of an install.
+try:
+    from .. import kernels as _kernels  # noqa: E402,F401
+except ImportError:  # pragma: no cover
+    pass

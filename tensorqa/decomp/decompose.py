@@ -1,0 +1,623 @@
+"""``tensorqa decompose``: every question of a pool becomes a DAG of sub-questions with exact answers.
+
+    decompose_video(video_id, questions, scene, semantics) -> VideoDecomposition   one video, in memory
+    decompose(pool, out, store, ...) -> report dict                                 a pool, to disk
+
+Each question's program is split along the decomposition table of :mod:`.subquestions` (each
+parent is the composition of its children under an AGQA-Decomp composition rule), and every
+sub-question is answered by executing its program on the video's scene graph: AGQA-Decomp could
+only propagate answers down its graphs and needed annotators for the "no" answers. Programs are
+run by the scalar reference executor (:func:`tensorqa.reference.run_program`); the four kinds that
+are not AGQA syntax (object presence and the three collections) are evaluated here with the same
+keyframe and window rules (:func:`tensorqa.reference.localize_frames`).
+
+A composition is kept only when it is exact on the video:
+
+* every child has an answer (a sub-question that does not exist on the video, e.g. "after X"
+  when X ends the video, is not asked);
+* the answers satisfy the consistency rule the official evaluation checks for that composition
+  (:func:`consistency_violations`, the same conditions as :mod:`.metrics` with ground truth as
+  predictions).
+
+Where the table lists fallback children (a before/after comparison whose "after X" or "before X"
+does not exist; a first / last choose whose first / last object has no answer or is neither of
+the pair), the first exact list of children is used. Most compositions hold by construction; the
+ones that do not are left out and counted in the report, so the ground truth satisfies every rule:
+Between (the official check reads "between A and B" as "after A" and "before B", which a relation
+seen before A ends and again after B starts satisfies without being between them) and, under
+AGQA's semantics, an objTime Choose whose object is only in "other relationship" on the other
+side (objTime's "interacting" excludes that relation, objExists' includes it).
+
+Identical sub-questions of one video are one node: one text, one key (``<video>-d<n>``; a
+sub-question that is itself a question of the pool keeps its question's text and ``question_id``).
+
+Output folder (written to ``OUT.partial`` and renamed to ``OUT`` when complete; a rerun resumes
+the videos already done in ``OUT.partial``)::
+
+    OUT/<video_id>.json      {main key: {"subquestion": {text: {type, answer, program, key}},
+                                         "hierarchy": {text: {rule: [child texts]}}}}   (agqa-json)
+    OUT/isolated.json        [{type, answer, key, question, program, video_id}]: questions without
+                             a composition                                               (agqa-json)
+    OUT/parquet/nodes.parquet   one row per distinct sub-question per video              (parquet)
+    OUT/parquet/edges.parquet   one row per (parent, rule, child position)
+    OUT/parquet/dags.parquet    one row per question: its DAG's size, or isolated
+    OUT/decompose/report.json   counts, composition rules, left-out compositions, timing
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ..errors import TensorQAError
+from ..program import Node, Word, verb_index
+
+# One executor per video (_Executor, _Video, _render, _Undefined: the pieces run_program is made
+# of): run_program rebuilds the video's tables on every call, which dominated the decomposition time.
+from ..reference import Undefined, _Executor, _render, _Undefined, _Video, localize_frames
+from ..scene import VideoScene
+from ..semantics import get_semantics, interaction_relations
+from ..templates.catalogue import template_spec
+from ..vocab import vocab
+from ..writers import read_pool
+from .constants import BANNED_TYPES, EQUALS_PARENT_TYPE, EQUALS_PROGRAM_SLICE, IC_CHECKER, YES_NO_TYPES
+from .hierarchies import Hierarchies, load_hierarchies
+from .metrics import Predictions
+from .subquestions import PRESENT, SubQuestion, compositions, from_program, reference_question, texts
+
+FORMATS = ("agqa-json", "parquet", "both")
+POOL_COLUMNS = ["question_id", "video_id", "split", "template", "question", "answer", "program"]
+
+NODE_SCHEMA = pa.schema([
+    ("video_id", pa.string()), ("key", pa.string()), ("text", pa.string()), ("type", pa.string()),
+    ("answer", pa.string()),     # a list answer (collections) as its JSON text
+    ("program", pa.string()), ("is_main", pa.bool_()),
+])
+EDGE_SCHEMA = pa.schema([
+    ("video_id", pa.string()), ("parent_key", pa.string()), ("rule", pa.string()), ("position", pa.int32()),
+    ("child_key", pa.string()),
+])
+DAG_SCHEMA = pa.schema([
+    ("video_id", pa.string()), ("main_key", pa.string()), ("template", pa.string()), ("type", pa.string()),
+    ("nodes", pa.int32()),       # sub-questions of the DAG, the question itself included
+    ("compositions", pa.int32()), ("isolated", pa.bool_()),
+])
+
+
+# ============================================================================================
+# consistency: the official checks with ground truth as predictions
+
+
+def consistency_violations(parent_type: str, rule: str, answer, kids: list[tuple], equals_texts=None) -> list[str]:
+    """The consistency rules a composition breaks when every answer is taken as the prediction.
+
+    parent_type / rule / answer: the parent's raw type, the composition rule, its answer.
+    kids: per child (raw type, answer, program, has its own compositions).
+    equals_texts: for Choose, per child the text of the first child of its two-child Equals
+    composition (None where it has none). Same conditions as :mod:`.metrics` (``compute_ic.py``,
+    both directions); rules it never checks (First, Last, Longer / Shorter Choose, banned parents)
+    return []. A two-child rule with another number of children is a violation (metrics refuses it).
+    """
+    checker = IC_CHECKER.get(rule)
+    if checker is None or parent_type in BANNED_TYPES:
+        return []
+    q = answer
+    types = [k[0] for k in kids]
+    answers = [k[1] for k in kids]
+    valid = [a for t, a in zip(types, answers) if t not in BANNED_TYPES and t in YES_NO_TYPES]
+    bad = []
+    if checker == "implies":
+        if q == "yes" and valid and any(a != "yes" for a in valid):
+            bad.append(f"{rule} Yes")
+        if any(a == "no" for a in valid) and q != "no":
+            bad.append(f"{rule} No")
+        return bad
+    if checker == "conjunction":
+        if not valid:
+            return []
+        all_yes, one_no = all(a == "yes" for a in valid), any(a == "no" for a in valid)
+        if (q == "yes" or all_yes) and not (q == "yes" and all_yes):
+            bad.append(f"{rule} Yes")
+        if (q == "no" or one_no) and not (q == "no" and one_no):
+            bad.append(f"{rule} No")
+        return bad
+    if checker == "equals" and parent_type != EQUALS_PARENT_TYPE:
+        return []
+    if len(kids) != 2:
+        return [f"{rule}: {len(kids)} children"]
+    if types[0] in BANNED_TYPES or types[1] in BANNED_TYPES:
+        return []
+    a1, a2 = answers
+    if checker == "xor":
+        holds = a1 == "yes" and a2 == "no"
+    elif checker == "equals":
+        if kids[0][3]:  # the first child is a question with children of its own: answers must match
+            holds = a1 == a2
+        else:  # the first child is the object's existence: the object is read from its program
+            obj = kids[0][2][EQUALS_PROGRAM_SLICE]
+            hit, y1 = a2 == obj, a1 == "yes"
+            if (q == "yes" or hit) and not (q == "yes" and hit and y1):
+                bad.append("Equals Yes")
+            if (q == "no" or not hit or not y1) and (q != "no" or hit):
+                bad.append("Equals No")
+            return bad
+    else:  # choose
+        first, second = a1 == "yes" and a2 == "no", a1 == "no" and a2 == "yes"
+        if q in ("before", "after"):
+            return [] if (first if q == "before" else second) else ["Choose Temporal"]
+        if equals_texts is None or equals_texts[0] is None or equals_texts[1] is None:
+            return []
+        word = "None" if q is None else str(q)
+        if f"{word} exist" in equals_texts[0]:
+            return [] if first else ["Choose Object"]
+        if f"{word} exist" in equals_texts[1]:
+            return [] if second else ["Choose Object"]
+        return []
+    if (q == "yes" or holds) and not (q == "yes" and holds):
+        bad.append(f"{rule} Yes")
+    if (q == "no" or not holds) and not (q == "no" and not holds):
+        bad.append(f"{rule} No")
+    return bad
+
+
+# ============================================================================================
+# one video
+
+
+@dataclass(eq=False)
+class _Node:
+    sq: SubQuestion
+    answer: object                      # str, list[str], or None (no answer on this video)
+    text: str | None = None
+    key: str | None = None
+    comps: list | None = None           # kept compositions [(rule, [_Node, ...])], once computed
+    main: bool = False
+
+
+@dataclass
+class VideoDecomposition:
+    """The DAGs of one video's questions.
+
+    hierarchies: {main key: {"subquestion": {...}, "hierarchy": {...}}} (the per-video JSON file)
+    isolated:    questions without a composition, as ``isolated.json`` entries
+    nodes / edges / dags: rows of the Parquet tables (dicts with their schema's fields)
+    stats:       dag_nodes (per DAG), rules (Counter over DAGs), dropped ({"rule|reason": n}, distinct
+                 compositions), text_collisions
+    """
+
+    video_id: str
+    hierarchies: dict = field(default_factory=dict)
+    isolated: list = field(default_factory=list)
+    nodes: list = field(default_factory=list)
+    edges: list = field(default_factory=list)
+    dags: list = field(default_factory=list)
+    stats: dict = field(default_factory=dict)
+
+
+class _VideoDecomposer:
+    """Answers, texts and compositions of one video's sub-questions, each computed once."""
+
+    def __init__(self, video_id: str, scene: VideoScene, semantics):
+        self.video_id = video_id
+        self.sem = get_semantics(semantics)
+        s = scene.sorted()
+        self.scene = s
+        self.frame_ids = np.asarray(s.frame_ids)
+        secs = np.asarray(s.frame_secs, np.float32)
+        # keyframes of each instance (start <= secs <= end, float32, as the executor): bool[N, F]
+        self.inst_frames = (np.asarray(s.inst_start, np.float32)[:, None] <= secs[None, :]) & \
+                           (secs[None, :] <= np.asarray(s.inst_end, np.float32)[:, None])
+        self.inst_cls = np.asarray(s.inst_cls)
+        self.executor = _Executor(_Video(s), self.sem)
+        self.by_program: dict[str, _Node] = {}
+        self.text_owner: dict[str, str] = {}
+        self.next_key = 0
+        self.dropped: Counter = Counter()
+        self.fallbacks: Counter = Counter()
+        self.collisions = 0
+
+    # -- answers ------------------------------------------------------------------------------------
+    def answer(self, sq: SubQuestion):
+        """The sub-question's answer on this video; None when it has none."""
+        v = vocab()
+        if sq.kind == PRESENT:
+            o = v.object_index(sq.slot("object").text)
+            return "yes" if bool(self.scene.obj[:, o].any() or self.scene.rel[:, o, :].any()) else "no"
+        if sq.kind in ("objsWith", "objsAll", "actsAll"):
+            frames = localize_frames(sq.window, self.scene, semantics=self.sem)
+            if isinstance(frames, Undefined):
+                return None
+            pos = np.searchsorted(self.frame_ids, np.asarray(frames, self.frame_ids.dtype))
+            if sq.kind == "actsAll":
+                cls = np.unique(self.inst_cls[self.inst_frames[:, pos].any(1)])
+                return [v.action_phrases[int(a)] for a in cls]
+            if sq.kind == "objsWith":
+                r = v.relation_index(sq.slot("relation").text)
+                objs = self.scene.rel[pos][:, :, r].any(0)
+            else:  # the objects objWhatGeneral picks from
+                mask = interaction_relations(self.sem.interaction_rule("objWhatGeneral"))
+                objs = self.scene.obj[pos].any(0) if mask is None else self.scene.rel[pos][:, :, mask].any((0, 2))
+            return [v.object_english[int(o)] for o in np.flatnonzero(objs)]
+        try:  # as run_program(sq.tree, scene, semantics)
+            return _render(self.executor.answer(sq.tree))
+        except _Undefined:
+            return None
+
+    def node(self, sq: SubQuestion) -> _Node:
+        n = self.by_program.get(sq.program)
+        if n is None:
+            n = self.by_program[sq.program] = _Node(sq, self.answer(sq))
+        return n
+
+    def action_class(self, node: Node) -> int:
+        """The class an action argument names on this video (ToAction resolves through its object)."""
+        v = vocab()
+        if isinstance(node, Word):
+            return v.action_index(node.text)
+        verb = verb_index(node.args[0].text)
+        obj = node.args[1]
+        name = obj.text if isinstance(obj, Word) else self.node(reference_question(obj)).answer
+        o = v.object_index(name)
+        classes = [a for a in range(v.num_actions)
+                   if v.action_verb[a] == verb and v.action_object[a] == o and v.action_merged_into[a] == a]
+        if len(classes) > 1:
+            seen = set(self.inst_cls[self.inst_frames.any(1)].tolist())
+            classes = [a for a in classes if a in seen]
+        if len(classes) != 1:
+            raise TensorQAError(f"{self.video_id}: {node} names {len(classes)} actions")
+        return classes[0]
+
+    # -- names --------------------------------------------------------------------------------------
+    def claim(self, n: _Node, candidates: list[str]) -> None:
+        """Give ``n`` the first candidate text no other program of this video uses (numbered if all are)."""
+        for t in candidates:
+            if self.text_owner.setdefault(t, n.sq.program) == n.sq.program:
+                n.text = t
+                return
+        self.collisions += 1
+        base, k = candidates[0], 2
+        while self.text_owner.setdefault(f"{base[:-1]} ({k})?", n.sq.program) != n.sq.program:
+            k += 1
+        n.text = f"{base[:-1]} ({k})?"
+
+    def text(self, n: _Node) -> str:
+        if n.text is None:
+            self.claim(n, texts(n.sq, self.action_class))
+        return n.text
+
+    def key(self, n: _Node) -> str:
+        if n.key is None:
+            n.key = f"{self.video_id}-d{self.next_key}"
+            self.next_key += 1
+        return n.key
+
+    # -- compositions -------------------------------------------------------------------------------
+    def comps(self, n: _Node) -> list:
+        """The kept compositions of a node (children's computed first: the checks read them)."""
+        if n.comps is not None:
+            return n.comps
+        kept = []
+        for rule, options in compositions(n.sq):
+            reasons = []
+            for i, kids in enumerate(options):
+                reason = self.check(n, rule, [self.node(k) for k in kids])
+                if reason is None:
+                    kept.append((rule, [self.node(k) for k in kids]))
+                    if i:
+                        self.fallbacks[f"{rule}|children {i + 1}"] += 1
+                    break
+                reasons.append(reason)
+            else:
+                self.dropped[f"{rule}|{reasons[0]}"] += 1
+        n.comps = kept
+        return kept
+
+    def check(self, n: _Node, rule: str, nodes: list[_Node]) -> str | None:
+        """Why ``n`` cannot be the ``rule`` composition of ``nodes`` ("undefined child" /
+        "inconsistent"), or None when it can."""
+        if any(k.answer is None for k in nodes):
+            return "undefined child"
+        for k in nodes:
+            self.comps(k)
+        eq_texts = [self.equals_text(k) for k in nodes] if IC_CHECKER.get(rule) == "choose" else None
+        info = [(k.sq.type, k.answer, k.sq.program, bool(k.comps)) for k in nodes]
+        if consistency_violations(n.sq.type, rule, n.answer, info, eq_texts):
+            return "inconsistent"
+        return None
+
+    def equals_text(self, n: _Node) -> str | None:
+        for rule, kids in n.comps or ():
+            if rule == "Equals" and len(kids) == 2:
+                return self.text(kids[0])
+        return None
+
+
+def _json_answer(answer) -> str | None:
+    return json.dumps(answer) if isinstance(answer, list) else answer
+
+
+def decompose_video(video_id: str, questions: list[dict], scene: VideoScene, semantics="agqa") -> VideoDecomposition:
+    """Decompose one video's questions.
+
+    questions: dicts with question_id, template, question, program, answer (pool rows, pool order).
+    scene: the video's scene graph as the pool was generated from it (a packed store's scene).
+    Raises TensorQAError when a question's program does not give the pool's answer on the scene.
+    """
+    d = _VideoDecomposer(video_id, scene, semantics)
+    mains = []
+    for q in questions:  # the questions' own texts first, so that sub-questions never take them
+        sq = from_program(template_spec(q["template"]).program, q["program"])
+        n = d.node(sq)
+        if n.answer != q["answer"]:
+            raise TensorQAError(
+                f"{video_id}: question {q['question_id']} ({q['template']}) has answer {q['answer']!r} in the pool "
+                f"but {n.answer!r} on the store's scene: is the store the one the pool was generated from, and "
+                f"the semantics ({d.sem.name}) the pool's?")
+        if n.main:  # the same program asked twice: a node of its own, sharing the children
+            n = _Node(sq, n.answer)
+        n.main, n.key = True, q["question_id"]
+        d.claim(n, [q["question"]])
+        mains.append((q, n))
+
+    out = VideoDecomposition(video_id)
+    seen: dict[int, _Node] = {}
+    dag_nodes, rules = [], Counter()
+    for q, m in mains:
+        order, ids = [m], {id(m)}
+        i = 0
+        while i < len(order):
+            for _, kids in d.comps(order[i]):
+                for k in kids:
+                    if id(k) not in ids:
+                        ids.add(id(k))
+                        order.append(k)
+            i += 1
+        n_comps = sum(len(d.comps(n)) for n in order)
+        out.dags.append({"video_id": video_id, "main_key": m.key, "template": q["template"], "type": m.sq.type,
+                         "nodes": len(order), "compositions": n_comps, "isolated": n_comps == 0})
+        for n in order:
+            seen.setdefault(id(n), n)
+        if n_comps == 0:
+            out.isolated.append({"type": m.sq.type, "answer": m.answer, "key": m.key, "question": m.text,
+                                 "program": m.sq.program, "video_id": video_id})
+            continue
+        dag_nodes.append(len(order))
+        for n in order:
+            for rule, _ in d.comps(n):
+                rules[rule] += 1
+        out.hierarchies[m.key] = {
+            "subquestion": {d.text(n): {"type": n.sq.type, "answer": n.answer, "program": n.sq.program,
+                                        "key": d.key(n)} for n in order},
+            "hierarchy": {d.text(n): {rule: [d.text(k) for k in kids] for rule, kids in d.comps(n)}
+                          for n in order if d.comps(n)},
+        }
+    for n in seen.values():
+        out.nodes.append({"video_id": video_id, "key": d.key(n), "text": d.text(n), "type": n.sq.type,
+                          "answer": _json_answer(n.answer), "program": n.sq.program, "is_main": n.main})
+        for rule, kids in d.comps(n):
+            for p, k in enumerate(kids):
+                out.edges.append({"video_id": video_id, "parent_key": d.key(n), "rule": rule, "position": p,
+                                  "child_key": d.key(k)})
+    out.stats = {"dag_nodes": dag_nodes, "rules": dict(rules), "dropped": dict(d.dropped),
+                 "fallbacks": dict(d.fallbacks),
+                 "text_collisions": d.collisions}
+    return out
+
+
+# ============================================================================================
+# a pool
+
+
+def pool_store(pool: str | os.PathLike) -> str | None:
+    """The scene store a pool records (``tensorqa generate`` writes it into its shards' done
+    markers; balanced and split pools do not keep it), or None."""
+    for marker in sorted(Path(pool, "data").glob(".done-*.json")):
+        try:
+            store = json.loads(marker.read_text()).get("store")
+        except (OSError, ValueError):
+            continue
+        if store:
+            return store
+    return None
+
+
+class _PoolQuestions:
+    """The questions of a pool split grouped by video, in the pool's order; a video's rows become
+    Python dicts only when asked for (the table stays columnar)."""
+
+    def __init__(self, pool: Path, split: str, limit: int | None):
+        import pyarrow.compute as pc
+
+        if not pool.is_dir():
+            raise TensorQAError(f"{pool}: no such directory (expected a question pool)")
+        try:
+            table = read_pool(pool, columns=POOL_COLUMNS)
+        except (pa.ArrowInvalid, KeyError) as e:
+            raise TensorQAError(f"{pool}: cannot read the columns {', '.join(POOL_COLUMNS)} "
+                                f"({str(e).splitlines()[0]})") from None
+        if split != "all":
+            table = table.filter(pc.equal(table["split"], split))
+        videos = pc.unique(table["video_id"])  # in order of first appearance
+        if limit is not None:
+            videos = videos[:limit]
+        code = np.asarray(pc.fill_null(pc.index_in(table["video_id"], value_set=videos), len(videos)).to_numpy())
+        self.order = np.argsort(code, kind="stable")  # rows grouped by video, pool order inside
+        self.stop = np.cumsum(np.bincount(code, minlength=len(videos) + 1)[:len(videos)])
+        self.videos: list[str] = videos.to_pylist()
+        self.table = table
+
+    def __len__(self) -> int:
+        return len(self.videos)
+
+    def rows(self, i: int) -> list[dict]:
+        a = self.stop[i - 1] if i else 0
+        return self.table.take(pa.array(self.order[a:self.stop[i]])).to_pylist()
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def decompose(pool: str | os.PathLike, out: str | os.PathLike, store: str | os.PathLike | None = None,
+              split: str = "all", limit: int | None = None, fmt: str = "both", semantics: str = "agqa",
+              progress: bool = True) -> dict:
+    """Decompose every question of ``pool`` (rows of ``split``: train / test / all; the first
+    ``limit`` videos) into ``out``; returns the report (also ``out/decompose/report.json``).
+
+    store: the scene store the pool was generated from (default: the one the pool records).
+    fmt: "agqa-json", "parquet" or "both". A complete ``out`` is never overwritten.
+    """
+    from ..store import open_store
+
+    t0, c0 = time.perf_counter(), time.process_time()
+    pool, out = Path(pool), Path(out)
+    if fmt not in FORMATS:
+        raise TensorQAError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+    if split not in ("train", "test", "all"):
+        raise TensorQAError(f"--split must be train, test or all, not {split!r}")
+    if limit is not None and limit < 1:
+        raise TensorQAError(f"--limit must be at least 1, got {limit}")
+    sem = get_semantics(semantics)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise TensorQAError(f"{out}: already exists and is not empty; remove it or choose another folder")
+    questions = _PoolQuestions(pool, split, limit)
+    if store is None:
+        store = pool_store(pool)
+        if store is None:
+            raise TensorQAError(f"{pool}: the pool does not record its scene store; pass --store STORE")
+    src = open_store(store)
+    try:
+        known = set(src.video_ids)
+        missing = [v for v in questions.videos if v not in known]
+        if missing:
+            raise TensorQAError(f"{src.path}: no video {missing[0]!r} ({len(missing)} of the pool's "
+                                f"{len(questions)} videos are missing): is it the store the pool was generated from?")
+        stage = out.with_name(out.name + ".partial")
+        parts = stage / "decompose" / "parts"
+        params = {"pool": str(pool.resolve()), "store": str(Path(store).resolve()), "split": split, "limit": limit,
+                  "format": fmt, "semantics": sem.name, "vocab": vocab().hash}
+        params_file = stage / "decompose" / "params.json"
+        if stage.exists():
+            old = json.loads(params_file.read_text()) if params_file.exists() else None
+            if old != params:
+                if old is None:
+                    raise TensorQAError(f"{stage}: exists but was not written by tensorqa decompose; remove it")
+                shutil.rmtree(stage)  # an interrupted run with other parameters: start again
+        parts.mkdir(parents=True, exist_ok=True)
+        _write_atomic(params_file, json.dumps(params, sort_keys=True))
+        write_json = fmt in ("agqa-json", "both")
+        todo = [i for i, v in enumerate(questions.videos) if not (parts / f"{v}.json").exists()]
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(questions), initial=len(questions) - len(todo), desc="decompose", unit="video",
+                   disable=not progress, dynamic_ncols=True)
+        for i in todo:
+            v = questions.videos[i]
+            if not v or "/" in v or v.startswith("."):
+                raise TensorQAError(f"{pool}: video id {v!r} cannot name a file")
+            res = decompose_video(v, questions.rows(i), src.scene(v), sem)
+            if write_json and res.hierarchies:
+                _write_atomic(stage / f"{v}.json", json.dumps(res.hierarchies))
+            _write_atomic(parts / f"{v}.json", json.dumps({
+                "isolated": res.isolated, "nodes": res.nodes, "edges": res.edges, "dags": res.dags, "stats": res.stats}))
+            bar.update()
+        bar.close()
+    finally:
+        src.close()
+
+    report = _finish(stage, parts, questions.videos, params, fmt, time.perf_counter() - t0, time.process_time() - c0)
+    if out.exists():
+        out.rmdir()  # empty (checked above)
+    os.replace(stage, out)
+    return report
+
+
+def _finish(stage: Path, parts: Path, videos: list[str], params: dict, fmt: str, seconds: float,
+            cpu_seconds: float) -> dict:
+    """Merge the per-video parts into isolated.json, the Parquet tables and the report."""
+    isolated, rows = [], {"nodes": [], "edges": [], "dags": []}
+    dag_nodes, rules, dropped, fallbacks, collisions = [], Counter(), Counter(), Counter(), 0
+    for v in videos:
+        part = json.loads((parts / f"{v}.json").read_text())
+        isolated += part["isolated"]
+        for k in rows:
+            rows[k] += part[k]
+        s = part["stats"]
+        dag_nodes += s["dag_nodes"]
+        rules.update(s["rules"])
+        dropped.update(s["dropped"])
+        fallbacks.update(s["fallbacks"])
+        collisions += s["text_collisions"]
+    if fmt in ("agqa-json", "both"):
+        _write_atomic(stage / "isolated.json", json.dumps(isolated))
+    if fmt in ("parquet", "both"):
+        (stage / "parquet").mkdir(exist_ok=True)
+        for name, schema in (("nodes", NODE_SCHEMA), ("edges", EDGE_SCHEMA), ("dags", DAG_SCHEMA)):
+            tmp = stage / "parquet" / f"{name}.parquet.tmp"
+            pq.write_table(pa.Table.from_pylist(rows[name], schema=schema), tmp, compression="zstd")
+            os.replace(tmp, stage / "parquet" / f"{name}.parquet")
+    n_dags = len(dag_nodes)
+    total_rules = sum(rules.values())
+    report = {
+        "videos": len(videos),
+        "questions": len(rows["dags"]),
+        "dags": n_dags,
+        "isolated": len(isolated),
+        "nodes_per_dag": round(float(np.mean(dag_nodes)), 3) if n_dags else None,
+        "subquestions_per_dag": round(float(np.mean(dag_nodes)) - 1, 3) if n_dags else None,
+        "distinct_subquestions": len(rows["nodes"]),
+        "compositions": total_rules,
+        "rules": {r: {"count": c, "share": round(c / total_rules, 4)} for r, c in rules.most_common()},
+        "left_out": dict(sorted(dropped.items())),
+        "fallbacks": dict(sorted(fallbacks.items())),
+        "text_collisions": collisions,
+        "seconds": round(seconds, 2),        # wall time of this run (a resumed run: its own part)
+        "cpu_seconds": round(cpu_seconds, 2),
+        "params": params,
+    }
+    _write_atomic(stage / "decompose" / "report.json", json.dumps(report, indent=1))
+    shutil.rmtree(parts)
+    return report
+
+
+def format_report(report: dict) -> str:
+    """A few lines for the terminal."""
+    lines = [(f"{report['questions']:,} questions of {report['videos']:,} videos: {report['dags']:,} DAGs, "
+              f"{report['isolated']:,} isolated; {report['distinct_subquestions']:,} distinct sub-questions")]
+    if report["dags"]:
+        lines.append(f"sub-questions per DAG: {report['nodes_per_dag']:.2f} with the question, "
+                     f"{report['subquestions_per_dag']:.2f} without")
+        lines.append("composition rules: " + ", ".join(f"{r} {v['share'] * 100:.1f}%" for r, v in report["rules"].items()))
+    if report["fallbacks"]:
+        lines.append("fallback children (distinct compositions): " + ", ".join(
+            f"{k.replace('|', ': ')} {n:,}" for k, n in report["fallbacks"].items()))
+    if report["left_out"]:
+        lines.append("left out (distinct compositions): " + ", ".join(f"{k.replace('|', ': ')} {n:,}"
+                                                                      for k, n in report["left_out"].items()))
+    lines.append(f"done in {report['seconds']:.1f} s ({report['cpu_seconds']:.1f} s CPU)")
+    return "\n".join(lines)
+
+
+def ground_truth_predictions(hierarchies: Hierarchies | str | os.PathLike) -> Predictions:
+    """Every question key's own answer as its prediction (what a perfect model would answer)."""
+    h = hierarchies if isinstance(hierarchies, Hierarchies) else load_hierarchies(hierarchies)
+    keys = pa.concat_arrays([h.nodes["key"].combine_chunks(), h.isolated["key"].combine_chunks()]) \
+        if h.nodes.num_rows or h.isolated.num_rows else pa.array([], pa.string())
+    values = pa.concat_arrays([h.nodes["answer"].combine_chunks(), h.isolated["answer"].combine_chunks()]) \
+        if len(keys) else pa.array([], pa.string())
+    import pyarrow.compute as pc
+
+    uniq = pc.unique(keys)
+    first = pa.array(np.unique(np.asarray(pc.index_in(keys, value_set=uniq).to_numpy()), return_index=True)[1])
+    return Predictions(keys=keys.take(first), values=values.take(first), entries=len(first), source="ground truth")
