@@ -277,6 +277,7 @@ def _decompose_arguments(p: argparse.ArgumentParser) -> None:
                    help="AGQA-Decomp JSON, Parquet node / edge / DAG tables, or both (default)")
     p.add_argument("--semantics", choices=("agqa", "strict"), default="agqa",
                    help="the semantics the pool was generated with (default agqa)")
+    p.add_argument("--workers", type=int, default=1, help="processes decomposing videos side by side (default 1)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -287,7 +288,7 @@ def run_decompose(a: argparse.Namespace) -> int:
     from .decomp.decompose import decompose, format_report
 
     report = decompose(a.pool, a.out, store=a.store, split=a.split, limit=a.limit, fmt=a.fmt,
-                       semantics=a.semantics, progress=not a.quiet)
+                       semantics=a.semantics, progress=not a.quiet, workers=a.workers)
     print(json.dumps(report, indent=1) if a.json else format_report(report))
     print(f"wrote {a.out}", file=sys.stderr if a.json else sys.stdout)
     return 0

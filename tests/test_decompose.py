@@ -369,3 +369,16 @@ def test_parquet_only_and_split_selection(mini, tmp_path):
     assert {(e["rule"], e["position"]) for e in edges if e["parent_key"] == "V1-6"} == {("Interaction", 0), ("Interaction", 1)}
     empty = decompose(root / "pool", tmp_path / "train", store=store, split="train", progress=False)
     assert empty["questions"] == 0 and json.loads((tmp_path / "train/isolated.json").read_text()) == []
+
+
+def test_workers_give_the_same_files(generated, tmp_path):
+    # Videos are decomposed independently; two worker processes must write exactly the files one does.
+    root, store, _ = generated
+    pool = root / "pool"
+    one = decompose(pool, tmp_path / "one", store=store, progress=False)
+    two = decompose(pool, tmp_path / "two", store=store, progress=False, workers=2)
+    names = sorted(p.name for p in (tmp_path / "one").glob("*.json"))
+    assert names and names == sorted(p.name for p in (tmp_path / "two").glob("*.json"))
+    for name in names:
+        assert (tmp_path / "one" / name).read_text() == (tmp_path / "two" / name).read_text()
+    assert {k: v for k, v in one.items() if "seconds" not in k} == {k: v for k, v in two.items() if "seconds" not in k}

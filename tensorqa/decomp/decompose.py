@@ -47,6 +47,7 @@ the videos already done in ``OUT.partial``)::
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import shutil
 import time
@@ -471,12 +472,14 @@ def _write_atomic(path: Path, text: str) -> None:
 
 def decompose(pool: str | os.PathLike, out: str | os.PathLike, store: str | os.PathLike | None = None,
               split: str = "all", limit: int | None = None, fmt: str = "both", semantics: str = "agqa",
-              progress: bool = True) -> dict:
+              progress: bool = True, workers: int = 1) -> dict:
     """Decompose every question of ``pool`` (rows of ``split``: train / test / all; the first
     ``limit`` videos) into ``out``; returns the report (also ``out/decompose/report.json``).
 
     store: the scene store the pool was generated from (default: the one the pool records).
     fmt: "agqa-json", "parquet" or "both". A complete ``out`` is never overwritten.
+    workers: processes decomposing videos side by side (each video's files are its own, so the
+    output does not depend on it).
     """
     from ..store import open_store
 
@@ -488,6 +491,8 @@ def decompose(pool: str | os.PathLike, out: str | os.PathLike, store: str | os.P
         raise TensorQAError(f"--split must be train, test or all, not {split!r}")
     if limit is not None and limit < 1:
         raise TensorQAError(f"--limit must be at least 1, got {limit}")
+    if workers < 1:
+        raise TensorQAError(f"--workers must be at least 1, got {workers}")
     sem = get_semantics(semantics)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise TensorQAError(f"{out}: already exists and is not empty; remove it or choose another folder")
@@ -526,12 +531,16 @@ def decompose(pool: str | os.PathLike, out: str | os.PathLike, store: str | os.P
             v = questions.videos[i]
             if not v or "/" in v or v.startswith("."):
                 raise TensorQAError(f"{pool}: video id {v!r} cannot name a file")
-            res = decompose_video(v, questions.rows(i), src.scene(v), sem)
-            if write_json and res.hierarchies:
-                _write_atomic(stage / f"{v}.json", json.dumps(res.hierarchies))
-            _write_atomic(parts / f"{v}.json", json.dumps({
-                "isolated": res.isolated, "nodes": res.nodes, "edges": res.edges, "dags": res.dags, "stats": res.stats}))
-            bar.update()
+        tasks = ((questions.videos[i], questions.rows(i)) for i in todo)
+        if workers == 1:
+            for v, rows in tasks:
+                _decompose_one(v, rows, src.scene(v), sem, stage, parts, write_json)
+                bar.update()
+        else:
+            ctx = multiprocessing.get_context("fork")  # workers inherit the open pool tables
+            with ctx.Pool(workers, initializer=_worker_init, initargs=(str(store), sem.name, str(stage), write_json)) as mp:
+                for _ in mp.imap_unordered(_worker_run, tasks, chunksize=4):
+                    bar.update()
         bar.close()
     finally:
         src.close()
@@ -541,6 +550,30 @@ def decompose(pool: str | os.PathLike, out: str | os.PathLike, store: str | os.P
         out.rmdir()  # empty (checked above)
     os.replace(stage, out)
     return report
+
+
+def _decompose_one(v: str, rows: list[dict], scene, sem, stage: Path, parts: Path, write_json: bool) -> None:
+    res = decompose_video(v, rows, scene, sem)
+    if write_json and res.hierarchies:
+        _write_atomic(stage / f"{v}.json", json.dumps(res.hierarchies))
+    _write_atomic(parts / f"{v}.json", json.dumps({
+        "isolated": res.isolated, "nodes": res.nodes, "edges": res.edges, "dags": res.dags, "stats": res.stats}))
+
+
+_worker: dict = {}
+
+
+def _worker_init(store: str, semantics: str, stage: str, write_json: bool) -> None:
+    from ..store import open_store
+
+    _worker.update(src=open_store(store), sem=get_semantics(semantics), stage=Path(stage),
+                   parts=Path(stage) / "decompose" / "parts", write_json=write_json)
+
+
+def _worker_run(task: tuple[str, list[dict]]) -> None:
+    v, rows = task
+    w = _worker
+    _decompose_one(v, rows, w["src"].scene(v), w["sem"], w["stage"], w["parts"], w["write_json"])
 
 
 def _finish(stage: Path, parts: Path, videos: list[str], params: dict, fmt: str, seconds: float,

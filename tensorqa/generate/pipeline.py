@@ -274,6 +274,17 @@ def keep_freed_memory() -> None:
         pass
 
 
+def rank_device(device: str) -> str:
+    """Under torchrun, a bare ``cuda`` means this rank's GPU, ``cuda:<LOCAL_RANK mod GPUs>`` (more
+    ranks than GPUs share them round robin); an indexed CUDA device also becomes the current one,
+    since Triton kernels launch on the current device whatever their tensors' device."""
+    if device == "cuda" and "LOCAL_RANK" in os.environ:
+        device = f"cuda:{int(os.environ['LOCAL_RANK']) % torch.cuda.device_count()}"
+    if device.startswith("cuda:"):
+        torch.cuda.set_device(torch.device(device))
+    return device
+
+
 def generate(store: str | os.PathLike, out: str | os.PathLike, templates: list[str] | None = None,
              device: str = "cpu", batch_videos: int = 64, num_shards: int | None = None,
              shard_index: int | None = None, fmt: str = "parquet", seed: int = 0, semantics: str = "agqa",
@@ -294,6 +305,7 @@ def generate(store: str | os.PathLike, out: str | os.PathLike, templates: list[s
         raise TensorQAError(f"--batch-videos must be at least 1, got {batch_videos}")
     if device.startswith("cuda") and not torch.cuda.is_available():
         raise TensorQAError(f"--device {device}: CUDA is not available on this machine")
+    device = rank_device(device)
     num_shards = int(os.environ.get("WORLD_SIZE", 1)) if num_shards is None else num_shards
     shard_index = int(os.environ.get("RANK", 0)) if shard_index is None else shard_index
     names = resolve_templates(templates, include_retired)
