@@ -16,6 +16,7 @@ import json
 import os
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -80,6 +81,24 @@ def shard_complete(out: str | os.PathLike, index: int, count: int) -> bool:
     return done_marker(Path(out), index, count).exists()
 
 
+# Long, mostly distinct text columns are written plain and without page statistics (dictionary
+# encoding them falls back anyway, and min / max of questions help no reader); the rest are small
+# vocabularies that dictionary-encode well.
+DICTIONARY_COLUMNS = [c for c in RECORD_SCHEMA.names
+                      if c not in ("question_id", "question", "program", "local", "direct_group", "sg_grounding")]
+
+
+def _rows_where(table: pa.Table, mask: pa.Array) -> pa.Table:
+    """table.filter(mask) without copying: the kept rows come in runs (a video's questions share
+    a split), so they are zero-copy slices of the table, one per run."""
+    keep = np.asarray(mask.to_numpy(zero_copy_only=False), dtype=bool)
+    if keep.all():
+        return table
+    edges = np.flatnonzero(np.diff(np.concatenate([[False], keep, [False]]).astype(np.int8)))
+    return pa.concat_tables([table.slice(a, b - a) for a, b in zip(edges[::2], edges[1::2])]) if len(edges) \
+        else table.slice(0, 0)
+
+
 class ParquetShardWriter:
     """Append record tables for shard ``index`` of ``count``; ``close()`` publishes the shard."""
 
@@ -107,7 +126,7 @@ class ParquetShardWriter:
 
         table = table.select(RECORD_SCHEMA.names).cast(RECORD_SCHEMA)
         for split in SPLITS:
-            part = table.filter(pc.equal(table["split"], split))
+            part = _rows_where(table, pc.equal(table["split"], split))
             if part.num_rows == 0:
                 continue
             self._pending[split].append(part)
@@ -118,7 +137,8 @@ class ParquetShardWriter:
 
     def _flush(self, split: str, final: bool) -> None:
         if split not in self._writers:
-            self._writers[split] = pq.ParquetWriter(self._partial(split), RECORD_SCHEMA, compression="zstd")
+            self._writers[split] = pq.ParquetWriter(self._partial(split), RECORD_SCHEMA, compression="zstd",
+                                                    use_dictionary=DICTIONARY_COLUMNS, write_statistics=DICTIONARY_COLUMNS)
         pending = pa.concat_tables(self._pending[split]) if self._pending[split] else RECORD_SCHEMA.empty_table()
         n = self.row_group_size
         full = pending.num_rows // n * n
