@@ -286,7 +286,7 @@ def rank_device(device: str) -> str:
 
 
 def generate(store: str | os.PathLike, out: str | os.PathLike, templates: list[str] | None = None,
-             device: str = "cpu", batch_videos: int = 64, num_shards: int | None = None,
+             device: str = "cpu", batch_videos: int = 32, num_shards: int | None = None,
              shard_index: int | None = None, fmt: str = "parquet", seed: int = 0, semantics: str = "agqa",
              include_retired: bool = False, progress: bool = True, max_videos: int | None = None,
              kernels: str = "auto", grounding: bool | None = None) -> dict:
