@@ -21,18 +21,35 @@ from tensorqa.reference import run_program
 from tensorqa.store import open_store
 
 
+def _template_codes(path) -> np.ndarray:
+    """int codes of a shard's template column, equal for equal names across shards."""
+    col = pq.read_table(path, columns=["template"], read_dictionary=["template"])["template"].combine_chunks()
+    names = np.array([_TEMPLATE_INDEX.setdefault(t, len(_TEMPLATE_INDEX)) for t in col.dictionary.to_pylist()])
+    return names[col.indices.to_numpy()]
+
+
+_TEMPLATE_INDEX: dict = {}
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser()
     p.add_argument("store")
     p.add_argument("pool")
     p.add_argument("--n", type=int, default=10000)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--per-template", type=int, default=0,
+                   help="instead of --n uniform rows, K random rows of every template (rare ones included)")
     a = p.parse_args(argv)
     files = sorted(Path(a.pool, "data").glob("*.parquet"))
     sizes = [pq.ParquetFile(f).metadata.num_rows for f in files]
     total = sum(sizes)
     rng = np.random.default_rng(a.seed)
-    picks = np.sort(rng.choice(total, size=min(a.n, total), replace=False))
+    if a.per_template:
+        codes = np.concatenate([_template_codes(f) for f in files])
+        picks = np.sort(np.concatenate([rng.choice(np.flatnonzero(codes == c), size=min(a.per_template, int((codes == c).sum())),
+                                                   replace=False) for c in np.unique(codes)]))
+    else:
+        picks = np.sort(rng.choice(total, size=min(a.n, total), replace=False))
     offsets = np.cumsum([0] + sizes)
     rows = []
     cols = ["question_id", "video_id", "template", "program", "answer"]
