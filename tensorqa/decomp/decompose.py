@@ -537,7 +537,8 @@ def decompose(pool: str | os.PathLike, out: str | os.PathLike, store: str | os.P
                 _decompose_one(v, rows, src.scene(v), sem, stage, parts, write_json)
                 bar.update()
         else:
-            ctx = multiprocessing.get_context("fork")  # workers inherit the open pool tables
+            # spawn, not fork: forking a process whose torch / Arrow thread pools hold locks can hang
+            ctx = multiprocessing.get_context("spawn")
             with ctx.Pool(workers, initializer=_worker_init, initargs=(str(store), sem.name, str(stage), write_json)) as mp:
                 for _ in mp.imap_unordered(_worker_run, tasks, chunksize=4):
                     bar.update()
