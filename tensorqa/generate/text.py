@@ -139,6 +139,8 @@ def compose(lexicon: Lexicon, group: np.ndarray, pattern: Callable[[int], list[s
     (whose ids follow the shared lexicon's); the patterns' literals must then be in the lexicon
     already (:meth:`Lexicon.literals`), since a new one would take an id of the extension."""
     M = len(group)
+    if M == 0:
+        return pa.array([], pa.string())
     size = len(lexicon)
     uniq, ginv = _dense(np.asarray(group, np.int64))
     names = sorted(slots)

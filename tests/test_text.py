@@ -1,0 +1,86 @@
+"""generate/text.py: text columns built from lexicon ids, checked against plain Python string building."""
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from tensorqa.generate import text
+from tensorqa.generate.text import Lexicon, compose, gather_text, join_patterns, split_pattern
+
+
+def test_split_and_join_patterns():
+    assert split_pattern("Did they {relation} {object}{window}?") == ["Did they ", "relation", " ", "object", "", "window", "?"]
+    assert split_pattern("Exists(<object>, x)") == ["Exists(", "object", ", x)"]
+    assert split_pattern("no slots") == ["no slots"]
+    # "yes-no-" + "{relation}-{object}" + "-{time}" reads "yes-no-{relation}-{object}-{time}"
+    joined = join_patterns(["yes-no-"], split_pattern("{relation}-{object}"), ["-", "time", ""])
+    assert joined == ["yes-no-", "relation", "-", "object", "-", "time", ""]
+
+
+def test_gather_text_fixed_and_ragged():
+    lex = pa.array(["", "a", "bc", "def", "ü"])
+    ids = np.array([[1, 2, 0], [3, 0, 4], [0, 0, 0]])
+    assert gather_text(lex, ids).to_pylist() == ["abc", "defü", ""]
+    flat, lengths = np.array([1, 2, 3, 4, 4]), np.array([2, 0, 3])
+    assert gather_text(lex, flat, lengths).to_pylist() == ["abc", "", "defüü"]
+    assert gather_text(lex, np.zeros((0, 3), np.int64)).to_pylist() == []
+
+
+def _random_case(rng, M, extra=()):
+    """A lexicon of 40 words, 7 patterns (two slots, one of two atoms; one pattern of literals only)
+    and M random rows; ``extra`` strings are appended after the lexicon (per-block strings) and
+    every tenth row's s1 is one of them. Returns the lexicon, the array to render from, the rows'
+    groups, the patterns, the slot ids and the texts built with plain Python."""
+    words = [f"w{i}" + "x" * int(rng.integers(0, 5)) for i in range(40)]
+    lex = Lexicon()
+    lex.section("words", words)
+    patterns = {g: [f"lit{g}a ", "s1", f" lit{g}b", "s2", "?" if g % 2 else ""] if g % 3 else [f"only literal {g}"]
+                for g in range(7)}
+    patterns[5] = ["", "s2", " then ", "s1", ""]  # slots in the other order
+    for pat in patterns.values():
+        lex.literals(pat)
+    array, first = lex.extended(list(extra)) if extra else (lex.array(), len(lex))
+    group = rng.integers(0, 7, M)
+    s1 = rng.integers(-1, len(words), M)  # -1: the empty string
+    s2 = rng.integers(-1, len(words), (M, 2))  # a two-atom slot
+    s1_ids = lex.ids("words", s1)
+    s1_text = ["" if i < 0 else words[i] for i in s1]
+    if extra:
+        pick = rng.integers(0, len(extra), M)
+        every10 = np.arange(M) % 10 == 0
+        s1_ids = np.where(every10, first + pick, s1_ids)
+        s1_text = [extra[pick[i]] if every10[i] else t for i, t in enumerate(s1_text)]
+    slots = {"s1": s1_ids, "s2": np.stack([lex.ids("words", s2[:, 0]), lex.ids("words", s2[:, 1])], 1)}
+
+    def word(i):
+        return "" if i < 0 else words[i]
+
+    expected = []
+    for i in range(M):
+        values = {"s1": s1_text[i], "s2": word(s2[i, 0]) + word(s2[i, 1])}
+        pat = patterns[int(group[i])]
+        expected.append("".join(x if k % 2 == 0 else values[x] for k, x in enumerate(pat)))
+    return lex, array, group, patterns, slots, expected
+
+
+@pytest.mark.parametrize("M", [0, 1, 17, 500])
+def test_compose_matches_python_formatting(M):
+    lex, _, group, patterns, slots, expected = _random_case(np.random.default_rng(M), M)
+    assert compose(lex, group, patterns.__getitem__, slots).to_pylist() == expected
+
+
+def test_compose_across_output_chunks_and_extended_lexicon(monkeypatch):
+    # Chunks of 7 rows (500 rows span 72 chunks), and per-block strings appended to the lexicon.
+    monkeypatch.setattr(text, "CHUNK_ROWS", 7)
+    lex, array, group, patterns, slots, expected = _random_case(np.random.default_rng(3), 500,
+                                                                 extra=("<extra-0>", "<extra-1>"))
+    out = compose(lex, group, patterns.__getitem__, slots, array)
+    assert isinstance(out, pa.ChunkedArray) and out.to_pylist() == expected
+
+
+def test_compose_refuses_unregistered_literals_with_an_extended_lexicon():
+    lex = Lexicon()
+    lex.section("words", ["a"])
+    extended, _ = lex.extended(["x"])
+    with pytest.raises(RuntimeError):
+        compose(lex, np.zeros(2, np.int64), lambda g: ["new literal ", "s", ""], {"s": np.ones(2, np.int64)}, extended)
