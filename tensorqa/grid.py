@@ -52,7 +52,7 @@ from .errors import TensorQAError
 from .primitives import registry
 from .primitives.filter import any_along, interacted_frames
 from .primitives.localize import KIND_NAMES, VIDEO, Windows, compact, present_actions
-from .program import Call, Items, Node, Slot, Word, localize as localize_node, parse_program
+from .program import Call, Items, Node, Slot, Word, localize as localize_node, match, parse_program
 from .program_shapes import PROGRAM_SHAPES
 from .scene import SceneBatch
 from .semantics import AGQA, Semantics, get_semantics
@@ -289,23 +289,6 @@ def _patterns() -> list[tuple[str, Node]]:
     return out
 
 
-def _match(pattern: Node, node: Node, bind: dict[str, Node]) -> bool:
-    if isinstance(pattern, Slot):
-        if pattern.name in bind:
-            return bind[pattern.name] == node
-        bind[pattern.name] = node
-        return True
-    if isinstance(pattern, Word):
-        return isinstance(node, Word) and node.text == pattern.text
-    if isinstance(pattern, Items):
-        return isinstance(node, Items) and len(node) == len(pattern) and \
-            all(_match(p, n, bind) for p, n in zip(pattern.items, node.items))
-    if isinstance(pattern, Call):
-        return isinstance(node, Call) and node.func == pattern.func and len(node.args) == len(pattern.args) and \
-            all(_match(p, n, bind) for p, n in zip(pattern.args, node.args))
-    return False
-
-
 @dataclass(frozen=True)
 class Plan:
     """A compiled skeleton: which shape it is, how each pattern slot is bound, what it calls.
@@ -368,7 +351,7 @@ def _compile(text: str, semantics: Semantics, domain: str, template: str | None 
         patterns = [(template, _normalize(parse_program(PROGRAM_SHAPES[template])))] + patterns
     for shape, pattern in patterns:
         bind: dict[str, Node] = {}
-        if _match(pattern, node, bind):
+        if match(pattern, node, bind):
             break
     else:
         raise TensorQAError(f"grid: {text!r} is not one of the AGQA program shapes")

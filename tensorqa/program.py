@@ -164,6 +164,26 @@ def slots(node: Node) -> list[Slot]:
     return list(seen.values())
 
 
+def match(skeleton: Node, node: Node, bind: dict[str, Node], exact_words: bool = True) -> bool:
+    """Structural match of a program against a skeleton: each slot binds the subtree it meets in
+    ``bind`` (a slot used twice must meet equal subtrees); words must be equal, or with
+    ``exact_words=False`` merely be words."""
+    if isinstance(skeleton, Slot):
+        if skeleton.name in bind:
+            return bind[skeleton.name] == node
+        bind[skeleton.name] = node
+        return True
+    if isinstance(skeleton, Word):
+        return isinstance(node, Word) and (node.text == skeleton.text or not exact_words)
+    if isinstance(skeleton, Items):
+        return isinstance(node, Items) and len(node) == len(skeleton) and \
+            all(match(a, b, bind, exact_words) for a, b in zip(skeleton.items, node.items))
+    if isinstance(skeleton, Call):
+        return isinstance(node, Call) and node.func == skeleton.func and len(node.args) == len(skeleton.args) and \
+            all(match(a, b, bind, exact_words) for a, b in zip(skeleton.args, node.args))
+    return False
+
+
 WHOLE_VIDEO = Word("video")
 
 

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 from ..errors import TensorQAError
 from ..generate.records import OBJECT_ARTICLE
-from ..program import Call, Items, Node, Slot, Word, localize, parse_program
+from ..program import Call, Items, Node, Slot, Word, localize, match, parse_program
 from ..program_shapes import PROGRAM_SHAPES
 from ..templates.catalogue import ACTION_REFERENCE_FRAMES, OBJECT_REFERENCE_FRAMES, WINDOW_FRAMES, template_spec
 from ..vocab import vocab
@@ -181,25 +181,6 @@ def _shape_text(kind: str) -> str:
 _SLOT_TEXT = re.compile(r"<(\w+)>")
 
 
-def _match(skel: Node, node: Node, bind: dict) -> bool:
-    """Structural match of a program against a skeleton; slots bind (a repeated slot must agree)."""
-    if isinstance(skel, Slot):
-        if skel.name in bind:
-            return bind[skel.name] == node
-        bind[skel.name] = node
-        return True
-    if type(skel) is not type(node):
-        return False
-    if isinstance(skel, Word):
-        return skel.text == node.text
-    if isinstance(skel, Items):
-        return len(skel) == len(node) and all(_match(a, b, bind) for a, b in zip(skel.items, node.items))
-    if isinstance(skel, Call):
-        return skel.func == node.func and len(skel.args) == len(node.args) and \
-            all(_match(a, b, bind) for a, b in zip(skel.args, node.args))
-    return False
-
-
 # -- sub-questions ----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class SubQuestion:
@@ -263,7 +244,7 @@ def from_program(kind: str, program: Node | str) -> SubQuestion:
     ``objRelExists``, or a collection kind); TensorQAError if the program has another shape."""
     node = parse_program(program) if isinstance(program, str) else program
     bind: dict[str, Node] = {}
-    if not _match(skeleton(kind), node, bind):
+    if not match(skeleton(kind), node, bind):
         raise TensorQAError(f"program {str(node)!r} does not have the shape of {kind}")
     return SubQuestion.of(kind, **bind)
 
@@ -275,7 +256,7 @@ def reference_question(node: Node) -> SubQuestion:
         return SubQuestion.of(PRESENT, object=node)
     for kind in _REFERENCE_KIND:
         bind: dict[str, Node] = {}
-        if _match(skeleton(kind), node, bind) and bind.get("window") == Word("video"):
+        if match(skeleton(kind), node, bind) and bind.get("window") == Word("video"):
             return SubQuestion.of(kind, **bind)
     raise TensorQAError(f"program: {str(node)!r} is not an object or an object reference")
 

@@ -137,7 +137,7 @@ import torch
 
 from ..errors import TensorQAError
 from ..primitives.localize import KIND_NAMES, class_instances
-from ..program import Call, Items, Node, Slot, Word, parse_program
+from ..program import Call, Items, Node, Word, match, parse_program
 from ..program_shapes import PROGRAM_SHAPES
 from ..scene import SceneBatch, VideoScene
 from ..semantics import ANY_PRESENT, Semantics, get_semantics, interaction_relations
@@ -271,28 +271,12 @@ def _skeleton(program: str) -> Node:
     return parse_program(PROGRAM_SHAPES[program])
 
 
-def _bind(pattern: Node, node: Node, out: dict[str, Node]) -> bool:
-    """Match a skeleton against a program, recording what each slot holds."""
-    if isinstance(pattern, Slot):
-        out[pattern.name] = node
-        return True
-    if isinstance(pattern, Word):
-        return isinstance(node, Word)
-    if isinstance(pattern, Items):
-        return isinstance(node, Items) and len(node) == len(pattern) and \
-            all(_bind(p, n, out) for p, n in zip(pattern.items, node.items))
-    if isinstance(pattern, Call):
-        return isinstance(node, Call) and node.func == pattern.func and len(node.args) == len(pattern.args) and \
-            all(_bind(p, n, out) for p, n in zip(pattern.args, node.args))
-    return False
-
-
 @functools.lru_cache(maxsize=1 << 14)
 def _action_reference_relations(program: str, text: str) -> dict[str, int]:
     """{action slot (``ACTION_SLOTS``): the relation its object reference goes through}, for the
     slots that hold ``ToAction(verb, <reference>)`` in program ``text`` of shape ``program``."""
     bound: dict[str, Node] = {}
-    if not _bind(_skeleton(program), parse_program(text), bound):
+    if not match(_skeleton(program), parse_program(text), bound, exact_words=False):
         raise TensorQAError(f"sg_grounding: program {text!r} does not have the shape of {program}")
     nodes = {"action": bound.get("action"), "action2": bound.get("action2")}
     window = bound.get("window")
