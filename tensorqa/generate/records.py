@@ -1,9 +1,11 @@
 """Question records, built columnar: grid cells -> id columns -> rendered text (pyarrow kernels).
 
 A :class:`CellBlock` holds one row per question as integer columns (video, template, slot ids,
-time kind and actions, answer). Text is rendered per (template, frame variant) group by joining
-literal fragments of the frame with slot strings taken from small per-vocabulary string tables
-(``pyarrow.compute.binary_join_element_wise``); there is no Python format call per question.
+time kind and actions, references, answer). Text columns (question, program, local keys, ids) are
+rows of lexicon ids (:mod:`.text`): every string a record holds is in one shared lexicon (frame
+fragments, vocabulary phrases, reference phrases, localizations) or in a small per-block extension
+(video ids, question numbers, localizations around indirect-object actions), and each column is
+one ``take``; there is no Python format call per question.
 """
 
 from __future__ import annotations
@@ -232,13 +234,6 @@ def question_steps(block: CellBlock) -> np.ndarray:
     base = np.array([TEMPLATES[t].base_steps for t in TEMPLATE_NAMES])
     return (base[block.template] + WINDOW_STEPS[block.window] + (block.object_ref > 0) + (block.object2_ref > 0)
             + (block.action_ref > 0) + (block.action2_ref > 0) + (block.window_x_ref > 0) + (block.window_y_ref > 0))
-
-
-@functools.lru_cache(maxsize=4096)
-def lit(value) -> pa.Scalar:
-    """A pyarrow scalar for a Python literal. Compute kernels called with plain Python str / int
-    arguments take a slow conversion path (~250 us per call); scalars do not."""
-    return pa.scalar(value)
 
 
 def _take(table: pa.Array, ids: np.ndarray) -> pa.Array:
