@@ -366,15 +366,21 @@ def _same_grid(a, b):
         _same(a.values[k], b.values[k])
 
 
-def test_grid_kernel_backend_gives_the_same_answers():
-    batch = _scene_batch()
-    assert batch.frame_mask.shape[1] == 70
+def _every_template_same_under_kernels(batch):
+    """Every template's grid under the kernel backend equals the torch one (separate contexts)."""
     torch_ctx = GridContext(batch, AGQA)
     with registry.use("kernel"):
         kernel_ctx = GridContext(batch, AGQA)
         for template in PROGRAM_SHAPES:
             _same_grid(evaluate(template, batch, AGQA, context=kernel_ctx),
                        evaluate(template, batch, AGQA, context=torch_ctx))
+
+
+def test_grid_kernel_backend_gives_the_same_answers():
+    batch = _scene_batch()
+    assert batch.frame_mask.shape[1] == 70
+    _every_template_same_under_kernels(batch)
+    with registry.use("kernel"):
         # the whole vocabularies on the object and relation axes: 36 objects, 54 relations
         for template in ("objRelExists", "objLast"):
             _same_grid(evaluate(template, batch, AGQA, domain="all"), _torch_grid(template, batch, "all"))
@@ -566,9 +572,4 @@ def test_cuda_kernels_match_twins(F, monkeypatch):
 def test_cuda_grid_kernel_backend(monkeypatch):
     monkeypatch.setenv("TRITON_INTERPRET", "0")
     batch = _scene_batch(videos=16).to("cuda")
-    torch_ctx = GridContext(batch, AGQA)
-    with registry.use("kernel"):
-        kernel_ctx = GridContext(batch, AGQA)
-        for template in PROGRAM_SHAPES:
-            _same_grid(evaluate(template, batch, AGQA, context=kernel_ctx),
-                       evaluate(template, batch, AGQA, context=torch_ctx))
+    _every_template_same_under_kernels(batch)
