@@ -32,7 +32,7 @@ RECORD_SCHEMA = pa.schema([
     ("frame", pa.int8()),              # question frame variant (index into the template's frames)
     ("question", pa.string()),
     ("answer", pa.string()),           # lowercase, as AGQA 2.0 releases it
-    ("global", pa.list_(pa.string())),
+    ("global", pa.list_(pa.field("element", pa.string()))),  # Parquet's name for list items
     ("local", pa.string()),            # released balancing key, e.g. "yes-no-o4-while-c076"
     ("ans_type", pa.string()),         # open / binary
     ("steps", pa.int8()),
@@ -81,11 +81,36 @@ def shard_complete(out: str | os.PathLike, index: int, count: int) -> bool:
     return done_marker(Path(out), index, count).exists()
 
 
-# Long, mostly distinct text columns are written plain and without page statistics (dictionary
-# encoding them falls back anyway, and min / max of questions help no reader); the rest are small
-# vocabularies that dictionary-encode well.
-DICTIONARY_COLUMNS = [c for c in RECORD_SCHEMA.names
-                      if c not in ("question_id", "question", "program", "local", "direct_group", "sg_grounding")]
+# Long, mostly distinct text columns are written plain (dictionary encoding them falls back
+# anyway); the rest are small vocabularies that dictionary-encode well.
+TEXT_COLUMNS = frozenset(("question_id", "question", "program", "local", "direct_group", "sg_grounding"))
+# Columns whose values come from a fixed vocabulary (catalogue names, AGQA ids, answers). Writers take
+# them as dictionary arrays over the whole vocabulary (``records.render`` builds them so), which
+# Parquet writes as dictionary pages without hashing every value; on disk and when read back they
+# are plain strings. A table that holds them as strings is encoded first.
+VOCABULARY_COLUMNS = frozenset(("template", "answer", "ans_type", "semantic", "structural", "window", "window_action",
+                                "window_action2", "window_action_ref", "window_action2_ref", "relation", "object",
+                                "object_ref", "object_ref_relation", "object2", "object2_ref", "object2_ref_relation",
+                                "action", "action_ref", "action2", "action2_ref"))
+# Page statistics (min / max, for readers' row-group pruning) only where a reader filters: they
+# cost as much as the encoding itself on the small columns.
+STATISTICS_COLUMNS = ["video_id", "split", "template"]
+
+
+def coded_schema(schema: pa.Schema) -> pa.Schema:
+    """``schema`` with its :data:`VOCABULARY_COLUMNS` as dictionary<int32, string> (what writers take)."""
+    return pa.schema([pa.field(f.name, pa.dictionary(pa.int32(), pa.string())) if f.name in VOCABULARY_COLUMNS
+                      and f.type == pa.string() else f for f in schema])
+
+
+def parquet_writer(path: str | os.PathLike, schema: pa.Schema) -> pq.ParquetWriter:
+    """The Parquet writer of every tensorqa table (schema: :func:`coded_schema` of the record schema).
+
+    No Arrow schema is stored in the file, so any reader (and pyarrow) sees the plain Parquet
+    types, which :data:`RECORD_SCHEMA` spells: strings, int8, list<element: string>."""
+    return pq.ParquetWriter(path, schema, compression="zstd", store_schema=False,
+                            use_dictionary=[c for c in schema.names if c not in TEXT_COLUMNS] or False,
+                            write_statistics=[c for c in STATISTICS_COLUMNS if c in schema.names] or False)
 
 
 def _rows_where(table: pa.Table, mask: pa.Array) -> pa.Table:
@@ -113,6 +138,7 @@ class ParquetShardWriter:
         self._pending: dict[str, list[pa.Table]] = {s: [] for s in SPLITS}
         self._pending_rows = {s: 0 for s in SPLITS}
         self.rows = {s: 0 for s in SPLITS}
+        self.schema = coded_schema(RECORD_SCHEMA)
 
     def _partial(self, split: str) -> Path:
         return self.data / (shard_name(split, self.index, self.count) + ".partial")
@@ -124,7 +150,9 @@ class ParquetShardWriter:
         bytes of a shard do not depend on how the caller cut its blocks (batch size)."""
         import pyarrow.compute as pc
 
-        table = table.select(RECORD_SCHEMA.names).cast(RECORD_SCHEMA)
+        table = table.select(RECORD_SCHEMA.names)
+        if table.schema != self.schema:
+            table = table.cast(self.schema)
         for split in SPLITS:
             part = _rows_where(table, pc.equal(table["split"], split))
             if part.num_rows == 0:
@@ -137,9 +165,8 @@ class ParquetShardWriter:
 
     def _flush(self, split: str, final: bool) -> None:
         if split not in self._writers:
-            self._writers[split] = pq.ParquetWriter(self._partial(split), RECORD_SCHEMA, compression="zstd",
-                                                    use_dictionary=DICTIONARY_COLUMNS, write_statistics=DICTIONARY_COLUMNS)
-        pending = pa.concat_tables(self._pending[split]) if self._pending[split] else RECORD_SCHEMA.empty_table()
+            self._writers[split] = parquet_writer(self._partial(split), self.schema)
+        pending = pa.concat_tables(self._pending[split]) if self._pending[split] else self.schema.empty_table()
         n = self.row_group_size
         full = pending.num_rows // n * n
         for a in range(0, full, n):

@@ -14,7 +14,9 @@ from tensorqa.pack import pack_default
 from tensorqa.program import parse_program
 from tensorqa.reference import run_program
 from tensorqa.store import open_store
-from tensorqa.writers import read_pool, shard_complete
+from tensorqa.templates import TEMPLATES
+from tensorqa.vocab import vocab
+from tensorqa.writers import RECORD_SCHEMA, read_pool, shard_complete
 
 
 @pytest.fixture(scope="module")
@@ -65,6 +67,26 @@ def test_records_are_well_formed(pool):
         v, n = qid.rsplit("-", 1)
         by_video.setdefault(v, []).append(int(n))
     assert all(sorted(ns) == list(range(len(ns))) for ns in by_video.values())
+
+
+def test_files_read_back_as_the_record_schema_with_catalogue_metadata(pool):
+    # Vocabulary columns are written from dictionary arrays; on disk and when read back they are
+    # plain strings, and every reader sees RECORD_SCHEMA's types (no Arrow-only schema stored).
+    out, table = pool
+    for f in sorted((out / "data").glob("*.parquet")):
+        assert pq.read_schema(f).equals(RECORD_SCHEMA), f
+        assert b"ARROW:schema" not in (pq.read_metadata(f).metadata or {})
+    assert table.schema.equals(RECORD_SCHEMA)
+    meta = table.select(["template", "global", "ans_type", "semantic", "structural"]).to_pylist()
+    for r in random.Random(2).sample(meta, 3000):
+        spec = TEMPLATES[r["template"]]
+        assert (r["global"], r["ans_type"], r["semantic"], r["structural"]) == \
+            (list(spec.global_), spec.ans_type, spec.semantic, spec.structural)
+    v = vocab()
+    assert set(table["object"].to_pylist()) <= set(v.object_ids) | {""}
+    assert set(table["relation"].to_pylist()) <= set(v.relation_ids) | {""}
+    assert set(table["action"].to_pylist()) <= set(v.actions) | {""}
+    assert set(table["object_ref"].to_pylist()) <= {"", "first", "last", "whole"}
 
 
 def test_same_pool_whatever_the_batch_size(tmp_path, store, pool):

@@ -14,10 +14,9 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from ..errors import TensorQAError
-from ..writers import RECORD_SCHEMA, SPLITS, ParquetShardWriter
+from ..writers import RECORD_SCHEMA, SPLITS, ParquetShardWriter, parquet_writer
 
 ROW_GROUP_ROWS = 1 << 18
 
@@ -41,14 +40,14 @@ class SchemaShardWriter(ParquetShardWriter):
     def write_split(self, split: str, table: pa.Table) -> None:
         table = table.select(self.schema.names).cast(self.schema)
         if split not in self._writers:
-            self._writers[split] = pq.ParquetWriter(self._partial(split), self.schema, compression="zstd")
+            self._writers[split] = parquet_writer(self._partial(split), self.schema)
         self._writers[split].write_table(table, row_group_size=self.row_group_size)
         self.rows[split] += table.num_rows
 
     def close(self, stats: dict | None = None) -> None:
         for split in SPLITS:
             if split not in self._writers:
-                self._writers[split] = pq.ParquetWriter(self._partial(split), self.schema, compression="zstd")
+                self._writers[split] = parquet_writer(self._partial(split), self.schema)
         super().close(stats)
 
 

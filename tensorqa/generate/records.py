@@ -23,7 +23,7 @@ from ..primitives.localize import KIND_NAMES
 from ..program_shapes import PROGRAM_SHAPES
 from ..templates import ACTION_REFERENCE_FRAMES, OBJECT_REFERENCE_FRAMES, TEMPLATES, WINDOW_FRAMES
 from ..vocab import vocab
-from ..writers import RECORD_SCHEMA
+from ..writers import RECORD_SCHEMA, coded_schema
 from .qualifiers import Cells
 from .text import Lexicon, compose, gather_text, join_patterns, split_pattern
 
@@ -236,9 +236,35 @@ def question_steps(block: CellBlock) -> np.ndarray:
             + (block.action_ref > 0) + (block.action2_ref > 0) + (block.window_x_ref > 0) + (block.window_y_ref > 0))
 
 
-def _take(table: pa.Array, ids: np.ndarray) -> pa.Array:
-    """table[ids] with -1 reading the table's last (empty) entry."""
-    return table.take(pa.array(np.where(ids < 0, len(table) - 1, ids)))
+@functools.lru_cache(maxsize=None)
+def _dictionary(values: tuple[str, ...]) -> tuple[pa.Array, np.ndarray]:
+    """(distinct strings of ``values`` and "", index of each value among them) for a vocabulary column."""
+    distinct = list(dict.fromkeys(values + ("",)))
+    return pa.array(distinct, pa.string()), np.array([distinct.index(v) for v in values + ("",)], np.int32)
+
+
+def coded(values, index: np.ndarray) -> pa.DictionaryArray:
+    """The column ``values[index]`` (-1: "") as a dictionary array over the whole vocabulary
+    (:data:`..writers.VOCABULARY_COLUMNS`): no string is copied per row."""
+    dictionary, lookup = _dictionary(tuple(values))
+    return pa.DictionaryArray.from_arrays(pa.array(lookup[np.asarray(index)], pa.int32()), dictionary)
+
+
+@functools.lru_cache(maxsize=1)
+def _global_lists() -> tuple[np.ndarray, pa.Array]:
+    """(offsets of each template's ``global`` list in ``values``, values)."""
+    lists = [list(TEMPLATES[t].global_) for t in TEMPLATE_NAMES]
+    return np.cumsum([0] + [len(g) for g in lists]), pa.array(sum(lists, []), pa.string())
+
+
+def _global_column(template: np.ndarray) -> pa.Array:
+    """list<string>[M]: each row's template's ``global`` categories (offsets arithmetic, one take)."""
+    starts, values = _global_lists()
+    lengths = (starts[1:] - starts[:-1])[template]
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    within = np.arange(offsets[-1]) - np.repeat(offsets[:-1], lengths)
+    items = values.take(pa.array(np.repeat(starts[:-1][template], lengths) + within))
+    return pa.ListArray.from_arrays(pa.array(offsets), items, type=RECORD_SCHEMA.field("global").type)
 
 
 # -- rendering ---------------------------------------------------------------------------------------
@@ -337,7 +363,8 @@ def _indirect_windows(tx: Texts, rows: CellBlock, variant: np.ndarray | None) ->
 
 def render(block: CellBlock, video_ids: tuple[str, ...], splits: tuple[str, ...], rank: np.ndarray,
            variant: np.ndarray, answer_kinds: np.ndarray) -> pa.Table:
-    """The RECORD_SCHEMA table of a block (rows in block order)."""
+    """The records of a block (rows in block order): :data:`RECORD_SCHEMA`, with the vocabulary
+    columns as dictionary arrays (:func:`..writers.coded_schema`)."""
     tx = texts()
     lex = tx.lexicon
     M = len(block)
@@ -380,52 +407,46 @@ def render(block: CellBlock, video_ids: tuple[str, ...], splits: tuple[str, ...]
     direct_group = compose(lex, block.template, _group_pattern, keys, extended)
     qid = compose(lex, np.zeros(M, np.int64), lambda _: _ID_PATTERN, keys, extended)
 
-    s_video = pa.array(video_ids, pa.string())
-    vids = s_video.take(pa.array(block.video))
+    vids = pa.array(video_ids, pa.string()).take(pa.array(block.video))
     spl = pa.array(splits, pa.string()).take(pa.array(block.video))
-    tnames = pa.array(TEMPLATE_NAMES, pa.string()).take(pa.array(block.template))
     v = vocab()
     answer_tables = [["no", "yes"], ["before", "after"], list(v.object_english), list(v.action_phrases)]
     offsets = np.cumsum([0] + [len(a) for a in answer_tables])[:-1]
-    answer = pa.array(sum(answer_tables, []), pa.string()).take(pa.array(offsets[answer_kinds] + block.answer))
+    answer = coded(sum(answer_tables, []), offsets[answer_kinds] + block.answer)
 
     specs = [TEMPLATES[t] for t in TEMPLATE_NAMES]
     steps = question_steps(block)
 
     def per_template(values) -> pa.Array:
-        return pa.array(values).take(pa.array(block.template))
+        return coded(values, block.template)
 
-    def ids(table: list[str], index: np.ndarray) -> pa.Array:
-        return _take(pa.array(list(table) + [""], pa.string()), index)
-
-    ref_names = pa.array(["", "first", "last", "whole"])
+    ref_names = ("", "first", "last", "whole")
     is_temp = (block.window != 0).astype(np.int8)
     # an indirect-object action counts as object indirection (§b.3)
     is_obj = ((block.object_ref > 0) | (block.object2_ref > 0) | (block.action_ref > 0) | (block.action2_ref > 0)
               | (block.window_x_ref > 0) | (block.window_y_ref > 0)).astype(np.int8)
     zeros = np.zeros(M, np.int8)
     table = pa.table({
-        "question_id": qid, "video_id": vids, "split": spl, "template": tnames,
+        "question_id": qid, "video_id": vids, "split": spl, "template": per_template(TEMPLATE_NAMES),
         "frame": pa.array(variant.astype(np.int8)), "question": question, "answer": answer,
-        "global": per_template([list(sp.global_) for sp in specs]),
+        "global": _global_column(block.template),
         "local": local, "ans_type": per_template([sp.ans_type for sp in specs]),
         "steps": pa.array(steps.astype(np.int8)), "semantic": per_template([sp.semantic for sp in specs]),
         "structural": per_template([sp.structural for sp in specs]), "program": program,
-        "window": pa.array(KIND_NAMES, pa.string()).take(pa.array(block.window)),
-        "window_action": ids(v.actions, block.window_x), "window_action2": ids(v.actions, block.window_y),
-        "window_action_ref": ref_names.take(pa.array(block.window_x_ref)),
-        "window_action2_ref": ref_names.take(pa.array(block.window_y_ref)),
-        "relation": ids(v.relation_ids, block.relation), "object": ids(v.object_ids, block.object),
-        "object_ref": ref_names.take(pa.array(block.object_ref)),
-        "object_ref_relation": ids(v.relation_ids, block.object_ref_rel), "object2": ids(v.object_ids, block.object2),
-        "object2_ref": ref_names.take(pa.array(block.object2_ref)),
-        "object2_ref_relation": ids(v.relation_ids, block.object2_ref_rel), "action": ids(v.actions, block.action),
-        "action_ref": ref_names.take(pa.array(block.action_ref)),
-        "action2_ref": ref_names.take(pa.array(block.action2_ref)),
-        "action2": ids(v.actions, block.action2),
+        "window": coded(KIND_NAMES, block.window),
+        "window_action": coded(v.actions, block.window_x), "window_action2": coded(v.actions, block.window_y),
+        "window_action_ref": coded(ref_names, block.window_x_ref),
+        "window_action2_ref": coded(ref_names, block.window_y_ref),
+        "relation": coded(v.relation_ids, block.relation), "object": coded(v.object_ids, block.object),
+        "object_ref": coded(ref_names, block.object_ref),
+        "object_ref_relation": coded(v.relation_ids, block.object_ref_rel),
+        "object2": coded(v.object_ids, block.object2), "object2_ref": coded(ref_names, block.object2_ref),
+        "object2_ref_relation": coded(v.relation_ids, block.object2_ref_rel), "action": coded(v.actions, block.action),
+        "action_ref": coded(ref_names, block.action_ref), "action2_ref": coded(ref_names, block.action2_ref),
+        "action2": coded(v.actions, block.action2),
         "direct_group": direct_group,
         "is_direct": pa.array((1 - (is_temp | is_obj)).astype(np.int8)), "indirect": pa.array(is_temp | is_obj),
         "i_obj": pa.array(is_obj), "i_rel": pa.array(zeros), "i_act": pa.array(zeros), "i_temp": pa.array(is_temp),
         "sg_grounding": pa.nulls(M, pa.string()),
     })
-    return table.select(RECORD_SCHEMA.names).cast(RECORD_SCHEMA)
+    return table.select(RECORD_SCHEMA.names).cast(coded_schema(RECORD_SCHEMA))

@@ -162,25 +162,20 @@ def compose(lexicon: Lexicon, group: np.ndarray, pattern: Callable[[int], list[s
         plans.append(atoms)
     if lexicon_array is not None and len(lexicon) != size:
         raise RuntimeError("compose: a pattern literal was not registered before the lexicon was extended")
-    # Rows sorted by group: each group's atoms form one contiguous [rows, atoms] block of a ragged
-    # id list, filled a column at a time (a literal, or a slot column read at the group's rows);
-    # the texts come out in group order and one take puts them back in row order.
+    # Each row's atoms are a contiguous run of one ragged id list in row order; a group's rows are
+    # filled an atom position at a time (a literal, or a slot column read at the group's rows), so
+    # the texts come out in row order from one take, with no reordering of strings afterwards.
     lengths = np.array([len(a) for a in plans], np.int64)
-    counts = np.bincount(ginv, minlength=len(plans))
+    row_lengths = lengths[ginv]
+    starts = np.cumsum(row_lengths) - row_lengths
     order = np.argsort(ginv, kind="stable")
-    row_start = np.concatenate([[0], np.cumsum(counts)])
-    atom_start = np.concatenate([[0], np.cumsum(counts * lengths)])
-    ids = np.empty(atom_start[-1], np.int32)
+    row_start = np.concatenate([[0], np.cumsum(np.bincount(ginv, minlength=len(plans)))])
+    ids = np.empty(int(row_lengths.sum()), np.int32)
     for k, atoms in enumerate(plans):
         if not atoms:
             continue
         rows = order[row_start[k]:row_start[k + 1]]
-        block = ids[atom_start[k]:atom_start[k + 1]].reshape(len(rows), len(atoms))
+        at = starts[rows]
         for j, (col, lit_id) in enumerate(atoms):
-            block[:, j] = columns[col][rows] if col else lit_id
-    texts = gather_text(lexicon.array() if lexicon_array is None else lexicon_array, ids, np.repeat(lengths, counts))
-    if np.array_equal(order, np.arange(M)):
-        return texts
-    inverse = np.empty(M, np.int64)
-    inverse[order] = np.arange(M)
-    return texts.take(pa.array(inverse))
+            ids[at + j] = columns[col][rows] if col else lit_id
+    return gather_text(lexicon.array() if lexicon_array is None else lexicon_array, ids, row_lengths)
