@@ -35,6 +35,7 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
+import tensorqa  # noqa: F401  (before pyarrow: Arrow's allocator options, tensorqa.memory)
 import pyarrow.parquet as pq
 import torch
 
@@ -45,7 +46,8 @@ import grid_vs_reference
 from tensorqa import kernels as kernels_mod
 from tensorqa.errors import TensorQAError
 from tensorqa.generate import generate
-from tensorqa.generate.pipeline import StageTimes, generate_block, keep_freed_memory, resolve_templates
+from tensorqa.generate.pipeline import StageTimes, generate_block, resolve_templates
+from tensorqa.memory import keep_freed_memory
 from tensorqa.pack import pack_default
 from tensorqa.program_shapes import PROGRAM_SHAPES
 from tensorqa.reference import run_program

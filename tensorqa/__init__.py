@@ -1,5 +1,6 @@
 """tensorqa: compile compositional question-answer benchmarks from scene graphs at tensor speed."""
 
+from . import memory  # noqa: F401  (first: sets Arrow's allocator options before pyarrow loads)
 from .errors import TensorQAError
 from .export_agqa import export_agqa
 from .scene import SceneBatch, VideoScene

@@ -1,6 +1,7 @@
 """Bulk generation: answers re-derived by the scalar reference executor, determinism across batch
 sizes and shard counts, restart behaviour, record well-formedness, CLI errors."""
 
+import os
 import random
 import subprocess
 import sys
@@ -194,3 +195,12 @@ def test_indirect_object_actions(store, pool):
     assert not wrong, wrong[:5]
     # both slots of actTime can be indirect
     assert any(r["program"].count("ToAction(") == 2 for r in rows if r["template"] == "actTime")
+
+
+def test_importing_tensorqa_keeps_arrows_freed_memory():
+    # tensorqa.memory: mimalloc reads MIMALLOC_PURGE_DELAY when pyarrow loads; a user's own value wins.
+    code = "import os, tensorqa, pyarrow; print(os.environ['MIMALLOC_PURGE_DELAY'])"
+    env = {k: v for k, v in os.environ.items() if k != "MIMALLOC_PURGE_DELAY"}
+    assert subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True).stdout.strip() == "-1"
+    env["MIMALLOC_PURGE_DELAY"] = "10"
+    assert subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True).stdout.strip() == "10"

@@ -17,7 +17,6 @@ Shards: shard i of K takes the i-th contiguous range of videos; ``--num-shards``
 
 from __future__ import annotations
 
-import ctypes
 import os
 import time
 from dataclasses import dataclass, field
@@ -31,6 +30,7 @@ from tqdm import tqdm
 from .. import kernels as kernels_mod
 from ..errors import TensorQAError
 from ..grid import GridContext, evaluate
+from ..memory import keep_freed_memory
 from ..semantics import get_semantics
 from ..store import open_store
 from ..templates import ACTIVE_TEMPLATES, TEMPLATES, template_spec
@@ -38,8 +38,8 @@ from ..vocab import vocab
 from ..writers import AgqaJsonShardWriter, ParquetShardWriter, shard_complete, write_dataset_card
 from .grounding import with_grounding
 from .qualifiers import valid_cells
-from .references import action_reference_slots, object_references, reference_rule, slots_by_object
 from .records import MAX_STEPS, CellBlock, frame_variants, question_steps, render, video_key
+from .references import action_reference_slots, object_references, reference_rule, slots_by_object
 
 ANSWER_KINDS = ("yes/no", "before/after", "object", "action")
 
@@ -257,21 +257,6 @@ def _window_reference_blocks(found: list[CellBlock], slots: np.ndarray, kind: np
     m, j1, j2 = np.nonzero((cx >= 0)[:, :, None] & (cy >= 0)[:, None, :])
     out.append(with_refs(m, window_x=(cells.video[m], cx[m, j1]), window_y=(cells.video[m], cy[m, j2])))
     return [b for b in out if len(b)]
-
-
-def keep_freed_memory() -> None:
-    """Ask glibc to keep freed memory instead of returning it to the kernel after every block.
-
-    Grid evaluation allocates and frees the same large tensors for every block of videos; with
-    glibc's defaults each is handed back and faulted in again (a third of the run in the kernel).
-    No-op where glibc is absent."""
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-        libc.mallopt(-1, 1 << 30)  # M_TRIM_THRESHOLD: trim only above 1 GiB of free heap
-        libc.mallopt(-2, 1 << 28)  # M_TOP_PAD: grow the heap in 256 MiB steps
-        libc.mallopt(-3, 32 << 20)  # M_MMAP_THRESHOLD: heap, not mmap, up to 32 MiB
-    except (OSError, AttributeError):
-        pass
 
 
 def rank_device(device: str) -> str:
