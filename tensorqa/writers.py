@@ -103,14 +103,14 @@ def coded_schema(schema: pa.Schema) -> pa.Schema:
                       and f.type == pa.string() else f for f in schema])
 
 
-def parquet_writer(path: str | os.PathLike, schema: pa.Schema) -> pq.ParquetWriter:
+def parquet_writer(path: str | os.PathLike, schema: pa.Schema, **options) -> pq.ParquetWriter:
     """The Parquet writer of every tensorqa table (schema: :func:`coded_schema` of the record schema).
 
     No Arrow schema is stored in the file, so any reader (and pyarrow) sees the plain Parquet
     types, which :data:`RECORD_SCHEMA` spells: strings, int8, list<element: string>."""
     return pq.ParquetWriter(path, schema, compression="zstd", store_schema=False,
                             use_dictionary=[c for c in schema.names if c not in TEXT_COLUMNS] or False,
-                            write_statistics=[c for c in STATISTICS_COLUMNS if c in schema.names] or False)
+                            write_statistics=[c for c in STATISTICS_COLUMNS if c in schema.names] or False, **options)
 
 
 def _rows_where(table: pa.Table, mask: pa.Array) -> pa.Table:

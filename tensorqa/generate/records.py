@@ -146,7 +146,7 @@ def _local_pattern(template: int) -> list[str]:
     tlocal = _tlocal_pattern(template)
     if spec.ans_type == "open":
         return tlocal
-    tail = ["-", "time", "-", "window_action", ""]
+    tail = ["", "window_local", ""]  # "-<time>-<window action(s)>": one string per localization
     if spec.answer_space in ("yes-no", "before-after"):
         return join_patterns([spec.answer_space + "-"], tlocal, tail)
     if spec.family == "length":
@@ -155,11 +155,11 @@ def _local_pattern(template: int) -> list[str]:
 
 
 def _group_pattern(template: int) -> list[str]:
-    """direct_group: video | template | template local."""
-    return join_patterns(["", "video", f"|{TEMPLATE_NAMES[template]}|"], _tlocal_pattern(template))
+    """direct_group: video | template | template local (``video_template``: one per-block string)."""
+    return join_patterns(["", "video_template", ""], _tlocal_pattern(template))
 
 
-_ID_PATTERN = ["", "video", "-", "rank", ""]
+_ID_PATTERN = ["", "video_dash", "", "rank", ""]  # "<video>-" + question number
 
 
 @functools.cache
@@ -174,7 +174,6 @@ def texts() -> Texts:
     lex.section("action_phrase", v.action_phrases)
     lex.section("action_word", (action_word(a) for a in range(v.num_actions)))
     lex.section("action_id", v.actions)
-    lex.section("time", TIME_NAMES)
     kinds = ("first", "last", "whole")
     refs = OBJECT_REFERENCE_FRAMES
     lex.section("ref_phrase", (refs[k][i % len(refs[k])].format(relation=r)
@@ -194,6 +193,9 @@ def texts() -> Texts:
     lex.literals(_ID_PATTERN)
     lex.section("window_question", _window_strings(
         lambda k, x, y: WINDOW_FRAMES[k].format(action=v.action_phrases[x], action2=v.action_phrases[y])))
+    lex.section("window_local", _window_strings(
+        lambda k, x, y: f"-{TIME_NAMES[KIND_NAMES.index(k)]}-" + ("" if k == "video" else v.actions[x])
+        + (f"-{v.actions[y]}" if k == "between" else "")))
     words = [action_word(a) for a in range(v.num_actions)]
     lex.section("window_program", _window_strings(
         lambda k, x, y: "video" if k == "video" else f"Localize(between, [{words[x]}, {words[y]}])" if k == "between"
@@ -211,7 +213,7 @@ def texts() -> Texts:
 
 
 def _window_strings(text) -> list[str]:
-    """Localization texts ``text(kind, x, y)`` laid out as :func:`_window_atoms` indexes them: the
+    """Localization texts ``text(kind, x, y)`` laid out as :func:`_window_index` numbers them: the
     whole video, then before / after / while each action, then between each ordered pair."""
     A = vocab().num_actions
     return ([text("video", 0, 0)] + [text(k, x, 0) for k in KIND_NAMES[1:4] for x in range(A)]
@@ -319,14 +321,11 @@ def _action_atoms(tx: Texts, act, ref, ref_rel, variant, program: bool) -> np.nd
     return np.where(ref > 0, indirect, direct)
 
 
-def _window_atoms(tx: Texts, rows: CellBlock) -> tuple[np.ndarray, np.ndarray]:
-    """(question, program) lexicon ids of each row's localization phrase / ``<window>`` program,
-    with direct localizing actions: one precomputed string per (time kind, action, action2)
-    (:func:`_window_strings`)."""
+def _window_index(rows: CellBlock) -> np.ndarray:
+    """Each row's localization's index in the (time kind, action, action2) layout of :func:`_window_strings`."""
     A = vocab().num_actions
     kind, x, y = rows.window, np.maximum(rows.window_x, 0), np.maximum(rows.window_y, 0)
-    index = np.where(kind == 0, 0, np.where(kind < 4, 1 + (kind - 1) * A + x, 1 + 3 * A + x * A + y))
-    return tx.lexicon.ids("window_question", index), tx.lexicon.ids("window_program", index)
+    return np.where(kind == 0, 0, np.where(kind < 4, 1 + (kind - 1) * A + x, 1 + 3 * A + x * A + y))
 
 
 def _indirect_windows(tx: Texts, rows: CellBlock, variant: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, pa.Array]:
@@ -370,14 +369,18 @@ def render(block: CellBlock, video_ids: tuple[str, ...], splits: tuple[str, ...]
     M = len(block)
     # per-block strings after the shared lexicon: video ids, question numbers, localizations
     # around indirect-object actions (questions, then programs)
+    # (video ids, "<video>-", "<video>|<template>|", question numbers, then the localizations)
     numbers = [str(i) for i in range(int(rank.max(initial=-1)) + 1)]
-    window_q, window_p = _window_atoms(tx, block)
+    per_block = (list(video_ids) + [f"{v}-" for v in video_ids]
+                 + [f"{v}|{t}|" for v in video_ids for t in TEMPLATE_NAMES] + numbers)
+    window = _window_index(block)
+    window_q, window_p = lex.ids("window_question", window), lex.ids("window_program", window)
     ind_q, at_q, texts_q = _indirect_windows(tx, block, variant)
     ind_p, at_p, texts_p = _indirect_windows(tx, block, None)
     base = len(lex)
-    window_q[ind_q] = base + len(video_ids) + len(numbers) + at_q
-    window_p[ind_p] = base + len(video_ids) + len(numbers) + len(texts_q) + at_p
-    extended = pa.concat_arrays([lex.array(), pa.array(list(video_ids) + numbers, pa.string()), texts_q, texts_p])
+    window_q[ind_q] = base + len(per_block) + at_q
+    window_p[ind_p] = base + len(per_block) + len(texts_q) + at_p
+    extended = pa.concat_arrays([lex.array(), pa.array(per_block, pa.string()), texts_q, texts_p])
 
     question = compose(lex, block.template * 64 + variant, _frame_pattern, {
         "object": _object_atoms(tx, block.object, block.object_ref, block.object_ref_rel, variant, False),
@@ -396,13 +399,15 @@ def render(block: CellBlock, video_ids: tuple[str, ...], splits: tuple[str, ...]
         "window": window_p,
     }, extended)
     # balancing keys and ids
-    between = block.window == 4
+    V, between = len(video_ids), block.window == 4
     keys = {"object": lex.ids("object_id", block.object), "object2": lex.ids("object_id", block.object2),
             "relation": lex.ids("relation_id", block.relation), "action": lex.ids("action_id", block.action),
-            "action2": lex.ids("action_id", block.action2), "time": lex.ids("time", block.window),
+            "action2": lex.ids("action_id", block.action2), "window_local": lex.ids("window_local", window),
             "window_action": np.stack([lex.ids("action_id", block.window_x), np.where(between, tx.dash, 0),
                                        np.where(between, lex.ids("action_id", block.window_y), 0)], axis=1),
-            "video": base + block.video, "rank": base + len(video_ids) + rank}
+            "video_dash": base + V + block.video,
+            "video_template": base + 2 * V + block.video * len(TEMPLATE_NAMES) + block.template,
+            "rank": base + (2 + len(TEMPLATE_NAMES)) * V + rank}
     local = compose(lex, block.template, _local_pattern, keys, extended)
     direct_group = compose(lex, block.template, _group_pattern, keys, extended)
     qid = compose(lex, np.zeros(M, np.int64), lambda _: _ID_PATTERN, keys, extended)
