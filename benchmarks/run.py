@@ -23,7 +23,6 @@ videos, all 9,601 if not given) is packed into a temporary store first, and remo
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import platform
 import random
@@ -46,7 +45,7 @@ import grid_vs_reference
 from tensorqa import kernels as kernels_mod
 from tensorqa.errors import TensorQAError
 from tensorqa.generate import generate
-from tensorqa.generate.pipeline import StageTimes, generate_block, resolve_templates
+from tensorqa.generate.pipeline import StageTimes, default_batch_videos, generate_block, resolve_templates
 from tensorqa.memory import keep_freed_memory
 from tensorqa.pack import pack_default
 from tensorqa.program_shapes import PROGRAM_SHAPES
@@ -208,7 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--store", type=Path, default=DEFAULT_STORE, help=f"scene store (default {DEFAULT_STORE})")
     p.add_argument("--videos", type=int, help="only the first N videos of the store (or pack N when packing)")
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu", help="cpu or cuda[:i]")
-    p.add_argument("--batch-videos", type=int, default=inspect.signature(generate).parameters["batch_videos"].default)
+    p.add_argument("--batch-videos", type=int, default=None, help="default: generate's (16 on the CPU, 256 on CUDA)")
     p.add_argument("--threads", type=int, help="torch CPU threads (default: torch's choice)")
     p.add_argument("--kernels", choices=kernels_mod.MODES, default="auto",
                    help="Triton kernels: auto = on CUDA only (default), as tensorqa generate --kernels")
@@ -243,6 +242,7 @@ def main(argv=None) -> int:
             pack_default(store, videos=n, progress=False)
             packed = round(time.perf_counter() - t0, 2)
             print(f"no {DEFAULT_STORE}: packed the default dataset ({n:,} videos) into a temporary store in {packed:.1f} s")
+        a.batch_videos = default_batch_videos(a.device) if a.batch_videos is None else a.batch_videos
         r = run(store, device=a.device, batch_videos=a.batch_videos, max_videos=max_videos, kernels=a.kernels,
                 stages_only=a.stages_only, reference_sample=a.reference_sample, ratio_videos=a.ratio_videos,
                 ratio_programs=a.ratio_programs, workdir=tmp)
