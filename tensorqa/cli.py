@@ -218,8 +218,12 @@ def _generate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of question-frame choice")
     p.add_argument("--semantics", choices=("agqa", "strict"), default="agqa", help="AGQA's quirks (default) or the clean reading")
     p.add_argument("--max-videos", type=int, default=None, help="only the first N videos of the store")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="shard processes to run side by side on this machine (default 1; the CPU's cores: "
+                        "rendering and writing use one core per process); same records as one process")
     p.add_argument("--threads", type=int, default=None,
-                   help="torch CPU threads (default: torch's choice; use 1 per process when running shards side by side)")
+                   help="torch CPU threads per process (default: torch's choice, or cores / jobs with --jobs; "
+                        "use 1 per process when running shards side by side)")
     p.add_argument("--grounding", action=argparse.BooleanOptionalAction, default=None,
                    help="fill sg_grounding (question spans -> scene-graph vertex ids; default: on for agqa-json, off for parquet)")
     p.add_argument("--kernels", choices=("auto", "on", "off"), default="auto",
@@ -231,19 +235,14 @@ def _generate_arguments(p: argparse.ArgumentParser) -> None:
 def run_generate(a: argparse.Namespace) -> int:
     from .generate import generate
 
-    if a.threads is not None:
-        if a.threads < 1:
-            raise TensorQAError(f"--threads must be at least 1, got {a.threads}")
-        import torch
-
-        torch.set_num_threads(a.threads)
     stats = generate(a.store, a.out, templates=a.templates, device=a.device, batch_videos=a.batch_videos,
                      num_shards=a.num_shards, shard_index=a.shard_index, fmt=a.fmt, seed=a.seed,
                      semantics=a.semantics, include_retired=a.include_retired, progress=not a.quiet,
-                     max_videos=a.max_videos, kernels=a.kernels,
-                     grounding=a.grounding)
+                     max_videos=a.max_videos, kernels=a.kernels, grounding=a.grounding, jobs=a.jobs,
+                     threads=a.threads)
     if stats.get("skipped"):
-        print(f"shard {stats['shard'] + 1}/{stats['num_shards']} of {a.out} is already complete: skipped")
+        which = f"all {stats['num_shards']} shards" if a.jobs > 1 else f"shard {stats['shard'] + 1}/{stats['num_shards']}"
+        print(f"{which} of {a.out} already complete: skipped")
         return 0
     q, secs = stats["questions"], stats["seconds"]
     print(f"wrote {q:,} questions for {stats['videos']:,} videos to {a.out} in {secs:.1f} s "

@@ -3,6 +3,7 @@ sizes and shard counts, restart behaviour, record well-formedness, CLI errors.""
 
 import os
 import random
+from collections import Counter
 import subprocess
 import sys
 
@@ -105,6 +106,23 @@ def test_same_pool_whatever_the_shard_count(tmp_path, store, pool):
     for i in range(3):
         generate(store, out, batch_videos=5, num_shards=3, shard_index=i, progress=False)
     assert read_pool(out).equals(table)
+
+
+def test_jobs_run_the_shards_as_processes_with_the_same_records(tmp_path, store, pool):
+    _, table = pool
+    out = tmp_path / "jobs"
+    stats = generate(store, out, jobs=2, batch_videos=5, progress=False)
+    assert read_pool(out).equals(table)
+    assert all(shard_complete(out, i, 2) for i in range(2))
+    assert stats["questions"] == table.num_rows and stats["num_shards"] == 2
+    assert stats["per_template"] == dict(Counter(table["template"].to_pylist()))
+    assert generate(store, out, jobs=2, progress=False)["skipped"]  # restart: both shards complete
+    with pytest.raises(TensorQAError, match="--jobs"):
+        generate(store, tmp_path / "x", jobs=2, num_shards=2, shard_index=0, progress=False)
+    with pytest.raises(TensorQAError, match="--jobs must be at least 1"):
+        generate(store, tmp_path / "x", jobs=0, progress=False)
+    with pytest.raises(TensorQAError, match="missing.h5"):
+        generate(tmp_path / "missing.h5", tmp_path / "x", jobs=2, progress=False)
 
 
 def test_complete_shards_are_skipped_and_partial_ones_redone(tmp_path, store):

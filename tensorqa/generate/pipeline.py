@@ -22,6 +22,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pyarrow as pa
@@ -39,7 +40,7 @@ from ..vocab import vocab
 from ..writers import AgqaJsonShardWriter, ParquetShardWriter, shard_complete, write_dataset_card
 from .grounding import with_grounding
 from .qualifiers import valid_cells
-from .records import MAX_STEPS, CellBlock, frame_variants, question_steps, render, video_key
+from .records import MAX_STEPS, TEMPLATE_NAMES, CellBlock, frame_variants, question_steps, render, video_key
 from .references import action_reference_slots, object_references, reference_rule, slots_by_object
 
 ANSWER_KINDS = ("yes/no", "before/after", "object", "action")
@@ -124,13 +125,15 @@ def generate_block(batch, templates: list[str], rel_obj_counts: torch.Tensor, se
         times.grid += t1 - t0
         times.masks += t2 - t1
         times.records += time.perf_counter() - t2
-        times.per_template[name] = times.per_template.get(name, 0) + sum(len(b) for b in found)
     t0 = time.perf_counter()
     block = CellBlock.concat(blocks)
     answer_kinds = np.concatenate(kinds) if kinds else np.zeros(0, np.int64)
     rows = np.flatnonzero(question_steps(block) <= MAX_STEPS)  # §b.0: 9 or more steps are discarded
     rows = rows[np.argsort(block.video[rows], kind="stable")]  # per video: template order, then grid order
     block, answer_kinds = block.take(rows), answer_kinds[rows]
+    for t, count in enumerate(np.bincount(block.template, minlength=len(TEMPLATE_NAMES))):  # kept questions
+        if count:
+            times.per_template[TEMPLATE_NAMES[t]] = times.per_template.get(TEMPLATE_NAMES[t], 0) + int(count)
     starts = np.searchsorted(block.video, np.arange(len(batch)))
     rank = np.arange(len(block)) - starts[block.video]
     variant = frame_variants(block, keys, rank, seed)
@@ -282,8 +285,18 @@ def generate(store: str | os.PathLike, out: str | os.PathLike, templates: list[s
              device: str = "cpu", batch_videos: int | None = None, num_shards: int | None = None,
              shard_index: int | None = None, fmt: str = "parquet", seed: int = 0, semantics: str = "agqa",
              include_retired: bool = False, progress: bool = True, max_videos: int | None = None,
-             kernels: str = "auto", grounding: bool | None = None) -> dict:
+             kernels: str = "auto", grounding: bool | None = None, jobs: int = 1, threads: int | None = None,
+             on_block: Callable[[int, int], None] | None = None) -> dict:
     """Generate the unbalanced pool of ``store`` into ``out`` (Hugging Face layout, or AGQA JSON).
+
+    ``jobs``: run that many shard processes side by side on this machine (:mod:`.jobs`; shards
+    0..jobs-1 of ``jobs``, one CPU thread each where cores are scarce); the pool's records are the
+    same as with one process. Not with an explicit shard or under torchrun.
+
+    ``threads``: torch CPU threads (of each process with ``jobs``); default: torch's choice, or
+    ``cores // jobs`` with ``jobs``.
+
+    ``on_block(videos, questions)``: called after each block is written (progress reporting).
 
     ``grounding``: fill ``sg_grounding`` (question spans -> scene-graph vertex ids,
     :mod:`.grounding`); default: on for AGQA JSON, off for Parquet.
@@ -292,6 +305,17 @@ def generate(store: str | os.PathLike, out: str | os.PathLike, templates: list[s
     primitives elsewhere; "on" / "off" force them. The output is the same either way.
 
     Returns the shard's statistics (questions, videos, per-template counts, stage seconds)."""
+    if jobs != 1:
+        from .jobs import generate_jobs
+
+        return generate_jobs(jobs, store=store, out=out, templates=templates, device=device, batch_videos=batch_videos,
+                             num_shards=num_shards, shard_index=shard_index, fmt=fmt, seed=seed, semantics=semantics,
+                             include_retired=include_retired, progress=progress, max_videos=max_videos,
+                             kernels=kernels, grounding=grounding, threads=threads)
+    if threads is not None:
+        if threads < 1:
+            raise TensorQAError(f"--threads must be at least 1, got {threads}")
+        torch.set_num_threads(threads)
     if fmt not in ("parquet", "agqa-json"):
         raise TensorQAError(f"--format must be parquet or agqa-json, not {fmt!r}")
     batch_videos = default_batch_videos(device) if batch_videos is None else batch_videos
@@ -337,6 +361,8 @@ def generate(store: str | os.PathLike, out: str | os.PathLike, templates: list[s
                 writer.write(table)
                 times.write += time.perf_counter() - t0
                 bar.update(len(batch))
+                if on_block is not None:
+                    on_block(len(batch), times.questions)
                 bar.set_postfix(questions=f"{times.questions:,}",
                                 q_per_s=f"{times.questions / max(time.perf_counter() - t_start, 1e-9):,.0f}")
         t0 = time.perf_counter()

@@ -1,0 +1,112 @@
+"""``generate(..., jobs=J)``: the J shards of one machine as J processes side by side.
+
+On the CPU, rendering and Parquet writing run on one core per process, so a single process leaves
+the other cores idle; J shard processes (shard i of J, as ``--num-shards J --shard-index i`` would
+run them) use them all and write the same records. Processes are spawned (not forked: the parent
+may hold torch threads), each with ``cores // J`` torch threads (at least 1), and report progress
+through shared counters to one progress bar in the parent. A failing shard stops the others; shards
+that completed stay complete, the rest are redone on the next run (the writers' restart rules).
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import time
+import traceback
+
+from tqdm import tqdm
+
+from ..errors import TensorQAError
+from ..store import open_store
+
+STAGES = ("grid", "masks", "records", "render", "write")
+
+
+def _shard(index: int, jobs: int, kwargs: dict, done, results) -> None:
+    """Child process: shard ``index`` of ``jobs``; puts (index, "ok", stats) or (index, "error", message)."""
+    try:
+        from .pipeline import generate
+
+        def on_block(videos: int, questions: int) -> None:
+            done[2 * index] += videos
+            done[2 * index + 1] = questions
+
+        stats = generate(**kwargs, num_shards=jobs, shard_index=index, progress=False, on_block=on_block)
+        results.put((index, "ok", stats))
+    except TensorQAError as e:
+        results.put((index, "error", str(e)))
+    except BaseException:  # noqa: BLE001 - reported by the parent
+        results.put((index, "error", "shard %d failed:\n%s" % (index, traceback.format_exc())))
+
+
+def generate_jobs(jobs: int, *, num_shards, shard_index, progress: bool, threads: int | None = None, **kwargs) -> dict:
+    """Run shards 0..jobs-1 of ``jobs`` as processes; returns the merged statistics."""
+    if jobs < 1:
+        raise TensorQAError(f"--jobs must be at least 1, got {jobs}")
+    if num_shards is not None or shard_index is not None or "WORLD_SIZE" in os.environ:
+        raise TensorQAError("--jobs runs every shard of this machine itself: "
+                            "do not combine it with --num-shards / --shard-index or torchrun")
+    if str(kwargs.get("device", "cpu")).startswith("cuda"):
+        raise TensorQAError("--jobs is for the CPU; on GPUs run one process per GPU with torchrun")
+    with open_store(kwargs["store"]) as src:  # a bad store fails here, once, not in every child
+        n = len(src) if kwargs.get("max_videos") is None else min(len(src), kwargs["max_videos"])
+    if threads is not None and threads < 1:
+        raise TensorQAError(f"--threads must be at least 1, got {threads}")
+    kwargs["threads"] = threads or max(1, (os.cpu_count() or 1) // jobs)
+    ctx = mp.get_context("spawn")
+    done = ctx.Array("q", 2 * jobs, lock=False)  # per shard: videos done, questions so far (one writer each)
+    results = ctx.Queue()
+    procs = [ctx.Process(target=_shard, args=(i, jobs, kwargs, done, results), daemon=True)
+             for i in range(jobs)]
+    t0 = time.perf_counter()
+    bar = tqdm(total=n, desc=f"generate ({jobs} processes)", unit="video", disable=not progress, dynamic_ncols=True)
+    stats: dict[int, dict] = {}
+    try:
+        for p in procs:
+            p.start()
+        while len(stats) < jobs:
+            try:
+                index, status, payload = results.get(timeout=0.5)
+            except Exception:  # queue.Empty: refresh progress, notice dead children
+                index = None
+                if not any(p.is_alive() for p in procs) and results.empty():
+                    raise TensorQAError("generate: a shard process ended without a result") from None
+            if index is not None:
+                if status == "error":
+                    raise TensorQAError(payload)
+                stats[index] = payload
+            questions = sum(done[2 * i + 1] for i in range(jobs))
+            bar.n = sum(done[2 * i] for i in range(jobs))
+            bar.set_postfix(questions=f"{questions:,}",
+                            q_per_s=f"{questions / max(time.perf_counter() - t0, 1e-9):,.0f}", refresh=False)
+            bar.refresh()
+    finally:
+        for p in procs:
+            if p.is_alive():
+                p.terminate()
+            p.join()
+        results.close()
+        results.join_thread()
+        bar.close()
+    return _merge(stats, time.perf_counter() - t0)
+
+
+def _merge(stats: dict[int, dict], seconds: float) -> dict:
+    """One statistics dict for the shards: counts and stage seconds summed, wall seconds of the run."""
+    shards = [stats[i] for i in sorted(stats)]
+    if all(s.get("skipped") for s in shards):
+        return {"skipped": True, "shard": 0, "num_shards": len(shards)}
+    ran = [s for s in shards if not s.get("skipped")]
+    merged = {k: v for k, v in ran[0].items() if k not in ("shard", "per_template", "questions", "videos", *STAGES)}
+    merged.update(num_shards=len(shards), shards_skipped=len(shards) - len(ran), jobs=len(shards),
+                  questions=sum(s["questions"] for s in ran), videos=sum(s["videos"] for s in ran),
+                  seconds=round(seconds, 3))
+    for k in STAGES:
+        merged[k] = round(sum(s[k] for s in ran), 3)
+    per_template: dict[str, int] = {}
+    for s in ran:
+        for t, c in s["per_template"].items():
+            per_template[t] = per_template.get(t, 0) + c
+    merged["per_template"] = per_template
+    return merged
