@@ -87,7 +87,7 @@ TEXT_COLUMNS = frozenset(("question_id", "question", "program", "local", "direct
 # Columns whose values come from a fixed vocabulary (catalogue names, AGQA ids, answers). Writers take
 # them as dictionary arrays over the whole vocabulary (``records.render`` builds them so), which
 # Parquet writes as dictionary pages without hashing every value; on disk and when read back they
-# are plain strings. A table that holds them as strings is encoded first.
+# are plain strings. Tables that hold them as strings (balancing's) are written as strings.
 VOCABULARY_COLUMNS = frozenset(("template", "answer", "ans_type", "semantic", "structural", "window", "window_action",
                                 "window_action2", "window_action_ref", "window_action2_ref", "relation", "object",
                                 "object_ref", "object_ref_relation", "object2", "object2_ref", "object2_ref_relation",
@@ -104,7 +104,7 @@ def coded_schema(schema: pa.Schema) -> pa.Schema:
 
 
 def parquet_writer(path: str | os.PathLike, schema: pa.Schema, **options) -> pq.ParquetWriter:
-    """The Parquet writer of every tensorqa table (schema: :func:`coded_schema` of the record schema).
+    """The Parquet writer of every tensorqa table (a record schema, or its :func:`coded_schema`).
 
     No Arrow schema is stored in the file, so any reader (and pyarrow) sees the plain Parquet
     types, which :data:`RECORD_SCHEMA` spells: strings, int8, list<element: string>."""
@@ -138,7 +138,9 @@ class ParquetShardWriter:
         self._pending: dict[str, list[pa.Table]] = {s: [] for s in SPLITS}
         self._pending_rows = {s: 0 for s in SPLITS}
         self.rows = {s: 0 for s in SPLITS}
-        self.schema = coded_schema(RECORD_SCHEMA)
+        # RECORD_SCHEMA, or coded_schema(RECORD_SCHEMA) when the first table holds dictionary arrays
+        # (generate's vocabulary columns); set by the first write
+        self.schema: pa.Schema | None = None
 
     def _partial(self, split: str) -> Path:
         return self.data / (shard_name(split, self.index, self.count) + ".partial")
@@ -151,6 +153,9 @@ class ParquetShardWriter:
         import pyarrow.compute as pc
 
         table = table.select(RECORD_SCHEMA.names)
+        if self.schema is None:
+            coded = any(pa.types.is_dictionary(f.type) for f in table.schema)
+            self.schema = coded_schema(RECORD_SCHEMA) if coded else RECORD_SCHEMA
         if table.schema != self.schema:
             table = table.cast(self.schema)
         for split in SPLITS:
@@ -164,9 +169,10 @@ class ParquetShardWriter:
                 self._flush(split, final=False)
 
     def _flush(self, split: str, final: bool) -> None:
+        schema = self.schema or RECORD_SCHEMA
         if split not in self._writers:
-            self._writers[split] = parquet_writer(self._partial(split), self.schema)
-        pending = pa.concat_tables(self._pending[split]) if self._pending[split] else self.schema.empty_table()
+            self._writers[split] = parquet_writer(self._partial(split), schema)
+        pending = pa.concat_tables(self._pending[split]) if self._pending[split] else schema.empty_table()
         n = self.row_group_size
         full = pending.num_rows // n * n
         for a in range(0, full, n):
