@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import queue
 import time
 import traceback
 
@@ -68,10 +69,11 @@ def generate_jobs(jobs: int, *, num_shards, shard_index, progress: bool, threads
         while len(stats) < jobs:
             try:
                 index, status, payload = results.get(timeout=0.5)
-            except Exception:  # queue.Empty: refresh progress, notice dead children
+            except queue.Empty:  # refresh progress, notice dead children
                 index = None
                 if not any(p.is_alive() for p in procs) and results.empty():
-                    raise TensorQAError("generate: a shard process ended without a result") from None
+                    codes = [p.exitcode for p in procs]
+                    raise TensorQAError(f"generate: a shard process ended without a result (exit codes {codes})") from None
             if index is not None:
                 if status == "error":
                     raise TensorQAError(payload)
