@@ -15,13 +15,17 @@ import os
 import queue
 import time
 import traceback
+from collections import Counter
+from dataclasses import fields
 
 from tqdm import tqdm
 
 from ..errors import TensorQAError
 from ..store import open_store
+from .pipeline import StageTimes
 
-STAGES = ("grid", "masks", "records", "render", "write")
+# statistics summed over shards: StageTimes' counters and stage seconds
+SUMMED = tuple(f.name for f in fields(StageTimes) if f.name != "per_template")
 
 
 def _shard(index: int, jobs: int, kwargs: dict, done, results) -> None:
@@ -52,8 +56,6 @@ def generate_jobs(jobs: int, *, num_shards, shard_index, progress: bool, threads
         raise TensorQAError("--jobs is for the CPU; on GPUs run one process per GPU with torchrun")
     with open_store(kwargs["store"]) as src:  # a bad store fails here, once, not in every child
         n = len(src) if kwargs.get("max_videos") is None else min(len(src), kwargs["max_videos"])
-    if threads is not None and threads < 1:
-        raise TensorQAError(f"--threads must be at least 1, got {threads}")
     kwargs["threads"] = threads or max(1, (os.cpu_count() or 1) // jobs)
     ctx = mp.get_context("spawn")
     done = ctx.Array("q", 2 * jobs, lock=False)  # per shard: videos done, questions so far (one writer each)
@@ -100,15 +102,9 @@ def _merge(stats: dict[int, dict], seconds: float) -> dict:
     if all(s.get("skipped") for s in shards):
         return {"skipped": True, "shard": 0, "num_shards": len(shards)}
     ran = [s for s in shards if not s.get("skipped")]
-    merged = {k: v for k, v in ran[0].items() if k not in ("shard", "per_template", "questions", "videos", *STAGES)}
+    merged = {k: v for k, v in ran[0].items() if k not in ("shard", "per_template", *SUMMED)}
+    merged.update({k: round(sum(s[k] for s in ran), 3) if isinstance(ran[0][k], float) else sum(s[k] for s in ran)
+                   for k in SUMMED})
     merged.update(num_shards=len(shards), shards_skipped=len(shards) - len(ran), jobs=len(shards),
-                  questions=sum(s["questions"] for s in ran), videos=sum(s["videos"] for s in ran),
-                  seconds=round(seconds, 3))
-    for k in STAGES:
-        merged[k] = round(sum(s[k] for s in ran), 3)
-    per_template: dict[str, int] = {}
-    for s in ran:
-        for t, c in s["per_template"].items():
-            per_template[t] = per_template.get(t, 0) + c
-    merged["per_template"] = per_template
+                  seconds=round(seconds, 3), per_template=dict(sum((Counter(s["per_template"]) for s in ran), Counter())))
     return merged

@@ -305,6 +305,8 @@ def generate(store: str | os.PathLike, out: str | os.PathLike, templates: list[s
     primitives elsewhere; "on" / "off" force them. The output is the same either way.
 
     Returns the shard's statistics (questions, videos, per-template counts, stage seconds)."""
+    if threads is not None and threads < 1:
+        raise TensorQAError(f"--threads must be at least 1, got {threads}")
     if jobs != 1:
         from .jobs import generate_jobs
 
@@ -313,8 +315,6 @@ def generate(store: str | os.PathLike, out: str | os.PathLike, templates: list[s
                              include_retired=include_retired, progress=progress, max_videos=max_videos,
                              kernels=kernels, grounding=grounding, threads=threads)
     if threads is not None:
-        if threads < 1:
-            raise TensorQAError(f"--threads must be at least 1, got {threads}")
         torch.set_num_threads(threads)
     if fmt not in ("parquet", "agqa-json"):
         raise TensorQAError(f"--format must be parquet or agqa-json, not {fmt!r}")
