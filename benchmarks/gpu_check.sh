@@ -5,7 +5,7 @@
 #
 # From a session: pack here first (`tensorqa pack --out default.h5`, 5 MiB, gitignored) and carry
 # it, which saves step 2: device run with command "bash benchmarks/gpu_check.sh",
-# carry ["default.h5"], timeout_s 540. On a CPU, to try the script itself:
+# carry ["default.h5"], timeout_s 560. On a CPU, to try the script itself:
 #   OUT=/tmp/out TENSORQA_PYTHON=.venv/bin/python TENSORQA_GPU_CHECK_DEVICE=cpu \
 #   TENSORQA_GPU_CHECK_STORE=/tmp/s.h5 TENSORQA_GPU_CHECK_VIDEOS=30 TENSORQA_GPU_CHECK_PROBE=10 \
 #   TENSORQA_GPU_CHECK_RANKS=2 bash benchmarks/gpu_check.sh
@@ -13,35 +13,39 @@
 # Installs nothing (the device machine reaches no network): it runs under the machine's own
 # python3, which holds torch, numpy, h5py, pyarrow, einops, tqdm, pytest and pytest-benchmark,
 # with this checkout on PYTHONPATH. Every step has a time cap inside one overall budget
-# (default 460 s, so the whole check ends within 8 minutes); a step that fails or times out is
+# (default 480 s, so the whole check ends within 8 minutes); a step that fails or times out is
 # reported and the next one still runs; the exit status is non-zero if any step failed.
 #
-# Steps, all output tee'd into $OUT/log.txt:
+# Steps, all output tee'd into $OUT/log.txt, most valuable first:
 #   1. nvidia-smi -> $OUT/nvidia-smi.txt; python, torch and CUDA versions; stop if CUDA is missing
 #   2. pack the default dataset (9,601 videos) into default.h5 unless it exists (carry it to skip)
-#   3. the CUDA tests (pytest -k cuda: every test that needs a GPU has "cuda" in its name)
-#      -> $OUT/junit_cuda.xml
-#   4. benchmarks/run.py, one process, on the first 500 videos (per stage, grid vs reference ratio,
-#      peak RSS and CUDA memory) -> $OUT/run_<dev>_probe.json
-#   5. the whole store: benchmarks/run.py in one process -> $OUT/run_<dev>.json if the probe says it
-#      fits the time left; else `torchrun -m tensorqa generate` on RANKS processes sharing the GPU
-#      (the videos that fit, all if they do) -> $OUT/torchrun_<dev>.txt
-#   6. benchmarks/bench_kernels.py (pytest-benchmark), if present -> $OUT/bench_kernels.json
-#   7. if step 5 ran one process and time is left: the whole store on RANKS processes as well
+#   3. the CUDA tests (pytest -k cuda: every test that needs a GPU has "cuda" in its name; they
+#      include GPU pools byte-identical to CPU pools) -> $OUT/junit_cuda.xml
+#   4. the headline: `tensorqa generate STORE --device cuda --jobs RANKS`, the whole store, timed
+#      from the command's start -> $OUT/pool_jobs<RANKS>.txt (questions, seconds, SHA-256 per file)
+#   5. benchmarks/grid_bandwidth.py: grid evaluation against the device's copy bandwidth
+#      -> $OUT/grid_bandwidth_<dev>.json
+#   6. benchmarks/run.py, one process, the first PROBE videos: per stage, grid vs the scalar
+#      executor, re-derivation, peak RSS and CUDA memory -> $OUT/run_<dev>_probe.json
+#   7. benchmarks/bench_kernels.py (pytest-benchmark) -> $OUT/bench_kernels.json
+#   8. the same RANKS shards under torchrun -> $OUT/pool_torchrun<RANKS>.txt, checked
+#      byte-identical to step 4's files
 #
 # Environment (all optional):
 #   TENSORQA_PYTHON               interpreter (default: python3)
 #   TENSORQA_GPU_CHECK_DEVICE     cuda (default) or cpu: cpu runs the same steps without a GPU
 #   TENSORQA_GPU_CHECK_STORE      scene store (default default.h5)
-#   TENSORQA_GPU_CHECK_VIDEOS     videos to pack when the store is absent, and the whole-store run's
-#                                 --videos (default: all; 9,601 packed)
-#   TENSORQA_GPU_CHECK_PROBE      videos of the probe run (default 500)
-#   TENSORQA_GPU_CHECK_BUDGET     seconds for the whole check (default 460)
-#   TENSORQA_GPU_CHECK_RANKS      torchrun ranks (default: 3/4 of the CPUs, 12 on the H200 machine;
-#                                 0 or 1: one process only)
-#   TENSORQA_GPU_CHECK_KERNELS    run.py --kernels (default auto)
+#   TENSORQA_GPU_CHECK_VIDEOS     videos to pack when the store is absent, and the whole-store runs'
+#                                 --max-videos (default: all; 9,601 packed)
+#   TENSORQA_GPU_CHECK_PROBE      videos of step 6 (default 1000)
+#   TENSORQA_GPU_CHECK_BUDGET     seconds for the whole check (default 480)
+#   TENSORQA_GPU_CHECK_RANKS      processes of steps 4 and 8 (default: the CPUs, 16 on the H200
+#                                 machine: rendering and writing take one core each; 0 or 1: one
+#                                 process, and no step 8)
+#   TENSORQA_GPU_CHECK_GRID_BLOCKS  block sizes of step 5 (default "1024 4096")
+#   TENSORQA_GPU_CHECK_KERNELS    --kernels of every step (default auto)
 #   TENSORQA_GPU_CHECK_PYTEST     pytest selection of step 3 (default: -k cuda)
-#   TENSORQA_GPU_CHECK_BENCH_KERNELS  0 skips step 6
+#   TENSORQA_GPU_CHECK_BENCH_KERNELS  0 skips step 7
 set -euo pipefail
 
 : "${OUT:?set OUT to the folder for the results (the device machine sets it)}"
@@ -53,13 +57,13 @@ PY=${TENSORQA_PYTHON:-python3}
 DEV=${TENSORQA_GPU_CHECK_DEVICE:-cuda}
 STORE=${TENSORQA_GPU_CHECK_STORE:-default.h5}
 VIDEOS=${TENSORQA_GPU_CHECK_VIDEOS:-}
-PROBE=${TENSORQA_GPU_CHECK_PROBE:-500}
-BUDGET=${TENSORQA_GPU_CHECK_BUDGET:-460}
-RANKS=${TENSORQA_GPU_CHECK_RANKS:-$(($(nproc) * 3 / 4))}
+PROBE=${TENSORQA_GPU_CHECK_PROBE:-1000}
+BUDGET=${TENSORQA_GPU_CHECK_BUDGET:-480}
+RANKS=${TENSORQA_GPU_CHECK_RANKS:-$(nproc)}
+GRID_BLOCKS=${TENSORQA_GPU_CHECK_GRID_BLOCKS:-1024 4096}
 KERNELS=${TENSORQA_GPU_CHECK_KERNELS:-auto}
 BENCH_KERNELS=${TENSORQA_GPU_CHECK_BENCH_KERNELS:-1}
 [[ -f benchmarks/bench_kernels.py ]] || BENCH_KERNELS=0
-KERNEL_RESERVE=$((BENCH_KERNELS ? 70 : 0))  # seconds kept back for step 6 while steps 4-5 run
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/tensorqa-gpu-check-XXXXXX")
 finish() {  # remove the pools; let tee write the last lines into log.txt before the results are taken
@@ -161,115 +165,80 @@ else
     SELECT=(-k cuda)
 fi
 # pytest's exit status 5: no test selected, not a failure
-ALLOW_RC=5 step "CUDA tests" 120 -- "$PY" -m pytest tests "${SELECT[@]}" -rs -p no:cacheprovider \
+ALLOW_RC=5 step "CUDA tests" 150 -- "$PY" -m pytest tests "${SELECT[@]}" -rs -p no:cacheprovider \
     --junitxml="$OUT/junit_cuda.xml"
 
-# 4. the probe: one process, the first PROBE videos (per stage, reference ratio, peak memory) --
-RUN=("$PY" benchmarks/run.py --store "$STORE" --device "$DEV" --kernels "$KERNELS")
-PROBE_JSON="$OUT/run_${DEV%%:*}_probe.json"
-((PROBE > FULL)) && PROBE=$FULL
-step "run.py, first $PROBE videos" 150 "$KERNEL_RESERVE" -- "${RUN[@]}" --videos "$PROBE" --json "$PROBE_JSON"
-
-# estimate VIDEOS RANKS: seconds to generate VIDEOS videos on RANKS processes, from the probe (cost
-# grows linearly with the videos: benchmarks/scaling.py); ranks share the GPU and the disk, so
-# count each at 2/3 of a lone process, plus 30 s of start-up
-estimate() {
-    "$PY" - "$PROBE_JSON" "$1" "$2" <<'EOF'
-import json, sys
-r = json.load(open(sys.argv[1]))
-per_video, videos, ranks = r["seconds"] / r["videos"], int(sys.argv[2]), int(sys.argv[3])
-print(int(per_video * videos + 20) if ranks == 1 else int(1.5 * per_video * videos / ranks + 30))
-EOF
-}
-# fitting RANKS SECONDS: how many videos RANKS processes generate in SECONDS, by the same rule
-fitting() {
-    "$PY" - "$PROBE_JSON" "$1" "$2" <<'EOF'
-import json, sys
-r = json.load(open(sys.argv[1]))
-per_video, ranks, secs = r["seconds"] / r["videos"], int(sys.argv[2]), int(sys.argv[3])
-print(max(0, int((secs - 30) * ranks / (1.5 * per_video))))
-EOF
-}
-
-# torchrun_generate VIDEOS: the first VIDEOS videos on RANKS processes -> $OUT/torchrun_<dev>.txt
-TORCHRUN_DONE=0
-torchrun_generate() {
-    local videos=$1 t0=$SECONDS
-    rm -rf "$WORK/pool-ranks"
-    step "torchrun, $RANKS ranks, $videos videos" 600 "$2" -- "$PY" -m torch.distributed.run --standalone \
-        --nproc-per-node="$RANKS" -m tensorqa generate "$STORE" --out "$WORK/pool-ranks" --device "$DEV" \
-        --max-videos "$videos" --quiet
-    TORCHRUN_DONE=1
-    [[ -d $WORK/pool-ranks/data ]] || return 0
-    "$PY" - "$WORK/pool-ranks" $((SECONDS - t0)) "$RANKS" "$videos" "$STORE_VIDEOS" <<'EOF' | tee "$OUT/torchrun_${DEV%%:*}.txt"
-import sys
+# pool_summary DIR SECONDS NAME: questions, size, and each file's SHA-256 (pools compared across
+# devices and process counts) -> $OUT/NAME.txt
+pool_summary() {
+    "$PY" - "$1" "$2" "$3" "$STORE_VIDEOS" "$FULL" <<'EOF' | tee "$OUT/$3.txt"
+import hashlib, sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from tensorqa.writers import shard_complete
-
-pool, secs, ranks, videos, store = Path(sys.argv[1]), *map(int, sys.argv[2:])
-q = sum(pq.ParquetFile(f).metadata.num_rows for f in (pool / "data").glob("*.parquet"))
-done = sum(shard_complete(pool, i, ranks) for i in range(ranks))
-print(f"torchrun, {ranks} ranks, {done} of {ranks} shards complete: {q:,} questions for {videos:,} of the store's "
-      f"{store:,} videos in {secs} s, start-up included ({q / max(secs, 1):,.0f} questions/s, "
-      f"{videos / max(secs, 1):,.1f} videos/s)")
+pool, secs, name, store, videos = Path(sys.argv[1]), float(sys.argv[2]), sys.argv[3], *map(int, sys.argv[4:])
+files = sorted((pool / "data").glob("*.parquet"))
+q = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
+print(f"{name}: {q:,} questions for {videos:,} of the store's {store:,} videos in {secs:.1f} s, start-up included "
+      f"({q / max(secs, 1e-9):,.0f} questions/s), {len(files)} files, "
+      f"{sum(f.stat().st_size for f in files) / 2**30:.2f} GiB")
+for f in files:
+    print(hashlib.sha256(f.read_bytes()).hexdigest(), f.name)
 EOF
 }
 
-# 5. the whole store: one process when the probe says it fits, else RANKS processes -----------
-if ((FULL > PROBE)); then
-    if [[ ! -f $PROBE_JSON ]]; then
-        echo
-        echo "=== whole store: SKIPPED, the probe gave no figures ==="
-        FAILED+=("whole store (no probe)")
-    else
-        ONE=$(estimate "$FULL" 1)
-        if ((ONE <= $(left) - KERNEL_RESERVE)); then
-            echo "whole store, one process: about $ONE s expected"
-            step "run.py, all $FULL videos" 600 "$KERNEL_RESERVE" -- "${RUN[@]}" --videos "$FULL" \
-                --json "$OUT/run_${DEV%%:*}.json"
-        elif ((RANKS > 1)); then
-            MANY=$(estimate "$FULL" "$RANKS")
-            N=$FULL
-            if ((MANY > $(left) - KERNEL_RESERVE)); then
-                N=$(fitting "$RANKS" $(($(left) - KERNEL_RESERVE - 10)))
-                ((N > FULL)) && N=$FULL
-            fi
-            echo
-            echo "whole store: about $ONE s in one process, $(($(left) - KERNEL_RESERVE)) s left;" \
-                "$RANKS ranks instead, on $N videos (about $MANY s for all $FULL)"
-            if ((N >= PROBE)); then
-                torchrun_generate "$N" "$KERNEL_RESERVE"
-                ((N < FULL)) && FAILED+=("whole store: only $N of $FULL videos fitted")
-            else
-                FAILED+=("whole store (about $ONE s in one process, $MANY s on $RANKS ranks: too long)")
-            fi
-        else
-            echo
-            echo "=== run.py, all $FULL videos: SKIPPED: about $ONE s expected, $(($(left) - KERNEL_RESERVE)) s left ==="
-            FAILED+=("run.py whole store (estimated $ONE s, too long)")
-        fi
-    fi
+# timed_generate NAME CAP -- CMD...: CMD --out $WORK/NAME under `step`, timed, then summarized
+timed_generate() {
+    local name=$1 cap=$2 t0 secs
+    shift 3
+    rm -rf "${WORK:?}/$name"
+    t0=$(date +%s%N)
+    step "$name" "$cap" -- "$@" --out "$WORK/$name"
+    secs=$(( ($(date +%s%N) - t0) / 1000000 ))
+    [[ -d $WORK/$name/data ]] && pool_summary "$WORK/$name" "$((secs / 1000)).$(printf '%03d' $((secs % 1000)))" "$name"
+    rm -rf "${WORK:?}/$name"
+}
+
+# 4. the headline: the whole pool, every core rendering and writing, the GPU evaluating grids --
+GEN=("$PY" -m tensorqa generate "$STORE" --device "$DEV" --kernels "$KERNELS" --quiet)
+((FULL < STORE_VIDEOS)) && GEN+=(--max-videos "$FULL")
+if ((RANKS > 1)); then
+    timed_generate "pool_jobs$RANKS" 200 -- "${GEN[@]}" --jobs "$RANKS"
+else
+    timed_generate "pool_1process" 300 -- "${GEN[@]}"
 fi
 
-# 6. kernel benchmarks ------------------------------------------------------------------------
+# 5. grid evaluation against the device's copy bandwidth --------------------------------------
+step "grid_bandwidth.py" 100 -- "$PY" benchmarks/grid_bandwidth.py --store "$STORE" --device "$DEV" \
+    --kernels "$KERNELS" --batch-videos $GRID_BLOCKS --json "$OUT/grid_bandwidth_${DEV%%:*}.json"
+
+# 6. per stage in one process, grid vs the scalar executor, re-derivation: the first PROBE videos
+step "run.py, first $PROBE videos" 100 -- "$PY" benchmarks/run.py --store "$STORE" --device "$DEV" \
+    --kernels "$KERNELS" --videos "$PROBE" --json "$OUT/run_${DEV%%:*}_probe.json"
+
+# 7. kernel benchmarks ------------------------------------------------------------------------
 if ((BENCH_KERNELS)); then
-    step "bench_kernels.py" 90 -- "$PY" -m pytest benchmarks/bench_kernels.py -o addopts="" -q -p no:cacheprovider \
+    step "bench_kernels.py" 60 -- "$PY" -m pytest benchmarks/bench_kernels.py -o addopts="" -q -p no:cacheprovider \
         --benchmark-only --benchmark-json="$OUT/bench_kernels.json"
 else
     echo
     echo "=== bench_kernels.py: not in this checkout (or TENSORQA_GPU_CHECK_BENCH_KERNELS=0), skipped ==="
 fi
 
-# 7. several ranks on the whole store, with the time left (if step 5 did not already) ---------
-if ((RANKS > 1 && !TORCHRUN_DONE)) && [[ -f $PROBE_JSON ]]; then
-    if (($(estimate "$FULL" "$RANKS") <= $(left) - 5)); then
-        torchrun_generate "$FULL" 5
-    else
-        echo
-        echo "=== torchrun, $RANKS ranks: skipped, about $(estimate "$FULL" "$RANKS") s expected, $(left) s left ==="
+# 8. the same shards under torchrun (issue 7 item 6) with the time left: the files of step 4 ---
+if ((RANKS > 1)); then
+    TR=("$PY" -m torch.distributed.run --standalone --nproc-per-node="$RANKS" -m tensorqa generate "$STORE"
+        --device "$DEV" --kernels "$KERNELS" --quiet --threads 1)
+    ((FULL < STORE_VIDEOS)) && TR+=(--max-videos "$FULL")
+    timed_generate "pool_torchrun$RANKS" 200 -- "${TR[@]}"
+    if [[ -f $OUT/pool_jobs$RANKS.txt && -f $OUT/pool_torchrun$RANKS.txt ]]; then
+        if diff <(tail -n +2 "$OUT/pool_jobs$RANKS.txt") <(tail -n +2 "$OUT/pool_torchrun$RANKS.txt") >/dev/null; then
+            echo "torchrun and --jobs wrote byte-identical files"
+        else
+            echo "torchrun and --jobs files DIFFER"
+            FAILED+=("torchrun vs --jobs: files differ")
+        fi
     fi
 fi
 

@@ -222,3 +222,28 @@ def test_importing_tensorqa_keeps_arrows_freed_memory():
     assert subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True).stdout.strip() == "-1"
     env["MIMALLOC_PURGE_DELAY"] = "10"
     assert subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True).stdout.strip() == "10"
+
+
+needs_cuda = pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA GPU")
+
+
+def _files(out):
+    return {f.relative_to(out).as_posix(): f.read_bytes() for f in sorted((out / "data").glob("*.parquet"))}
+
+
+@needs_cuda
+@pytest.mark.parametrize("kernels", ["auto", "off"])
+def test_cuda_pool_is_byte_identical_to_the_cpu_pool(tmp_path, store, pool, kernels):
+    # the device must not change a byte: the same Parquet files from the GPU (Triton kernels or
+    # torch primitives) as from the CPU, with a block size of its own
+    out = tmp_path / "gpu"
+    stats = generate(store, out, device="cuda", batch_videos=7, kernels=kernels, progress=False)
+    assert stats["questions"] == pool[1].num_rows
+    assert _files(out) == _files(pool[0])
+
+
+@needs_cuda
+def test_cuda_jobs_share_the_gpu_with_the_same_records(tmp_path, store, pool):
+    out = tmp_path / "gpu-jobs"
+    generate(store, out, device="cuda", jobs=2, batch_videos=5, progress=False)
+    assert read_pool(out).equals(pool[1])

@@ -1,8 +1,9 @@
 """``generate(..., jobs=J)``: the J shards of one machine as J processes side by side.
 
-On the CPU, rendering and Parquet writing run on one core per process, so a single process leaves
-the other cores idle; J shard processes (shard i of J, as ``--num-shards J --shard-index i`` would
-run them) use them all and write the same records. Processes are spawned (not forked: the parent
+Rendering and Parquet writing run on one core per process, so a single process leaves the other
+cores idle, on a GPU machine too; J shard processes (shard i of J, as ``--num-shards J
+--shard-index i`` would run them) use them all and write the same records. With ``device="cuda"``
+the processes share the machine's GPUs (shard i on GPU i mod count), each evaluating its grids there. Processes are spawned (not forked: the parent
 may hold torch threads), each with ``cores // J`` torch threads (at least 1), and report progress
 through shared counters to one progress bar in the parent. A failing shard stops the others; shards
 that completed stay complete, the rest are redone on the next run (the writers' restart rules).
@@ -33,6 +34,10 @@ def _shard(index: int, jobs: int, kwargs: dict, done, results) -> None:
     try:
         from .pipeline import generate
 
+        if kwargs.get("device") == "cuda":  # shards share the machine's GPUs round robin
+            import torch
+            kwargs = {**kwargs, "device": f"cuda:{index % max(1, torch.cuda.device_count())}"}
+
         def on_block(videos: int, questions: int) -> None:
             done[2 * index] += videos
             done[2 * index + 1] = questions
@@ -52,8 +57,6 @@ def generate_jobs(jobs: int, *, num_shards, shard_index, progress: bool, threads
     if num_shards is not None or shard_index is not None or "WORLD_SIZE" in os.environ:
         raise TensorQAError("--jobs runs every shard of this machine itself: "
                             "do not combine it with --num-shards / --shard-index or torchrun")
-    if str(kwargs.get("device", "cpu")).startswith("cuda"):
-        raise TensorQAError("--jobs is for the CPU; on GPUs run one process per GPU with torchrun")
     with open_store(kwargs["store"]) as src:  # a bad store fails here, once, not in every child
         n = len(src) if kwargs.get("max_videos") is None else min(len(src), kwargs["max_videos"])
     kwargs["threads"] = threads or max(1, (os.cpu_count() or 1) // jobs)

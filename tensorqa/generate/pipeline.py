@@ -79,27 +79,31 @@ def resolve_templates(names: list[str] | None, include_retired: bool = False) ->
 
 def generate_block(batch, templates: list[str], rel_obj_counts: torch.Tensor, semantics, seed: int,
                    times: StageTimes) -> pa.Table:
-    """The RECORD_SCHEMA table of one batch of videos."""
+    """The RECORD_SCHEMA table of one batch of videos.
+
+    Stage seconds are host clock readings; on CUDA each reading first waits for the GPU's queued
+    work, so a stage is charged for its own kernels rather than the next stage's first sync."""
+    clock = _stage_clock(batch.device)
     ctx = GridContext(batch, semantics)
     keys = np.array([video_key(v) for v in batch.video_ids], dtype=np.int64)
     refs = act_slots = window_refs = None
     blocks, kinds = [], []
     for name in templates:
         spec = TEMPLATES[name]
-        t0 = time.perf_counter()
+        t0 = clock()
         grid = evaluate(spec.program, batch, semantics, context=ctx)
-        t1 = time.perf_counter()
+        t1 = clock()
         keep, cells = valid_cells(spec.program, grid, ctx, rel_obj_counts, spec.windows)
-        t2 = time.perf_counter()
+        t2 = clock()
         found = [CellBlock.from_cells(name, keep, cells)]
         ref_axes = {axis: kinds_ for axis, kinds_ in spec.references
                     if axis in ("object", "object2") and set(kinds_) & {"first", "last", "whole"}}
         if ref_axes:
             if refs is None:
                 refs = object_references(batch, ctx, seed, torch.as_tensor(keys, device=batch.device))
-            t3 = time.perf_counter()
+            t3 = clock()
             found += _reference_blocks(name, spec, grid, ctx, refs, ref_axes, rel_obj_counts)
-            t2 += time.perf_counter() - t3
+            t2 += clock() - t3
         act_axes = [axis for axis, kinds_ in spec.references
                     if axis in ("action", "action2") and "indirect-object" in kinds_]
         if act_axes:
@@ -107,9 +111,9 @@ def generate_block(batch, templates: list[str], rel_obj_counts: torch.Tensor, se
                 refs = object_references(batch, ctx, seed, torch.as_tensor(keys, device=batch.device))
             if act_slots is None:
                 act_slots = action_reference_slots(batch, refs)
-            t3 = time.perf_counter()
+            t3 = clock()
             found += _action_reference_blocks(name, spec, grid, ctx, refs, act_slots, act_axes, rel_obj_counts)
-            t2 += time.perf_counter() - t3
+            t2 += clock() - t3
         if any((b.window > 0).any() for b in found):
             if refs is None:
                 refs = object_references(batch, ctx, seed, torch.as_tensor(keys, device=batch.device))
@@ -117,15 +121,15 @@ def generate_block(batch, templates: list[str], rel_obj_counts: torch.Tensor, se
                 act_slots = action_reference_slots(batch, refs)
             if window_refs is None:
                 window_refs = tuple(t.cpu().numpy() for t in (act_slots, refs.kind, refs.relation))
-            t3 = time.perf_counter()
+            t3 = clock()
             found += _window_reference_blocks(found, *window_refs)
-            t2 += time.perf_counter() - t3
+            t2 += clock() - t3
         kinds += [np.full(len(b), ANSWER_KINDS.index(grid.answer_kind), np.int64) for b in found]
         blocks += found
         times.grid += t1 - t0
         times.masks += t2 - t1
-        times.records += time.perf_counter() - t2
-    t0 = time.perf_counter()
+        times.records += clock() - t2
+    t0 = clock()
     block = CellBlock.concat(blocks)
     answer_kinds = np.concatenate(kinds) if kinds else np.zeros(0, np.int64)
     rows = np.flatnonzero(question_steps(block) <= MAX_STEPS)  # §b.0: 9 or more steps are discarded
@@ -137,13 +141,24 @@ def generate_block(batch, templates: list[str], rel_obj_counts: torch.Tensor, se
     starts = np.searchsorted(block.video, np.arange(len(batch)))
     rank = np.arange(len(block)) - starts[block.video]
     variant = frame_variants(block, keys, rank, seed)
-    times.records += time.perf_counter() - t0
-    t0 = time.perf_counter()
+    times.records += clock() - t0
+    t0 = clock()
     table = render(block, batch.video_ids, batch.splits, rank, variant, answer_kinds)
-    times.render += time.perf_counter() - t0
+    times.render += clock() - t0
     times.questions += len(block)
     times.videos += len(batch)
     return table
+
+
+def _stage_clock(device: torch.device) -> Callable[[], float]:
+    """perf_counter, after a device synchronize when the batch lives on CUDA."""
+    if device.type != "cuda":
+        return time.perf_counter
+
+    def clock() -> float:
+        torch.cuda.synchronize(device)
+        return time.perf_counter()
+    return clock
 
 
 def _reference_blocks(name, spec, grid, ctx, refs, ref_axes, rel_obj_counts) -> list[CellBlock]:

@@ -1,0 +1,158 @@
+"""Grid evaluation against the memory-bandwidth limit of the device, for the bytes it must touch.
+
+    python benchmarks/grid_bandwidth.py --store default.h5 --device cuda --json grid_bw.json
+    python benchmarks/grid_bandwidth.py --store default.h5 --device cpu --videos 512 --batch-videos 256
+
+Issue 7 asks that grid evaluation (every template's program over its whole slot grid, the
+``grid`` stage of ``tensorqa generate``) run within 5x of the device's memory-bandwidth limit for
+the bytes it touches. This script measures both sides in one process:
+
+* the limit: a device-to-device copy of ``--copy-gib`` GiB, bytes read plus bytes written over
+  the median time of ``--repeats`` copies (on an H200 about 4.3 TB/s);
+* the bytes: each block's scene tensors read once (rel, obj, frames, instances) plus every
+  template's answer grid written once (``answer``, ``defined`` and ``real`` of each
+  :class:`~tensorqa.grid.AnswerGrid`): the least any implementation must move. A second figure
+  counts the scene tensors once per template (what 28 independent programs would read);
+* the time: every template evaluated over every block of the first ``--videos`` videos, the
+  blocks already resident on the device (the store read and the host-to-device copy are not
+  grid evaluation), one warm-up pass first (Triton compilation, allocator), then the median of
+  ``--repeats`` passes, synchronized.
+
+Prints one line per block size: seconds, programs (real grid cells) per second, GB moved at
+the floor, and the ratio of the measured time to the bandwidth floor (target <= 5 on the GPU).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import tensorqa  # noqa: F401  (before pyarrow: Arrow's allocator options)
+import torch
+
+from tensorqa import kernels as kernels_mod
+from tensorqa.grid import GridContext, evaluate
+from tensorqa.program_shapes import PROGRAM_SHAPES
+from tensorqa.semantics import get_semantics
+from tensorqa.store import open_store
+
+SCENE_FIELDS = ("rel", "obj", "frame_secs", "frame_ids", "frame_mask", "inst_cls", "inst_start", "inst_end", "inst_mask")
+
+
+def sync(device: str) -> None:
+    if device.startswith("cuda"):
+        torch.cuda.synchronize(device)
+
+
+def copy_bandwidth(device: str, gib: float, repeats: int) -> float:
+    """Bytes per second of a device-to-device copy (read + write), median of ``repeats``."""
+    n = int(gib * 2**30)
+    src = torch.randint(0, 255, (n,), dtype=torch.uint8, device=device)
+    dst = torch.empty_like(src)
+    dst.copy_(src)
+    times = []
+    for _ in range(repeats):
+        sync(device)
+        t0 = time.perf_counter()
+        dst.copy_(src)
+        sync(device)
+        times.append(time.perf_counter() - t0)
+    return 2 * n / statistics.median(times)
+
+
+def scene_bytes(batch) -> int:
+    return sum(getattr(batch, f).numel() * getattr(batch, f).element_size() for f in SCENE_FIELDS)
+
+
+def grid_pass(batches, templates, sem) -> tuple[float, int, int]:
+    """(seconds, programs, output bytes) of one pass of every template over every block."""
+    device = batches[0].device
+    programs = torch.zeros((), dtype=torch.int64, device=device)  # summed on the device: no sync in the loop
+    out_bytes = 0
+    sync(str(device))
+    t0 = time.perf_counter()
+    for batch in batches:
+        ctx = GridContext(batch, sem)
+        for name in templates:
+            g = evaluate(name, batch, sem, context=ctx)
+            programs += g.real.count_nonzero()
+            out_bytes += sum(t.numel() * t.element_size() for t in (g.answer, g.defined, g.real))
+        del ctx, g
+    sync(str(device))
+    return time.perf_counter() - t0, int(programs), out_bytes
+
+
+def measure(store: Path, device: str, videos: int | None, batch_videos: int, templates, sem, repeats: int,
+            bandwidth: float) -> dict:
+    with open_store(store) as src:
+        stop = len(src) if videos is None else min(videos, len(src))
+        batches = list(src.blocks(batch_videos, 0, stop, device=device))
+    in_bytes = sum(scene_bytes(b) for b in batches)
+    grid_pass(batches, templates, sem)  # warm-up: kernel compilation, allocator growth
+    runs = [grid_pass(batches, templates, sem) for _ in range(repeats)]
+    seconds = statistics.median(r[0] for r in runs)
+    _, programs, out_bytes = runs[0]
+    floor = (in_bytes + out_bytes) / bandwidth
+    floor_per_template = (len(templates) * in_bytes + out_bytes) / bandwidth
+    return {"videos": stop, "batch_videos": batch_videos, "blocks": len(batches), "seconds": round(seconds, 4),
+            "seconds_all": [round(r[0], 4) for r in runs], "programs": programs,
+            "programs_per_s": round(programs / seconds), "scene_gb": round(in_bytes / 1e9, 3),
+            "grid_output_gb": round(out_bytes / 1e9, 3), "floor_seconds": round(floor, 5),
+            "vs_floor": round(seconds / floor, 1), "floor_per_template_seconds": round(floor_per_template, 5),
+            "vs_floor_per_template": round(seconds / floor_per_template, 1),
+            "achieved_gb_per_s": round((in_bytes + out_bytes) / seconds / 1e9, 1)}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--store", type=Path, default=Path("default.h5"))
+    p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    p.add_argument("--videos", type=int, help="first N videos (default: all)")
+    p.add_argument("--batch-videos", type=int, nargs="+", default=[256, 1024, 4096])
+    p.add_argument("--kernels", choices=kernels_mod.MODES, default="auto")
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--copy-gib", type=float, default=None, help="copy size (default 4 GiB on CUDA, 0.5 on the CPU)")
+    p.add_argument("--json", type=Path)
+    a = p.parse_args(argv)
+    if not a.store.exists():
+        print(f"grid_bandwidth.py: no store {a.store}", file=sys.stderr)
+        return 2
+    if a.device.startswith("cuda") and not torch.cuda.is_available():
+        print(f"grid_bandwidth.py: --device {a.device}: CUDA is not available", file=sys.stderr)
+        return 2
+    sem, templates = get_semantics("agqa"), list(PROGRAM_SHAPES)
+    gib = a.copy_gib if a.copy_gib is not None else (4.0 if a.device.startswith("cuda") else 0.5)
+    bw = copy_bandwidth(a.device, gib, max(a.repeats, 5))
+    name = torch.cuda.get_device_name(a.device) if a.device.startswith("cuda") else "cpu"
+    backend = kernels_mod.backend_for(a.kernels, a.device)
+    print(f"{name}: device-to-device copy {bw / 1e9:,.0f} GB/s (read + write, {gib} GiB); "
+          f"{len(templates)} templates, {backend} primitives")
+    rows = []
+    with torch.inference_mode(), kernels_mod.configure(a.kernels, a.device):
+        for bv in a.batch_videos:
+            try:
+                r = measure(a.store, a.device, a.videos, bv, templates, sem, a.repeats, bw)
+            except torch.OutOfMemoryError as e:
+                print(f"  blocks of {bv}: out of device memory ({str(e).splitlines()[0]})")
+                torch.cuda.empty_cache()
+                continue
+            rows.append(r)
+            print(f"  blocks of {bv:5d}: {r['videos']:,} videos, {r['seconds']:.3f} s ({r['programs_per_s']:,} programs/s); "
+                  f"scene {r['scene_gb']} GB + grids {r['grid_output_gb']} GB -> floor {r['floor_seconds'] * 1e3:.2f} ms, "
+                  f"{r['vs_floor']}x the floor ({r['vs_floor_per_template']}x counting the scene once per template), "
+                  f"{r['achieved_gb_per_s']} GB/s")
+            if a.device.startswith("cuda"):
+                torch.cuda.empty_cache()
+    if a.json:
+        a.json.write_text(json.dumps({"device": a.device, "gpu": name, "torch": torch.__version__, "backend": backend,
+                                      "copy_gb_per_s": round(bw / 1e9, 1), "date": time.strftime("%Y-%m-%d %H:%M"),
+                                      "runs": rows}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
