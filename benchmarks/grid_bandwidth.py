@@ -11,7 +11,8 @@ the bytes it touches. This script measures both sides in one process:
   the median time of ``--repeats`` copies (on an H200 about 4.3 TB/s);
 * the bytes: each block's scene tensors read once (rel, obj, frames, instances) plus every
   template's answer grid written once (``answer``, ``defined`` and ``real`` of each
-  :class:`~tensorqa.grid.AnswerGrid`): the least any implementation must move. A second figure
+  :class:`~tensorqa.grid.AnswerGrid`, an expanded view counted at its storage's size): the least
+  any implementation that materializes these grids must move. A second figure
   counts the scene tensors once per template (what 28 independent programs would read);
 * the time: every template evaluated over every block of the first ``--videos`` videos, the
   blocks already resident on the device (the store read and the host-to-device copy are not
@@ -19,7 +20,8 @@ the bytes it touches. This script measures both sides in one process:
   ``--repeats`` passes, synchronized.
 
 Prints one line per block size: seconds, programs (real grid cells) per second, GB moved at
-the floor, and the ratio of the measured time to the bandwidth floor (target <= 5 on the GPU).
+the floor, and the ratio of the measured time to the bandwidth floor (target <= 5 on the GPU);
+then the slowest templates of one more pass, synchronized around each template.
 """
 
 from __future__ import annotations
@@ -68,8 +70,23 @@ def scene_bytes(batch) -> int:
     return sum(getattr(batch, f).numel() * getattr(batch, f).element_size() for f in SCENE_FIELDS)
 
 
-def grid_pass(batches, templates, sem) -> tuple[float, int, int]:
-    """(seconds, programs, output bytes) of one pass of every template over every block."""
+def written_bytes(g) -> int:
+    """Bytes an answer grid occupies: ``answer``, ``defined`` and ``real``, each counted at most at
+    its storage's size (an expanded view is written once, not once per broadcast cell), a storage
+    shared by two of them once."""
+    seen, total = set(), 0
+    for t in (g.answer, g.defined, g.real):
+        st = t.untyped_storage()
+        if st.data_ptr() in seen:
+            continue
+        seen.add(st.data_ptr())
+        total += min(t.numel() * t.element_size(), st.nbytes())
+    return total
+
+
+def grid_pass(batches, templates, sem, per_template: dict | None = None) -> tuple[float, int, int]:
+    """(seconds, programs, bytes written) of one pass of every template over every block. With
+    ``per_template``, also each template's synchronized seconds (summed over blocks) into it."""
     device = batches[0].device
     programs = torch.zeros((), dtype=torch.int64, device=device)  # summed on the device: no sync in the loop
     out_bytes = 0
@@ -78,9 +95,15 @@ def grid_pass(batches, templates, sem) -> tuple[float, int, int]:
     for batch in batches:
         ctx = GridContext(batch, sem)
         for name in templates:
+            if per_template is not None:
+                sync(str(device))
+                t1 = time.perf_counter()
             g = evaluate(name, batch, sem, context=ctx)
+            if per_template is not None:
+                sync(str(device))
+                per_template[name] = per_template.get(name, 0.0) + time.perf_counter() - t1
             programs += g.real.count_nonzero()
-            out_bytes += sum(t.numel() * t.element_size() for t in (g.answer, g.defined, g.real))
+            out_bytes += written_bytes(g)
         del ctx, g
     sync(str(device))
     return time.perf_counter() - t0, int(programs), out_bytes
@@ -96,6 +119,9 @@ def measure(store: Path, device: str, videos: int | None, batch_videos: int, tem
     runs = [grid_pass(batches, templates, sem) for _ in range(repeats)]
     seconds = statistics.median(r[0] for r in runs)
     _, programs, out_bytes = runs[0]
+    per_template: dict[str, float] = {}
+    grid_pass(batches, templates, sem, per_template)  # synchronized per template: where the time goes
+    slowest = sorted(per_template.items(), key=lambda kv: -kv[1])
     floor = (in_bytes + out_bytes) / bandwidth
     floor_per_template = (len(templates) * in_bytes + out_bytes) / bandwidth
     return {"videos": stop, "batch_videos": batch_videos, "blocks": len(batches), "seconds": round(seconds, 4),
@@ -104,7 +130,8 @@ def measure(store: Path, device: str, videos: int | None, batch_videos: int, tem
             "grid_output_gb": round(out_bytes / 1e9, 3), "floor_seconds": round(floor, 5),
             "vs_floor": round(seconds / floor, 1), "floor_per_template_seconds": round(floor_per_template, 5),
             "vs_floor_per_template": round(seconds / floor_per_template, 1),
-            "achieved_gb_per_s": round((in_bytes + out_bytes) / seconds / 1e9, 1)}
+            "achieved_gb_per_s": round((in_bytes + out_bytes) / seconds / 1e9, 1),
+            "per_template_seconds": {k: round(v, 5) for k, v in slowest}}
 
 
 def main(argv=None) -> int:
@@ -145,6 +172,8 @@ def main(argv=None) -> int:
                   f"scene {r['scene_gb']} GB + grids {r['grid_output_gb']} GB -> floor {r['floor_seconds'] * 1e3:.2f} ms, "
                   f"{r['vs_floor']}x the floor ({r['vs_floor_per_template']}x counting the scene once per template), "
                   f"{r['achieved_gb_per_s']} GB/s")
+            top = list(r["per_template_seconds"].items())[:6]
+            print("    slowest templates (synchronized each): " + ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in top))
             if a.device.startswith("cuda"):
                 torch.cuda.empty_cache()
     if a.json:

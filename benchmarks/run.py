@@ -207,7 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--store", type=Path, default=DEFAULT_STORE, help=f"scene store (default {DEFAULT_STORE})")
     p.add_argument("--videos", type=int, help="only the first N videos of the store (or pack N when packing)")
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu", help="cpu or cuda[:i]")
-    p.add_argument("--batch-videos", type=int, default=None, help="default: generate's (16 on the CPU, 256 on CUDA)")
+    p.add_argument("--batch-videos", type=int, default=None, help="default: generate's (16 on the CPU, 64 on CUDA)")
     p.add_argument("--threads", type=int, help="torch CPU threads (default: torch's choice)")
     p.add_argument("--kernels", choices=kernels_mod.MODES, default="auto",
                    help="Triton kernels: auto = on CUDA only (default), as tensorqa generate --kernels")

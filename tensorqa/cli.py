@@ -211,7 +211,7 @@ def _generate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--include-retired", action="store_true", help="also generate actExists (retired in AGQA 2.0)")
     p.add_argument("--device", default="cpu", help="cpu or cuda (default cpu)")
     p.add_argument("--batch-videos", type=int, default=None,
-                   help="videos evaluated together (default 16 on the CPU, 256 on CUDA; the output does not depend on it)")
+                   help="videos evaluated together (default 16 on the CPU, 64 on CUDA; the output does not depend on it)")
     p.add_argument("--num-shards", type=int, default=None, help="shards (default: torchrun's WORLD_SIZE or 1)")
     p.add_argument("--shard-index", type=int, default=None, help="this shard (default: torchrun's RANK or 0)")
     p.add_argument("--format", dest="fmt", choices=("parquet", "agqa-json"), default="parquet")

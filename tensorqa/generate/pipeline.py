@@ -280,9 +280,13 @@ def _window_reference_blocks(found: list[CellBlock], slots: np.ndarray, kind: np
 
 def default_batch_videos(device: str) -> int:
     """Videos per block: 16 on the CPU (measured fastest on the 2-core machine: 32 and 64 keep more
-    text out of the caches, 8 pays more per-block overhead; benchmarks/RESULTS.md), 256 on CUDA
-    (blocks large enough to fill the GPU; memory per block grows linearly)."""
-    return 256 if str(device).startswith("cuda") else 16
+    text out of the caches, 8 pays more per-block overhead), 64 on CUDA (benchmarks/RESULTS.md).
+    Host memory grows with the block: a block's text is rendered at once (~600 bytes a question,
+    ~15K questions a video), so 256-video blocks peaked at 10 GiB RSS per process on the H200
+    machine and 16 such processes ran out of its 128 GiB, while grid evaluation, the only stage on
+    the GPU, took 1.2 s of 60 s per 1,000 videos at 256. With 64, 16 processes wrote the whole pool
+    in 57 s at under 5 GiB each."""
+    return 64 if str(device).startswith("cuda") else 16
 
 
 def rank_device(device: str) -> str:
