@@ -449,6 +449,23 @@ def test_backend_choice():
     assert registry.backend() == before and kernels.enabled()
 
 
+def test_auto_leaves_the_kernels_that_lost_to_torch_on_torch():
+    # "auto" on CUDA runs a kernel only where it measured faster than its torch twin; "on" runs them all
+    assert set(kernels.AUTO_TORCH) <= set(kernels.kernel_primitives())
+    slow, fast = "relate", "first_episode"
+    assert slow in kernels.AUTO_TORCH and fast not in kernels.AUTO_TORCH
+    torch_impl = {n: registry.implementations(n)["torch"] for n in (slow, fast)}
+    kernel_impl = {n: registry.implementations(n)["kernel"] for n in (slow, fast)}
+    if kernels.available():
+        with kernels.configure("auto", "cuda"):
+            assert registry.lookup(slow) is torch_impl[slow] and registry.lookup(fast) is kernel_impl[fast]
+        with kernels.configure("on", "cuda"):
+            assert registry.lookup(slow) is kernel_impl[slow] and registry.lookup(fast) is kernel_impl[fast]
+    with kernels.configure("auto", "cpu"):
+        assert registry.lookup(slow) is torch_impl[slow] and registry.lookup(fast) is torch_impl[fast]
+    assert registry.lookup(slow) is torch_impl[slow]  # restored
+
+
 def test_imports_and_runs_without_triton():
     # a fresh interpreter in which ``import triton`` fails: the package imports, reports no
     # kernels, and the kernel backend runs the torch twins

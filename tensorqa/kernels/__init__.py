@@ -15,7 +15,8 @@ nothing to compute). Triton is optional: this package imports without it.
 Choosing the backend (``--kernels on|off|auto``)::
 
     from tensorqa import kernels
-    kernels.configure("auto", device)   # registry backend "kernel" on CUDA with Triton, else "torch"
+    kernels.configure("auto", device)   # registry backend "kernel" on CUDA with Triton, else "torch";
+                                        # the kernels that measured slower than torch stay on torch
 """
 
 from __future__ import annotations
@@ -29,7 +30,15 @@ from .runtime import auto_backend, available, enabled, interpreting, launchable,
 
 MODES = ("on", "off", "auto")
 
-__all__ = ["MODES", "available", "enabled", "set_enabled", "interpreting", "launchable", "auto_backend",
+# Primitives whose kernel lost to its torch twin on the GPU, which "auto" therefore leaves on torch
+# ("on" still runs every kernel). Medians of benchmarks/bench_kernels.py, 256 videos, H200, torch
+# 2.11 / Triton 3.6, 2026-11-30 (benchmarks/RESULTS.md):
+AUTO_TORCH = {
+    "relate": "kernel 219 us, torch 128 us (a batched matmul over the frames)",
+    "actions_in": "kernel 574 us, torch 340 us",
+}
+
+__all__ = ["MODES", "AUTO_TORCH", "available", "enabled", "set_enabled", "interpreting", "launchable", "auto_backend",
            "backend_for", "configure", "kernel_primitives"]
 
 
@@ -55,12 +64,12 @@ def backend_for(mode: str, device: str | torch.device) -> str:
 
 def configure(mode: str, device: str | torch.device):
     """Apply ``--kernels mode`` for ``device``: allow kernel launches unless "off", and switch the
-    primitive registry to :func:`backend_for`'s backend. Returns a handle whose ``undo()`` (or
+    primitive registry to :func:`backend_for`'s backend ("auto" keeps :data:`AUTO_TORCH` on torch). Returns a handle whose ``undo()`` (or
     ``with`` exit) restores both."""
     backend = backend_for(mode, device)
     was_enabled = enabled()
     set_enabled(mode != "off")
-    restore_backend = registry.use(backend)
+    restore_backend = registry.use(backend, torch_only=tuple(AUTO_TORCH) if mode == "auto" else ())
 
     def undo() -> None:
         restore_backend.undo()

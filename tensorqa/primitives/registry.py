@@ -28,7 +28,7 @@ TEMPORAL_WORDS = ("video", "before", "after", "while", "between")
 
 _impls: dict[str, dict[str, Callable]] = {}  # primitive name -> backend -> function
 _aliases: dict[str, str] = {}  # AGQA function name -> primitive name
-_state = {"backend": "torch"}
+_state: dict = {"backend": "torch", "torch_only": frozenset()}
 _overrides: dict[str, Callable] = {}
 _ablations: dict[str, str] = {}
 
@@ -92,6 +92,8 @@ def lookup(name: str) -> Callable:
         return _overrides[name]
     name = _ablations.get(name, name)
     impls = _impls[name]
+    if name in _state["torch_only"]:
+        return impls["torch"]
     return impls.get(_state["backend"]) or impls["torch"]
 
 
@@ -104,15 +106,17 @@ def backend() -> str:
     return _state["backend"]
 
 
-def use(backend_name: str) -> _Undo:
-    """Run primitives with ``backend_name`` ("torch" or "kernel") from now on (context manager too)."""
+def use(backend_name: str, torch_only: tuple[str, ...] = ()) -> _Undo:
+    """Run primitives with ``backend_name`` ("torch" or "kernel") from now on, except the
+    primitives named in ``torch_only``, which keep their torch implementation (context manager too)."""
     if backend_name not in BACKENDS:
         raise TensorQAError(f"registry: unknown backend {backend_name!r} (expected {' or '.join(BACKENDS)})")
-    previous = _state["backend"]
+    previous = dict(_state)
     _state["backend"] = backend_name
+    _state["torch_only"] = frozenset(canonical(n) for n in torch_only)
 
     def undo() -> None:
-        _state["backend"] = previous
+        _state.update(previous)
 
     return _Undo(undo)
 
