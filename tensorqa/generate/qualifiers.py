@@ -155,6 +155,7 @@ class Cells:
         self.device = grid.answer.device
         self.t = vocab_tables(str(self.device))
         self.counts = rel_obj_counts  # int64[O, R] keyframes per (object, relation) in the dataset
+        self._pairs: torch.Tensor | None = None
         # the batch position of each cell's video, broadcastable (dimension 0 is videos or window rows)
         self.vid = grid.video.reshape([-1] + [1] * (len(self.shape) - 1))
         w = grid.windows
@@ -191,8 +192,20 @@ class Cells:
         return ((rv < 0) | (rv != av[x])) & ((rv < 0) | (rv != av[y]))
 
     def valid_obj_rel(self, o: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
-        frequent = self.counts[o.clamp(min=0), r.clamp(min=0)] >= MIN_PAIR_KEYFRAMES
-        return frequent & ~self.t.single_object_verb[r] & ~self.t.commonsense[o, r] & (o >= 0) & (r >= 0)
+        """(object, relation) pairs that may be asked: frequent in the dataset, not a single-object
+        verb, not commonsense; id -1 (no slot value) never. One lookup in :meth:`_pair_table`."""
+        return self._pair_table()[o, r]
+
+    def _pair_table(self) -> torch.Tensor:
+        """bool[O + 1, R + 1]: valid_obj_rel for every id pair, with a last row and column of False
+        that ids of -1 index (a single gather, however large the grid)."""
+        if self._pairs is None:
+            O, R = self.counts.shape
+            table = torch.zeros(O + 1, R + 1, dtype=torch.bool, device=self.device)
+            table[:O, :R] = ((self.counts >= MIN_PAIR_KEYFRAMES) & ~self.t.single_object_verb[None, :R]
+                             & ~self.t.commonsense[:O, :R])
+            self._pairs = table
+        return self._pairs
 
     def valid_rel(self, r: torch.Tensor) -> torch.Tensor:
         v = vocab()
