@@ -9,6 +9,7 @@ import sys
 
 import pyarrow.parquet as pq
 import pytest
+import torch
 
 from tensorqa import TensorQAError
 from tensorqa.generate import generate
@@ -224,7 +225,7 @@ def test_importing_tensorqa_keeps_arrows_freed_memory():
     assert subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True).stdout.strip() == "10"
 
 
-needs_cuda = pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA GPU")
+needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
 
 def _files(out):
@@ -232,10 +233,10 @@ def _files(out):
 
 
 @needs_cuda
-@pytest.mark.parametrize("kernels", ["auto", "off"])
+@pytest.mark.parametrize("kernels", ["auto", "on", "off"])
 def test_cuda_pool_is_byte_identical_to_the_cpu_pool(tmp_path, store, pool, kernels):
-    # the device must not change a byte: the same Parquet files from the GPU (Triton kernels or
-    # torch primitives) as from the CPU, with a block size of its own
+    # the device must not change a byte: the same Parquet files from the GPU (the kernels auto
+    # picks, every kernel, or torch primitives only) as from the CPU, with a block size of its own
     out = tmp_path / "gpu"
     stats = generate(store, out, device="cuda", batch_videos=7, kernels=kernels, progress=False)
     assert stats["questions"] == pool[1].num_rows

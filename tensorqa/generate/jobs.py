@@ -3,9 +3,10 @@
 Rendering and Parquet writing run on one core per process, so a single process leaves the other
 cores idle, on a GPU machine too; J shard processes (shard i of J, as ``--num-shards J
 --shard-index i`` would run them) use them all and write the same records. With ``device="cuda"``
-the processes share the machine's GPUs (shard i on GPU i mod count), each evaluating its grids there. Processes are spawned (not forked: the parent
-may hold torch threads), each with ``cores // J`` torch threads (at least 1), and report progress
-through shared counters to one progress bar in the parent. A failing shard stops the others; shards
+the processes share the machine's GPUs (shard i on GPU i mod count), each evaluating its grids
+there. Processes are spawned (not forked: the parent may hold torch threads or a CUDA context),
+each with ``cores // J`` torch threads (at least 1), and report progress through shared counters
+to one progress bar in the parent. A failing shard stops the others; shards
 that completed stay complete, the rest are redone on the next run (the writers' restart rules).
 """
 

@@ -64,8 +64,8 @@ def backend_for(mode: str, device: str | torch.device) -> str:
 
 def configure(mode: str, device: str | torch.device):
     """Apply ``--kernels mode`` for ``device``: allow kernel launches unless "off", and switch the
-    primitive registry to :func:`backend_for`'s backend ("auto" keeps :data:`AUTO_TORCH` on torch). Returns a handle whose ``undo()`` (or
-    ``with`` exit) restores both."""
+    primitive registry to :func:`backend_for`'s backend ("auto" keeps :data:`AUTO_TORCH` on
+    torch). Returns a handle whose ``undo()`` (or ``with`` exit) restores both."""
     backend = backend_for(mode, device)
     was_enabled = enabled()
     set_enabled(mode != "off")
