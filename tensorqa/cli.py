@@ -218,17 +218,29 @@ def _generate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of question-frame choice")
     p.add_argument("--semantics", choices=("agqa", "strict"), default="agqa", help="AGQA's quirks (default) or the clean reading")
     p.add_argument("--max-videos", type=int, default=None, help="only the first N videos of the store")
-    p.add_argument("--jobs", type=int, default=1,
-                   help="shard processes to run side by side on this machine (default 1; the CPU's cores: "
-                        "rendering and writing use one core per process); same records as one process")
+    p.add_argument("--jobs", type=_jobs, default=1,
+                   help="shard processes to run side by side on this machine (default 1; 'auto': one per core, "
+                        "as many as the memory holds; rendering and writing use one core per process, GPU or not); "
+                        "same records as one process")
     p.add_argument("--threads", type=int, default=None,
                    help="torch CPU threads per process (default: torch's choice, or cores / jobs with --jobs; "
                         "use 1 per process when running shards side by side)")
     p.add_argument("--grounding", action=argparse.BooleanOptionalAction, default=None,
                    help="fill sg_grounding (question spans -> scene-graph vertex ids; default: on for agqa-json, off for parquet)")
     p.add_argument("--kernels", choices=("auto", "on", "off"), default="auto",
-                   help="Triton kernels for the hot primitives: auto = on CUDA only (default); off forces the torch path")
+                   help="Triton kernels for the hot primitives: auto = on CUDA, where they beat torch (default); "
+                        "on = every kernel; off forces the torch path")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _jobs(text: str) -> int | str:
+    """--jobs: a count, or "auto"."""
+    if text == "auto":
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of processes or 'auto', not {text!r}") from None
 
 
 @command("generate", "generate AGQA's unbalanced question pool from a scene store", _generate_arguments)
@@ -241,7 +253,7 @@ def run_generate(a: argparse.Namespace) -> int:
                      max_videos=a.max_videos, kernels=a.kernels, grounding=a.grounding, jobs=a.jobs,
                      threads=a.threads)
     if stats.get("skipped"):
-        which = f"all {stats['num_shards']} shards" if a.jobs > 1 else f"shard {stats['shard'] + 1}/{stats['num_shards']}"
+        which = f"all {stats['num_shards']} shards" if "jobs" in stats else f"shard {stats['shard'] + 1}/{stats['num_shards']}"
         print(f"{which} of {a.out} already complete: skipped")
         return 0
     q, secs = stats["questions"], stats["seconds"]

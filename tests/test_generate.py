@@ -126,6 +126,26 @@ def test_jobs_run_the_shards_as_processes_with_the_same_records(tmp_path, store,
         generate(tmp_path / "missing.h5", tmp_path / "x", jobs=2, progress=False)
 
 
+def test_jobs_auto_is_one_process_per_core_that_memory_holds(tmp_path, store, pool, monkeypatch):
+    from tensorqa.generate import jobs
+
+    cores = len(os.sched_getaffinity(0))
+    assert 1 <= jobs.auto_jobs("cpu") <= cores and 1 <= jobs.auto_jobs("cuda") <= cores
+    monkeypatch.setitem(jobs.PROCESS_GIB, "cpu", 1e6)  # a machine whose memory holds one process
+    assert jobs.auto_jobs("cpu") == 1
+    monkeypatch.undo()
+    r = subprocess.run([sys.executable, "-m", "tensorqa.cli", "generate", str(store), "--out", str(tmp_path / "auto"),
+                        "--jobs", "auto", "--quiet"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert read_pool(tmp_path / "auto").equals(pool[1])
+    assert len(list((tmp_path / "auto" / "data").glob("train-*.parquet"))) == jobs.auto_jobs("cpu")
+    r = subprocess.run([sys.executable, "-m", "tensorqa.cli", "generate", str(store), "--out", str(tmp_path / "x"),
+                        "--jobs", "many"], capture_output=True, text=True)
+    assert r.returncode == 2 and "--jobs" in r.stderr and "Traceback" not in r.stderr
+    with pytest.raises(TensorQAError, match="--jobs must be a number"):
+        generate(store, tmp_path / "x", jobs="3", progress=False)
+
+
 def test_complete_shards_are_skipped_and_partial_ones_redone(tmp_path, store):
     out = tmp_path / "restart"
     generate(store, out, num_shards=2, shard_index=0, progress=False, templates=["objExists"])

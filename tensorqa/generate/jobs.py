@@ -29,6 +29,22 @@ from .pipeline import StageTimes
 # statistics summed over shards: StageTimes' counters and stage seconds
 SUMMED = tuple(f.name for f in fields(StageTimes) if f.name != "per_template")
 
+# Peak resident memory of one shard process at the default block size, rounded up from
+# benchmarks/RESULTS.md: 2.5 GiB on the CPU (16-video blocks), 4.8 GiB on CUDA (64-video blocks).
+PROCESS_GIB = {"cpu": 3.0, "cuda": 6.0}
+
+
+def auto_jobs(device: str = "cpu") -> int:
+    """``--jobs auto``: one process per usable core, as many as the machine's memory holds."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    try:
+        with open("/proc/meminfo") as f:
+            total_kib = next(int(line.split()[1]) for line in f if line.startswith("MemTotal:"))
+    except (OSError, StopIteration, ValueError):  # not Linux: cores only
+        return max(1, cores)
+    per = PROCESS_GIB["cuda" if str(device).startswith("cuda") else "cpu"]
+    return max(1, min(cores, int(total_kib / 2**20 // per)))
+
 
 def _shard(index: int, jobs: int, kwargs: dict, done, results) -> None:
     """Child process: shard ``index`` of ``jobs``; puts (index, "ok", stats) or (index, "error", message)."""
@@ -104,7 +120,7 @@ def _merge(stats: dict[int, dict], seconds: float) -> dict:
     """One statistics dict for the shards: counts and stage seconds summed, wall seconds of the run."""
     shards = [stats[i] for i in sorted(stats)]
     if all(s.get("skipped") for s in shards):
-        return {"skipped": True, "shard": 0, "num_shards": len(shards)}
+        return {"skipped": True, "jobs": len(shards), "num_shards": len(shards)}
     ran = [s for s in shards if not s.get("skipped")]
     merged = {k: v for k, v in ran[0].items() if k not in ("shard", "per_template", *SUMMED)}
     merged.update({k: round(sum(s[k] for s in ran), 3) if isinstance(ran[0][k], float) else sum(s[k] for s in ran)

@@ -304,12 +304,13 @@ def generate(store: str | os.PathLike, out: str | os.PathLike, templates: list[s
              device: str = "cpu", batch_videos: int | None = None, num_shards: int | None = None,
              shard_index: int | None = None, fmt: str = "parquet", seed: int = 0, semantics: str = "agqa",
              include_retired: bool = False, progress: bool = True, max_videos: int | None = None,
-             kernels: str = "auto", grounding: bool | None = None, jobs: int = 1, threads: int | None = None,
+             kernels: str = "auto", grounding: bool | None = None, jobs: int | str = 1, threads: int | None = None,
              on_block: Callable[[int, int], None] | None = None) -> dict:
     """Generate the unbalanced pool of ``store`` into ``out`` (Hugging Face layout, or AGQA JSON).
 
     ``jobs``: run that many shard processes side by side on this machine (:mod:`.jobs`; shards
-    0..jobs-1 of ``jobs``, one CPU thread each where cores are scarce); the pool's records are the
+    0..jobs-1 of ``jobs``, one CPU thread each where cores are scarce; "auto": one per core, as
+    many as the memory holds, :func:`.jobs.auto_jobs`); the pool's records are the
     same as with one process. Not with an explicit shard or under torchrun.
 
     ``threads``: torch CPU threads (of each process with ``jobs``); default: torch's choice, or
@@ -320,12 +321,19 @@ def generate(store: str | os.PathLike, out: str | os.PathLike, templates: list[s
     ``grounding``: fill ``sg_grounding`` (question spans -> scene-graph vertex ids,
     :mod:`.grounding`); default: on for AGQA JSON, off for Parquet.
 
-    ``kernels``: "auto" runs the Triton kernels (:mod:`tensorqa.kernels`) on CUDA and the torch
-    primitives elsewhere; "on" / "off" force them. The output is the same either way.
+    ``kernels``: "auto" runs the Triton kernels (:mod:`tensorqa.kernels`) on CUDA, except those
+    that measured slower than torch there, and the torch primitives elsewhere; "on" / "off" force
+    them. The output is the same either way.
 
     Returns the shard's statistics (questions, videos, per-template counts, stage seconds)."""
     if threads is not None and threads < 1:
         raise TensorQAError(f"--threads must be at least 1, got {threads}")
+    if jobs == "auto":
+        from .jobs import auto_jobs
+
+        jobs = auto_jobs(device)
+    elif not isinstance(jobs, int):
+        raise TensorQAError(f"--jobs must be a number of processes or 'auto', not {jobs!r}")
     if jobs != 1:
         from .jobs import generate_jobs
 
