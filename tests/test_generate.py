@@ -268,3 +268,14 @@ def test_cuda_jobs_share_the_gpu_with_the_same_records(tmp_path, store, pool):
     out = tmp_path / "gpu-jobs"
     generate(store, out, device="cuda", jobs=2, batch_videos=5, progress=False)
     assert read_pool(out).equals(pool[1])
+
+
+@needs_cuda
+def test_cuda_agqa_json_with_grounding_matches_the_cpu(tmp_path, store):
+    # AGQA's JSON dict with sg_grounding (vertex ids from the scene graph) is device-independent too
+    outs = {}
+    for device in ("cpu", "cuda"):
+        generate(store, tmp_path / device, device=device, fmt="agqa-json", progress=False,
+                 templates=["objRelExists", "objFirst", "actTime"])
+        outs[device] = {f.name: f.read_bytes() for f in sorted((tmp_path / device / "agqa").glob("*.json"))}
+    assert outs["cuda"] == outs["cpu"] and outs["cpu"]
