@@ -134,6 +134,11 @@ def test_jobs_auto_is_one_process_per_core_that_memory_holds(tmp_path, store, po
     monkeypatch.setitem(jobs.PROCESS_GIB, "cpu", 1e6)  # a machine whose memory holds one process
     assert jobs.auto_jobs("cpu") == 1
     monkeypatch.undo()
+    monkeypatch.setattr(jobs, "memory_gib", lambda: 6.5)  # e.g. a container limited to 6.5 GiB
+    assert jobs.auto_jobs("cpu") == min(cores, 2) and jobs.auto_jobs("cuda") == 1
+    monkeypatch.setattr(jobs, "memory_gib", lambda: None)  # memory unknown: the cores decide
+    assert jobs.auto_jobs("cpu") == cores
+    monkeypatch.undo()
     r = subprocess.run([sys.executable, "-m", "tensorqa.cli", "generate", str(store), "--out", str(tmp_path / "auto"),
                         "--jobs", "auto", "--quiet"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr

@@ -34,16 +34,34 @@ SUMMED = tuple(f.name for f in fields(StageTimes) if f.name != "per_template")
 PROCESS_GIB = {"cpu": 3.0, "cuda": 6.0}
 
 
-def auto_jobs(device: str = "cpu") -> int:
-    """``--jobs auto``: one process per usable core, as many as the machine's memory holds."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+def memory_gib() -> float | None:
+    """The memory this process may use: MemTotal, or a smaller cgroup v2 limit (containers);
+    None where neither can be read."""
+    limits = []
     try:
         with open("/proc/meminfo") as f:
-            total_kib = next(int(line.split()[1]) for line in f if line.startswith("MemTotal:"))
-    except (OSError, StopIteration, ValueError):  # not Linux: cores only
+            limits += [int(line.split()[1]) / 2**20 for line in f if line.startswith("MemTotal:")]
+    except (OSError, ValueError):
+        pass
+    try:
+        with open("/sys/fs/cgroup/memory.max") as f:
+            text = f.read().strip()
+        if text != "max":
+            limits.append(int(text) / 2**30)
+    except (OSError, ValueError):
+        pass
+    return min(limits) if limits else None
+
+
+def auto_jobs(device: str = "cpu") -> int:
+    """``--jobs auto``: one process per usable core, as many as the memory holds
+    (:data:`PROCESS_GIB` each)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    gib = memory_gib()
+    if gib is None:
         return max(1, cores)
     per = PROCESS_GIB["cuda" if str(device).startswith("cuda") else "cpu"]
-    return max(1, min(cores, int(total_kib / 2**20 // per)))
+    return max(1, min(cores, int(gib // per)))
 
 
 def _shard(index: int, jobs: int, kwargs: dict, done, results) -> None:
