@@ -124,6 +124,26 @@ def _rows_where(table: pa.Table, mask: pa.Array) -> pa.Table:
         else table.slice(0, 0)
 
 
+# rows per chunk handed to the Parquet writer: a multiple of its write batch (1,024 values), so
+# the pages come out as if the row group were one chunk (the files are the same bytes)
+CHUNK_ROWS = 1 << 16
+
+
+def fixed_chunks(table: pa.Table, rows: int = CHUNK_ROWS) -> pa.Table:
+    """``table`` (one row group) with every column in chunks of ``rows`` rows, the last shorter.
+
+    The Parquet writer cuts pages within each chunk it is handed, so chunk boundaries must depend
+    on row positions alone, not on where the caller's blocks ended, for a shard's bytes not to
+    depend on the batch size. A chunk inside one block is a zero-copy slice; only the chunks that
+    straddle two blocks are copied (combining the whole row group copied every row)."""
+    columns = {}
+    for name, column in zip(table.column_names, table.columns):
+        pieces = [column.slice(a, rows) for a in range(0, len(column), rows)]
+        columns[name] = pa.chunked_array([p.chunk(0) if p.num_chunks == 1 else p.combine_chunks() for p in pieces]
+                                         or [pa.array([], column.type)], column.type)
+    return pa.table(columns, schema=table.schema)
+
+
 class ParquetShardWriter:
     """Append record tables for shard ``index`` of ``count``; ``close()`` publishes the shard."""
 
@@ -176,10 +196,10 @@ class ParquetShardWriter:
         n = self.row_group_size
         full = pending.num_rows // n * n
         for a in range(0, full, n):
-            self._writers[split].write_table(pending.slice(a, n).combine_chunks(), row_group_size=n)
+            self._writers[split].write_table(fixed_chunks(pending.slice(a, n)), row_group_size=n)
         rest = pending.slice(full)
         if final and rest.num_rows:
-            self._writers[split].write_table(rest.combine_chunks(), row_group_size=n)
+            self._writers[split].write_table(fixed_chunks(rest), row_group_size=n)
             rest = rest.slice(rest.num_rows)
         self._pending[split] = [rest] if rest.num_rows else []
         self._pending_rows[split] = rest.num_rows

@@ -7,6 +7,7 @@ from collections import Counter
 import subprocess
 import sys
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import torch
@@ -99,6 +100,29 @@ def test_same_pool_whatever_the_batch_size(tmp_path, store, pool):
     for split in ("train", "test"):
         name = f"data/{split}-00000-of-00001.parquet"
         assert (out / name).read_bytes() == (other / name).read_bytes()
+
+
+def test_row_groups_reach_the_parquet_writer_in_chunks_fixed_by_row_position(tmp_path, pool):
+    # the Parquet writer cuts pages within each chunk it is given: the chunks must not depend on
+    # where the caller's blocks ended, or neither would the file's bytes
+    from tensorqa.writers import fixed_chunks, parquet_writer
+
+    table = pool[1].slice(0, 50_000)
+    files = []
+    for cuts in ([], [7, 1000, 20_001], [33_333]):
+        edges = [0, *cuts, table.num_rows]
+        cut = pa.concat_tables([table.slice(a, b - a) for a, b in zip(edges, edges[1:])])
+        fixed = fixed_chunks(cut, rows=4096)
+        assert fixed.equals(table)
+        assert {tuple(len(c) for c in col.chunks) for col in fixed.columns} == {(4096,) * 12 + (848,)}
+        path = tmp_path / f"{len(cuts)}.parquet"
+        with parquet_writer(path, fixed.schema) as w:
+            w.write_table(fixed, row_group_size=table.num_rows)
+        files.append(path.read_bytes())
+    with parquet_writer(tmp_path / "whole.parquet", table.schema) as w:  # one chunk: the same pages
+        w.write_table(table.combine_chunks(), row_group_size=table.num_rows)
+    assert files[0] == files[1] == files[2] == (tmp_path / "whole.parquet").read_bytes()
+    assert fixed_chunks(table.slice(0, 0)).num_rows == 0
 
 
 def test_same_pool_whatever_the_shard_count(tmp_path, store, pool):
