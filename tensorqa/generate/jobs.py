@@ -6,8 +6,9 @@ cores idle, on a GPU machine too; J shard processes (shard i of J, as ``--num-sh
 the processes share the machine's GPUs (shard i on GPU i mod count), each evaluating its grids
 there. Processes are spawned (not forked: the parent may hold torch threads or a CUDA context),
 each with ``cores // J`` torch threads (at least 1), and report progress through shared counters
-to one progress bar in the parent. A failing shard stops the others; shards
-that completed stay complete, the rest are redone on the next run (the writers' restart rules).
+to one progress bar in the parent. A failing shard stops the others; shards that completed stay
+complete, the rest are redone on the next run (the writers' restart rules). ``--jobs auto``
+(:func:`auto_jobs`) picks J from the cores and the memory.
 """
 
 from __future__ import annotations
