@@ -237,6 +237,54 @@ def read_pool(out: str | os.PathLike, columns: list[str] | None = None) -> pa.Ta
     return pa.concat_tables([pq.read_table(f, columns=columns) for f in files])
 
 
+def _feed(streams: dict, key: str, column: pa.ChunkedArray | pa.Array) -> None:
+    """Append ``column``'s values to the hash streams of ``key``: validity (a byte per row), value
+    lengths and value bytes for strings, lengths and the items' streams for lists, int64 values
+    otherwise. Each stream is a row-order sequence, so how rows are cut into row groups, chunks or
+    pages does not change it."""
+    import hashlib
+
+    def stream(name: str):
+        return streams.setdefault(f"{key}/{name}", hashlib.sha256())
+
+    arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.cast(arr.type.value_type)
+    stream("valid").update(arr.is_valid().to_numpy(zero_copy_only=False).astype(np.uint8).tobytes())
+    if pa.types.is_string(arr.type) or pa.types.is_binary(arr.type):
+        offsets = np.frombuffer(arr.buffers()[1], np.int32, count=len(arr) + 1, offset=4 * arr.offset)
+        stream("length").update(np.diff(offsets).astype(np.int64).tobytes())
+        if len(arr) and arr.buffers()[2] is not None:
+            stream("data").update(memoryview(arr.buffers()[2])[offsets[0]:offsets[-1]])
+    elif pa.types.is_list(arr.type):
+        stream("length").update(np.diff(arr.offsets.to_numpy()).astype(np.int64).tobytes())
+        _feed(streams, key + "/item", arr.flatten())
+    else:
+        stream("data").update(arr.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64).tobytes())
+
+
+def content_digest(path: str | os.PathLike) -> str:
+    """SHA-256 of the records of one Parquet shard (column names, then each column's values in
+    row order): equal for equal records, whatever wrote the file and however it cut row groups.
+    File bytes also carry the writer's version (``created_by``), so two machines with different
+    pyarrow versions write different bytes for the same pool; this digest compares the pools."""
+    import hashlib
+
+    streams: dict = {}
+    try:
+        pf = pq.ParquetFile(path)
+        names = pf.schema_arrow.names
+        for name in names:  # column by column, row group by row group: one column in memory at a time
+            for g in range(pf.num_row_groups):
+                _feed(streams, name, pf.read_row_group(g, columns=[name]).column(0))
+    except (OSError, pa.ArrowException) as e:
+        raise TensorQAError(f"{path}: not a readable Parquet file ({e})") from None
+    h = hashlib.sha256("\0".join(names).encode())
+    for key in sorted(streams):
+        h.update(key.encode() + b"\0" + streams[key].digest())
+    return h.hexdigest()
+
+
 class AgqaJsonShardWriter:
     """AGQA's JSON dict ``{question_id: record}`` (reference §2.3 fields), one file per split for
     shard ``index`` of ``count``: ``OUT/agqa/<split>-<i:05d>-of-<K:05d>.json``; the same

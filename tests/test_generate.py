@@ -125,6 +125,27 @@ def test_row_groups_reach_the_parquet_writer_in_chunks_fixed_by_row_position(tmp
     assert fixed_chunks(table.slice(0, 0)).num_rows == 0
 
 
+def test_content_digest_compares_records_not_file_bytes(tmp_path, pool):
+    # two machines with different pyarrow versions write different bytes (created_by) for the same
+    # records; the digest must see only the records
+    from tensorqa.writers import content_digest
+
+    table = pool[1].slice(0, 30_000)
+    a, b, c = tmp_path / "a.parquet", tmp_path / "b.parquet", tmp_path / "c.parquet"
+    pq.write_table(table, a, compression="zstd", row_group_size=10_000)
+    pq.write_table(table.combine_chunks(), b, compression="snappy", row_group_size=7_000, use_dictionary=False)
+    assert a.read_bytes() != b.read_bytes()
+    assert content_digest(a) == content_digest(b)
+    changed = table.set_column(table.schema.get_field_index("answer"), "answer",
+                               pa.array(["yes" if x != "yes" else "no" for x in table["answer"].to_pylist()[:1]]
+                                        + table["answer"].to_pylist()[1:]))
+    pq.write_table(changed, c, compression="zstd", row_group_size=10_000)
+    assert content_digest(c) != content_digest(a)
+    (tmp_path / "bad.parquet").write_bytes(b"PAR1 not really")
+    with pytest.raises(TensorQAError, match="bad.parquet"):
+        content_digest(tmp_path / "bad.parquet")
+
+
 def test_same_pool_whatever_the_shard_count(tmp_path, store, pool):
     _, table = pool
     out = tmp_path / "sharded"
