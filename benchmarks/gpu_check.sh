@@ -22,7 +22,9 @@
 #   3. the CUDA tests (pytest -k cuda: every test that needs a GPU has "cuda" in its name; they
 #      include GPU pools byte-identical to CPU pools) -> $OUT/junit_cuda.xml
 #   4. the headline: `tensorqa generate STORE --device cuda --jobs RANKS`, the whole store, timed
-#      from the command's start -> $OUT/pool_jobs<RANKS>.txt (questions, seconds, SHA-256 per file)
+#      from the command's start -> $OUT/pool_jobs<RANKS>.txt (questions, seconds, SHA-256 per file,
+#      content digests per file, checked against benchmarks/digests/ where a reference exists:
+#      the records a CPU wrote for the same store and shard count)
 #   5. benchmarks/grid_bandwidth.py: grid evaluation against the device's copy bandwidth
 #      -> $OUT/grid_bandwidth_<dev>.json
 #   6. benchmarks/run.py, one process, the first PROBE videos: per stage, grid vs the scalar
@@ -188,7 +190,9 @@ for f in files:
 EOF
 }
 
-# timed_generate NAME CAP -- CMD...: CMD --out $WORK/NAME under `step`, timed, then summarized
+# timed_generate NAME CAP -- CMD...: CMD --out $WORK/NAME under `step`, timed, then summarized;
+# with DIGESTS=1, also the records' content digests, compared with benchmarks/digests/ when a
+# reference for this store and shard count is there (the same records as on the machine that wrote it)
 timed_generate() {
     local name=$1 cap=$2 t0 secs
     shift 3
@@ -197,6 +201,24 @@ timed_generate() {
     step "$name" "$cap" -- "$@" --out "$WORK/$name"
     secs=$(( ($(date +%s%N) - t0) / 1000000 ))
     [[ -d $WORK/$name/data ]] && pool_summary "$WORK/$name" "$((secs / 1000)).$(printf '%03d' $((secs % 1000)))" "$name"
+    if [[ ${DIGESTS:-0} == 1 && -d $WORK/$name/data ]]; then
+        local ref shards
+        shards=$(find "$WORK/$name/data" -name 'train-*.parquet' | wc -l)
+        ref=benchmarks/digests/default_${FULL}videos_${shards}shards.txt
+        step "content digests of $name" 60 -- "$PY" benchmarks/pool_digest.py "$WORK/$name" --jobs "$(nproc)" \
+            --out "$WORK/digests.txt"
+        if [[ -f $WORK/digests.txt ]]; then
+            { echo "content digests:"; cat "$WORK/digests.txt"; } >>"$OUT/$name.txt"
+            if [[ -f $ref && $STORE_VIDEOS == 9601 ]]; then
+                if diff -q "$ref" "$WORK/digests.txt" >/dev/null; then
+                    echo "$name: the same records as $ref" | tee -a "$OUT/$name.txt"
+                else
+                    echo "$name: records DIFFER from $ref" | tee -a "$OUT/$name.txt"
+                    FAILED+=("$name: records differ from $ref")
+                fi
+            fi
+        fi
+    fi
     rm -rf "${WORK:?}/$name"
 }
 
@@ -204,7 +226,7 @@ timed_generate() {
 GEN=("$PY" -m tensorqa generate "$STORE" --device "$DEV" --kernels "$KERNELS" --quiet)
 ((FULL < STORE_VIDEOS)) && GEN+=(--max-videos "$FULL")
 if ((RANKS > 1)); then
-    timed_generate "pool_jobs$RANKS" 200 -- "${GEN[@]}" --jobs "$RANKS"
+    DIGESTS=1 timed_generate "pool_jobs$RANKS" 200 -- "${GEN[@]}" --jobs "$RANKS"
 else
     timed_generate "pool_1process" 300 -- "${GEN[@]}"
 fi
@@ -233,7 +255,8 @@ if ((RANKS > 1)); then
     ((FULL < STORE_VIDEOS)) && TR+=(--max-videos "$FULL")
     timed_generate "pool_torchrun$RANKS" 200 -- "${TR[@]}"
     if [[ -f $OUT/pool_jobs$RANKS.txt && -f $OUT/pool_torchrun$RANKS.txt ]]; then
-        if diff <(tail -n +2 "$OUT/pool_jobs$RANKS.txt") <(tail -n +2 "$OUT/pool_torchrun$RANKS.txt") >/dev/null; then
+        file_hashes() { sed -n '2,/^content digests:/p' "$1" | grep -v '^content digests:'; }
+        if diff <(file_hashes "$OUT/pool_jobs$RANKS.txt") <(file_hashes "$OUT/pool_torchrun$RANKS.txt") >/dev/null; then
             echo "torchrun and --jobs wrote byte-identical files"
         else
             echo "torchrun and --jobs files DIFFER"
