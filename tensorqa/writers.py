@@ -259,8 +259,9 @@ def _feed(streams: dict, key: str, column: pa.ChunkedArray | pa.Array) -> None:
     elif pa.types.is_list(arr.type):
         stream("length").update(np.diff(arr.offsets.to_numpy()).astype(np.int64).tobytes())
         _feed(streams, key + "/item", arr.flatten())
-    else:
-        stream("data").update(arr.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64).tobytes())
+    else:  # booleans, integers, floats
+        values = arr.fill_null(0).to_numpy(zero_copy_only=False)
+        stream("data").update(values.astype(np.float64 if values.dtype.kind == "f" else np.int64).tobytes())
 
 
 def content_digest(path: str | os.PathLike) -> str:
