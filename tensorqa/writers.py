@@ -260,7 +260,8 @@ def _feed(streams: dict, key: str, column: pa.ChunkedArray | pa.Array) -> None:
         stream("length").update(np.diff(arr.offsets.to_numpy()).astype(np.int64).tobytes())
         _feed(streams, key + "/item", arr.flatten())
     else:  # booleans, integers, floats
-        values = arr.fill_null(0).to_numpy(zero_copy_only=False)
+        filled = arr.fill_null(pa.scalar(0, pa.int64()).cast(arr.type)) if arr.null_count else arr
+        values = filled.to_numpy(zero_copy_only=False)
         stream("data").update(values.astype(np.float64 if values.dtype.kind == "f" else np.int64).tobytes())
 
 
@@ -274,12 +275,16 @@ def content_digest(path: str | os.PathLike) -> str:
     streams: dict = {}
     try:
         pf = pq.ParquetFile(path)
-        names = pf.schema_arrow.names
-        for name in names:  # column by column, row group by row group: one column in memory at a time
-            for g in range(pf.num_row_groups):
-                _feed(streams, name, pf.read_row_group(g, columns=[name]).column(0))
     except (OSError, pa.ArrowException) as e:
         raise TensorQAError(f"{path}: not a readable Parquet file ({e})") from None
+    names = pf.schema_arrow.names
+    for name in names:  # column by column, row group by row group: one column in memory at a time
+        for g in range(pf.num_row_groups):
+            try:
+                column = pf.read_row_group(g, columns=[name]).column(0)
+            except (OSError, pa.ArrowException) as e:
+                raise TensorQAError(f"{path}: row group {g}, column {name!r} cannot be read ({e})") from None
+            _feed(streams, name, column)
     h = hashlib.sha256("\0".join(names).encode())
     for key in sorted(streams):
         h.update(key.encode() + b"\0" + streams[key].digest())
