@@ -12,6 +12,7 @@ whose marker exists is complete and is skipped on restart, a half-written one is
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -242,8 +243,6 @@ def _feed(streams: dict, key: str, column: pa.ChunkedArray | pa.Array) -> None:
     lengths and value bytes for strings, lengths and the items' streams for lists, int64 values
     otherwise. Each stream is a row-order sequence, so how rows are cut into row groups, chunks or
     pages does not change it."""
-    import hashlib
-
     def stream(name: str):
         return streams.setdefault(f"{key}/{name}", hashlib.sha256())
 
@@ -270,8 +269,6 @@ def content_digest(path: str | os.PathLike) -> str:
     row order): equal for equal records, whatever wrote the file and however it cut row groups.
     File bytes also carry the writer's version (``created_by``), so two machines with different
     pyarrow versions write different bytes for the same pool; this digest compares the pools."""
-    import hashlib
-
     streams: dict = {}
     try:
         pf = pq.ParquetFile(path)

@@ -54,10 +54,15 @@ def memory_gib() -> float | None:
     return min(limits) if limits else None
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the OS reports one)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
 def auto_jobs(device: str = "cpu") -> int:
     """``--jobs auto``: one process per usable core, as many as the memory holds
     (:data:`PROCESS_GIB` each)."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    cores = usable_cores()
     gib = memory_gib()
     if gib is None:
         return max(1, cores)
@@ -68,11 +73,10 @@ def auto_jobs(device: str = "cpu") -> int:
 def _shard(index: int, jobs: int, kwargs: dict, done, results) -> None:
     """Child process: shard ``index`` of ``jobs``; puts (index, "ok", stats) or (index, "error", message)."""
     try:
-        from .pipeline import generate
+        from .pipeline import generate, shared_gpu
 
-        if kwargs.get("device") == "cuda":  # shards share the machine's GPUs round robin
-            import torch
-            kwargs = {**kwargs, "device": f"cuda:{index % max(1, torch.cuda.device_count())}"}
+        if kwargs.get("device") == "cuda":
+            kwargs = {**kwargs, "device": shared_gpu(index)}
 
         def on_block(videos: int, questions: int) -> None:
             done[2 * index] += videos
@@ -95,7 +99,7 @@ def generate_jobs(jobs: int, *, num_shards, shard_index, progress: bool, threads
                             "do not combine it with --num-shards / --shard-index or torchrun")
     with open_store(kwargs["store"]) as src:  # a bad store fails here, once, not in every child
         n = len(src) if kwargs.get("max_videos") is None else min(len(src), kwargs["max_videos"])
-    kwargs["threads"] = threads or max(1, (os.cpu_count() or 1) // jobs)
+    kwargs["threads"] = threads or max(1, usable_cores() // jobs)
     ctx = mp.get_context("spawn")
     done = ctx.Array("q", 2 * jobs, lock=False)  # per shard: videos done, questions so far (one writer each)
     results = ctx.Queue()

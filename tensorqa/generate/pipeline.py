@@ -289,12 +289,18 @@ def default_batch_videos(device: str) -> int:
     return 64 if str(device).startswith("cuda") else 16
 
 
+def shared_gpu(process: int) -> str:
+    """The GPU of the ``process``-th process of a machine when its processes share the GPUs round
+    robin (torchrun ranks, ``--jobs`` shards)."""
+    return f"cuda:{process % max(1, torch.cuda.device_count())}"
+
+
 def rank_device(device: str) -> str:
     """Under torchrun, a bare ``cuda`` means this rank's GPU, ``cuda:<LOCAL_RANK mod GPUs>`` (more
     ranks than GPUs share them round robin); an indexed CUDA device also becomes the current one,
     since Triton kernels launch on the current device whatever their tensors' device."""
     if device == "cuda" and "LOCAL_RANK" in os.environ:
-        device = f"cuda:{int(os.environ['LOCAL_RANK']) % torch.cuda.device_count()}"
+        device = shared_gpu(int(os.environ["LOCAL_RANK"]))
     if device.startswith("cuda:"):
         torch.cuda.set_device(torch.device(device))
     return device
