@@ -530,14 +530,15 @@ def _run(plan: Plan, ctx: GridContext) -> AnswerGrid:
     B = len(ctx.batch)
     if names[:1] == ("window",):
         video, wpos = ctx.rows
-        keep = torch.ones_like(video, dtype=torch.bool)
-        w = ctx.windows
-        if plan.window_kind is not None:
-            keep &= w.word[video, wpos] == plan.window_kind
-        for j, a in enumerate(plan.window_actions):
-            if a is not None:
-                keep &= w.action[video, wpos, j] == a
-        if not bool(keep.all()):  # a filled window keeps its rows only
+        if plan.window_kind is not None or plan.window_actions != (None, None):
+            # a filled window keeps its rows only (a free one keeps them all, with no device sync)
+            w = ctx.windows
+            keep = torch.ones_like(video, dtype=torch.bool)
+            if plan.window_kind is not None:
+                keep &= w.word[video, wpos] == plan.window_kind
+            for j, a in enumerate(plan.window_actions):
+                if a is not None:
+                    keep &= w.action[video, wpos, j] == a
             answer, defined, video, wpos = answer[keep], defined[keep], video[keep], wpos[keep]
         values = {"window": wpos}
         rest = axes[1:]
