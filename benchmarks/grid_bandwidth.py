@@ -22,6 +22,13 @@ the bytes it touches. This script measures both sides in one process:
 Prints one line per block size: seconds, programs (real grid cells) per second, GB moved at
 the floor, and the ratio of the measured time to the bandwidth floor (target <= 5 on the GPU);
 then the slowest templates of one more pass, synchronized around each template.
+
+``--profile`` adds one pass under ``torch.profiler``, each template in its own
+``record_function`` range: per template, the device time its kernels took (and the span from its
+first kernel to its last), how many kernels and host ops it launched, against its synchronized
+wall time, and the kernels with the most device
+time overall. A template whose wall time far exceeds its device time is launch- or sync-bound;
+one whose device time is far above its share of the floor moves too many bytes.
 """
 
 from __future__ import annotations
@@ -109,8 +116,62 @@ def grid_pass(batches, templates, sem, per_template: dict | None = None) -> tupl
     return time.perf_counter() - t0, int(programs), out_bytes
 
 
+def _device_us(event) -> float:
+    """Device (kernel) microseconds of a profiler event, across torch versions' attribute names."""
+    for name in ("device_time_total", "cuda_time_total"):
+        value = getattr(event, name, None)
+        if value is not None:
+            return float(value)
+    return 0.0
+
+
+def _self_device_us(event) -> float:
+    for name in ("self_device_time_total", "self_cuda_time_total"):
+        value = getattr(event, name, None)
+        if value is not None:
+            return float(value)
+    return 0.0
+
+
+def profile_pass(batches, templates, sem, top: int = 25) -> dict:
+    """One pass of every template over every block under ``torch.profiler``, each template in a
+    ``record_function`` range: {"templates": {name: {device_ms, span_ms, kernels, host_ops}}, "top_kernels":
+    [(kernel, device ms, calls)]}. Kernels are counted from the device events the profiler links
+    to the host ops of each range; on the CPU only host ops are counted."""
+    device = batches[0].device
+    cuda = device.type == "cuda"
+    activities = [torch.profiler.ProfilerActivity.CPU] + ([torch.profiler.ProfilerActivity.CUDA] if cuda else [])
+    with torch.profiler.profile(activities=activities) as prof:
+        for batch in batches:
+            ctx = GridContext(batch, sem)
+            for name in templates:
+                with torch.profiler.record_function("template:" + name):
+                    evaluate(name, batch, sem, context=ctx)
+            del ctx
+        sync(str(device))
+    per: dict[str, dict] = {}
+    for e in prof.events():
+        if not e.name.startswith("template:"):
+            continue
+        row = per.setdefault(e.name[len("template:"):], {"device_ms": 0.0, "span_ms": 0.0, "kernels": 0, "host_ops": 0})
+        if "CPU" not in str(getattr(e, "device_type", "CPU")):  # the range as the GPU ran it (first kernel to last)
+            row["span_ms"] += _device_us(e) / 1e3
+            continue
+        row["device_ms"] += _device_us(e) / 1e3
+        stack = list(e.cpu_children)
+        while stack:
+            c = stack.pop()
+            row["host_ops"] += c.name.startswith("aten::") and not any(k.name.startswith("aten::") for k in c.cpu_children)
+            row["kernels"] += len(getattr(c, "kernels", ()) or ())
+            stack.extend(c.cpu_children)
+    kernels = [k for k in prof.key_averages() if _self_device_us(k) > 0 and not k.name.startswith("template:")]
+    kernels.sort(key=lambda k: -_self_device_us(k))
+    return {"templates": {k: {n: round(x, 3) if isinstance(x, float) else x for n, x in v.items()} for k, v in per.items()},
+            "top_kernels": [(k.key[:120], round(_self_device_us(k) / 1e3, 3), k.count) for k in kernels[:top]]}
+
+
 def measure(store: Path, device: str, videos: int | None, batch_videos: int, templates, sem, repeats: int,
-            bandwidth: float) -> dict:
+            bandwidth: float, profile: bool = False) -> dict:
     with open_store(store) as src:
         stop = len(src) if videos is None else min(videos, len(src))
         batches = list(src.blocks(batch_videos, 0, stop, device=device))
@@ -122,6 +183,7 @@ def measure(store: Path, device: str, videos: int | None, batch_videos: int, tem
     per_template: dict[str, float] = {}
     grid_pass(batches, templates, sem, per_template)  # synchronized per template: where the time goes
     slowest = sorted(per_template.items(), key=lambda kv: -kv[1])
+    profiled = profile_pass(batches, templates, sem) if profile else None
     floor = (in_bytes + out_bytes) / bandwidth
     floor_per_template = (len(templates) * in_bytes + out_bytes) / bandwidth
     return {"videos": stop, "batch_videos": batch_videos, "blocks": len(batches), "seconds": round(seconds, 4),
@@ -131,7 +193,8 @@ def measure(store: Path, device: str, videos: int | None, batch_videos: int, tem
             "vs_floor": round(seconds / floor, 1), "floor_per_template_seconds": round(floor_per_template, 5),
             "vs_floor_per_template": round(seconds / floor_per_template, 1),
             "achieved_gb_per_s": round((in_bytes + out_bytes) / seconds / 1e9, 1),
-            "per_template_seconds": {k: round(v, 5) for k, v in slowest}}
+            "per_template_seconds": {k: round(v, 5) for k, v in slowest},
+            **({"profile": profiled} if profiled is not None else {})}
 
 
 def main(argv=None) -> int:
@@ -143,6 +206,8 @@ def main(argv=None) -> int:
     p.add_argument("--kernels", choices=kernels_mod.MODES, default="auto")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--copy-gib", type=float, default=None, help="copy size (default 4 GiB on CUDA, 0.5 on the CPU)")
+    p.add_argument("--profile", action="store_true",
+                   help="one more pass under torch.profiler: device time, kernels and host ops per template")
     p.add_argument("--json", type=Path)
     a = p.parse_args(argv)
     if not a.store.exists():
@@ -162,7 +227,7 @@ def main(argv=None) -> int:
     with torch.inference_mode(), kernels_mod.configure(a.kernels, a.device):
         for bv in a.batch_videos:
             try:
-                r = measure(a.store, a.device, a.videos, bv, templates, sem, a.repeats, bw)
+                r = measure(a.store, a.device, a.videos, bv, templates, sem, a.repeats, bw, a.profile)
             except torch.OutOfMemoryError as e:
                 print(f"  blocks of {bv}: out of device memory ({str(e).splitlines()[0]})")
                 torch.cuda.empty_cache()
@@ -174,6 +239,16 @@ def main(argv=None) -> int:
                   f"{r['achieved_gb_per_s']} GB/s")
             top = list(r["per_template_seconds"].items())[:6]
             print("    slowest templates (synchronized each): " + ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in top))
+            if "profile" in r:
+                prof = r["profile"]["templates"]
+                print("    profile (wall ms synchronized / kernel ms / GPU span ms / kernels / host ops):")
+                for k, wall in r["per_template_seconds"].items():
+                    t = prof.get(k, {})
+                    print(f"      {k:24s} {wall * 1e3:8.2f} {t.get('device_ms', 0):8.2f} {t.get('span_ms', 0):8.2f} "
+                          f"{t.get('kernels', 0):6d} "
+                          f"{t.get('host_ops', 0):6d}")
+                for name, ms, calls in r["profile"]["top_kernels"][:12]:
+                    print(f"      kernel {ms:8.2f} ms {calls:6d} calls  {name}")
             if a.device.startswith("cuda"):
                 torch.cuda.empty_cache()
     if a.json:

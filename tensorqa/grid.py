@@ -525,6 +525,8 @@ def _gather_axis(t: torch.Tensor, dim: int, ids: torch.Tensor) -> torch.Tensor:
 
 def _run(plan: Plan, ctx: GridContext) -> AnswerGrid:
     answer, defined, axes, kind = _EVALUATORS[plan.evaluator](plan, ctx)
+    # defined: None where every cell the evaluator computed is defined (yes/no existence
+    # questions): the grid's ``defined`` is then ``real`` itself, not a copy of it.
     # axes: [(name, values, valid)] of the slot axes; a "window" axis comes first and is already
     # flat (values and valid int64 / bool[V]); the others are per video ([B, n])
     names = tuple(a[0] for a in axes)
@@ -540,7 +542,8 @@ def _run(plan: Plan, ctx: GridContext) -> AnswerGrid:
             for j, a in enumerate(plan.window_actions):
                 if a is not None:
                     keep &= w.action[video, wpos, j] == a
-            answer, defined, video, wpos = answer[keep], defined[keep], video[keep], wpos[keep]
+            answer, video, wpos = answer[keep], video[keep], wpos[keep]
+            defined = None if defined is None else defined[keep]
         values = {"window": wpos}
         rest = axes[1:]
     else:
@@ -559,14 +562,18 @@ def _run(plan: Plan, ctx: GridContext) -> AnswerGrid:
             ids = values[name]
             hit = ids == fixed[name]  # [B, n]
             pos = hit.to(torch.uint8).argmax(1, keepdim=True)  # [B, 1]
-            answer, defined = (_gather_axis(t, d, pos[video]) for t in (answer, defined))
+            answer = _gather_axis(answer, d, pos[video])
+            defined = None if defined is None else _gather_axis(defined, d, pos[video])
             values[name] = torch.where(hit.any(1, keepdim=True), ids.gather(1, pos), -1)
             masks[d - 1] = hit.any(1, keepdim=True)[video]
     # the outer product of the per-axis masks, built from the small end (one full-size op)
-    real = torch.ones(defined.shape[:1], dtype=torch.bool, device=defined.device)
+    real = torch.ones(answer.shape[:1], dtype=torch.bool, device=answer.device)
     for m in masks:
         real = real[..., None] & m.reshape(m.shape[0], *([1] * (real.dim() - 1)), m.shape[1])
-    defined = defined & real
+    if defined is None:
+        defined = real if real.shape == answer.shape else real.expand(answer.shape)
+    else:
+        defined = defined & real
     return AnswerGrid(answer=answer, defined=defined, real=real, axes=names, video=video, values=values,
                       windows=ctx.windows if "window" in names else None, answer_kind=kind,
                       shape=plan.shape, skeleton=plan.skeleton, pattern=plan.pattern,
@@ -590,28 +597,28 @@ def _obj_exists(plan, ctx):
     rule = ctx.semantics.interaction_rule("objExists")
     truth = registry.lookup("contacted")(ctx.batch, ctx.flat, rule)  # [V, O]
     O = truth.shape[-1]
-    return _yes_no(truth), torch.ones_like(truth), [_window_axis(ctx), ("object", *_all_axis(ctx.batch, O))], "yes/no"
+    return _yes_no(truth), None, [_window_axis(ctx), ("object", *_all_axis(ctx.batch, O))], "yes/no"
 
 
 def _obj_rel_exists(plan, ctx):
     ax = ctx.axes(plan.domain)
     truth = registry.lookup("exists")(ctx.relate_rows(plan.domain)).transpose(1, 2)  # [V, Kr, Ko]
     axes = [_window_axis(ctx), ("relation", ax.rids, ax.rvalid), ("object", ax.oids, ax.ovalid)]
-    return _yes_no(truth), torch.ones_like(truth), axes, "yes/no"
+    return _yes_no(truth), None, axes, "yes/no"
 
 
 def _rel_exists(plan, ctx):
     # AGQA asks relExists about absent relations too: always the whole vocabulary
     truth = registry.lookup("exists")(registry.lookup("relations_present")(ctx.batch, ctx.flat))  # [V, R]
     axes = [_window_axis(ctx), ("relation", *_all_axis(ctx.batch, truth.shape[-1]))]
-    return _yes_no(truth), torch.ones_like(truth), axes, "yes/no"
+    return _yes_no(truth), None, axes, "yes/no"
 
 
 def _act_exists(plan, ctx):
     ids, valid = ctx.actions
     present = registry.lookup("actions_in")(ctx.batch, ctx.flat)  # [V, A]
     truth = registry.lookup("exists")(present, ids[ctx.flat.video])  # [V, K]
-    return _yes_no(truth), torch.ones_like(truth), [_window_axis(ctx), ("action", ids, valid)], "yes/no"
+    return _yes_no(truth), None, [_window_axis(ctx), ("action", ids, valid)], "yes/no"
 
 
 def _and_or_xor(plan, ctx):
@@ -624,7 +631,7 @@ def _and_or_xor(plan, ctx):
         truth = registry.lookup("xor")(a, b, ctx.semantics)
     axes = [_window_axis(ctx), ("relation", ax.rids, ax.rvalid), ("object", ax.oids, ax.ovalid),
             ("object2", ax.oids, ax.ovalid)]
-    return _yes_no(truth), torch.ones_like(truth), axes, "yes/no"
+    return _yes_no(truth), None, axes, "yes/no"
 
 
 def _obj_what_general(plan, ctx):
