@@ -25,7 +25,8 @@
 #      from the command's start -> $OUT/pool_jobs<RANKS>.txt (questions, seconds, SHA-256 per file,
 #      content digests per file, checked against benchmarks/digests/ where a reference exists:
 #      the records a CPU wrote for the same store and shard count)
-#   5. benchmarks/grid_bandwidth.py: grid evaluation against the device's copy bandwidth
+#   5. benchmarks/grid_bandwidth.py --profile: grid evaluation against the device's copy bandwidth,
+#      and per template its kernel time, GPU span, kernels and host ops
 #      -> $OUT/grid_bandwidth_<dev>.json
 #   6. benchmarks/run.py, one process, the first PROBE videos: per stage, grid vs the scalar
 #      executor, re-derivation, peak RSS and CUDA memory -> $OUT/run_<dev>_probe.json
@@ -44,7 +45,8 @@
 #   TENSORQA_GPU_CHECK_RANKS      processes of steps 4 and 8 (default: the CPUs, 16 on the H200
 #                                 machine: rendering and writing take one core each; 0 or 1: one
 #                                 process, and no step 8)
-#   TENSORQA_GPU_CHECK_GRID_BLOCKS  block sizes of step 5 (default "1024 4096")
+#   TENSORQA_GPU_CHECK_GRID_BLOCKS  block sizes of step 5 (default "4096 9601": 9,601 is the whole
+#                                 default store in one block, one set of launches for all of it)
 #   TENSORQA_GPU_CHECK_KERNELS    --kernels of every step (default auto)
 #   TENSORQA_GPU_CHECK_PYTEST     pytest selection of step 3 (default: -k cuda)
 #   TENSORQA_GPU_CHECK_BENCH_KERNELS  0 skips step 7
@@ -62,7 +64,7 @@ VIDEOS=${TENSORQA_GPU_CHECK_VIDEOS:-}
 PROBE=${TENSORQA_GPU_CHECK_PROBE:-1000}
 BUDGET=${TENSORQA_GPU_CHECK_BUDGET:-480}
 RANKS=${TENSORQA_GPU_CHECK_RANKS:-$(nproc)}
-GRID_BLOCKS=${TENSORQA_GPU_CHECK_GRID_BLOCKS:-1024 4096}
+GRID_BLOCKS=${TENSORQA_GPU_CHECK_GRID_BLOCKS:-4096 9601}
 KERNELS=${TENSORQA_GPU_CHECK_KERNELS:-auto}
 BENCH_KERNELS=${TENSORQA_GPU_CHECK_BENCH_KERNELS:-1}
 [[ -f benchmarks/bench_kernels.py ]] || BENCH_KERNELS=0
@@ -233,7 +235,7 @@ fi
 
 # 5. grid evaluation against the device's copy bandwidth --------------------------------------
 step "grid_bandwidth.py" 100 -- "$PY" benchmarks/grid_bandwidth.py --store "$STORE" --device "$DEV" \
-    --kernels "$KERNELS" --batch-videos $GRID_BLOCKS --json "$OUT/grid_bandwidth_${DEV%%:*}.json"
+    --kernels "$KERNELS" --batch-videos $GRID_BLOCKS --profile --json "$OUT/grid_bandwidth_${DEV%%:*}.json"
 
 # 6. per stage in one process, grid vs the scalar executor, re-derivation: the first PROBE videos
 step "run.py, first $PROBE videos" 100 -- "$PY" benchmarks/run.py --store "$STORE" --device "$DEV" \
