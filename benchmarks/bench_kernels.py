@@ -82,9 +82,17 @@ def _rel(ctx: GridContext):
 
 
 def test_relate_padded_windows(benchmark, scenes, setting):
-    """GridContext.relate: [B, W] windows x rel [B, F, Ko, Kr] -> [B, W, Ko, Kr]."""
+    """GridContext.relate: [B, W] windows x rel [B, F, Ko, Kr] -> [B, W, Ko, Kr] (generation's
+    validity rules read it on the whole vocabulary)."""
     ctx = _context(scenes, setting[0])
     _run(benchmark, "relate", setting, _rel(ctx), ctx.windows)
+
+
+def test_relate_flat_rows(benchmark, scenes, setting):
+    """GridContext.relate_rows (what the object-relation templates read): flat rows [V] x rel
+    [B, F, Ko, Kr] -> [V, Ko, Kr]."""
+    ctx = _context(scenes, setting[0])
+    _run(benchmark, "relate", setting, _rel(ctx), ctx.flat)
 
 
 def test_contacted_flat_rows(benchmark, scenes, setting):

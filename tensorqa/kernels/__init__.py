@@ -34,7 +34,8 @@ MODES = ("on", "off", "auto")
 # ("on" still runs every kernel). Medians of benchmarks/bench_kernels.py, 256 videos, H200, torch
 # 2.11 / Triton 3.6, 2026-11-30 (benchmarks/RESULTS.md):
 AUTO_TORCH = {
-    "relate": "kernel 219 us, torch 128 us (a batched matmul over the frames)",
+    "relate": "padded windows: kernel 219 us, torch 128 us (a batched matmul over the frames); grid "
+              "evaluation now reads flat rows (bench_kernels.py test_relate_flat_rows, not yet timed on a GPU)",
     "actions_in": "kernel 574 us, torch 340 us",
 }
 
