@@ -528,7 +528,7 @@ def _run(plan: Plan, ctx: GridContext) -> AnswerGrid:
     # defined: None where every cell the evaluator computed is defined (yes/no existence
     # questions): the grid's ``defined`` is then ``real`` itself, not a copy of it.
     # axes: [(name, values, valid)] of the slot axes; a "window" axis comes first and is already
-    # flat (values and valid int64 / bool[V]); the others are per video ([B, n])
+    # flat (values int64[V], valid None: every offered window is real); the others are per video ([B, n])
     names = tuple(a[0] for a in axes)
     B = len(ctx.batch)
     if names[:1] == ("window",):
@@ -567,8 +567,8 @@ def _run(plan: Plan, ctx: GridContext) -> AnswerGrid:
             values[name] = torch.where(hit.any(1, keepdim=True), ids.gather(1, pos), -1)
             masks[d - 1] = hit.any(1, keepdim=True)[video]
     # the outer product of the per-axis masks, built from the small end (one full-size op)
-    real = torch.ones(answer.shape[:1], dtype=torch.bool, device=answer.device)
-    for m in masks:
+    real = masks[0] if masks else torch.ones(answer.shape[:1], dtype=torch.bool, device=answer.device)
+    for m in masks[1:]:
         real = real[..., None] & m.reshape(m.shape[0], *([1] * (real.dim() - 1)), m.shape[1])
     if defined is None:
         defined = real if real.shape == answer.shape else real.expand(answer.shape)
@@ -583,9 +583,8 @@ def _run(plan: Plan, ctx: GridContext) -> AnswerGrid:
 # -- evaluators: (plan, ctx) -> (answer, defined, axes, answer kind) ------------------------------------
 
 def _window_axis(ctx: GridContext):
-    """The flat window axis: one row per offered window of the batch."""
-    video, wpos = ctx.rows
-    return ("window", wpos, torch.ones_like(video, dtype=torch.bool))
+    """The flat window axis: one row per offered window of the batch (every row is real: no mask)."""
+    return ("window", ctx.rows[1], None)
 
 
 def _yes_no(truth: torch.Tensor) -> torch.Tensor:

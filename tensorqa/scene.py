@@ -7,7 +7,7 @@ Axes: B videos, F keyframes, O object classes, R relations, A action classes, N 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import torch
@@ -114,9 +114,22 @@ class SceneBatch:
         return self.inst_mask.sum(1)
 
     # -- derived tensors -------------------------------------------------------------------------
+    def derived(self, key: str, make: Callable[[], object]):
+        """A tensor (or tuple of them) derived from this batch, computed by ``make`` on first use and
+        kept with the batch: every template of a block reads the same instance frames, and each
+        recomputation is a handful more kernel launches on a GPU. A batch is never modified in
+        place; ``to()`` and ``replace`` give a new batch with nothing kept."""
+        cache = self.__dict__.setdefault("_derived", {})
+        if key not in cache:
+            cache[key] = make()
+        return cache[key]
+
     @property
     def inst_frames(self) -> torch.Tensor:
         """bool[B, N, F]: keyframe f lies inside instance n (start <= secs <= end)."""
+        return self.derived("inst_frames", self._inst_frames)
+
+    def _inst_frames(self) -> torch.Tensor:
         secs = self.frame_secs[:, None, :]
         inside = (secs >= self.inst_start[:, :, None]) & (secs <= self.inst_end[:, :, None])
         return inside & self.frame_mask[:, None, :] & self.inst_mask[:, :, None]
@@ -124,6 +137,9 @@ class SceneBatch:
     @property
     def act(self) -> torch.Tensor:
         """bool[B, F, A]: some instance of action class a covers keyframe f."""
+        return self.derived("act", self._act)
+
+    def _act(self) -> torch.Tensor:
         num_actions = vocab().num_actions
         onehot = torch.nn.functional.one_hot(self.inst_cls, num_actions).to(torch.float32)  # [B,N,A]
         cover = torch.einsum("bnf,bna->bfa", self.inst_frames.to(torch.float32), onehot)

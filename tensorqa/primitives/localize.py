@@ -111,7 +111,12 @@ def instance_frames(batch: SceneBatch) -> tuple[torch.Tensor, torch.Tensor, torc
 
     Returns (first int64[B, N], last int64[B, N], has bool[B, N]): positions of the instance's
     first and last keyframe (start <= secs <= end, float32) and whether it has any (padding: False).
+    Computed once per batch (``SceneBatch.derived``).
     """
+    return batch.derived("instance_frames", lambda: _instance_frames(batch))
+
+
+def _instance_frames(batch: SceneBatch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     inside = batch.inst_frames  # [B, N, F]
     B, N, F = inside.shape
     has = inside.any(-1)
