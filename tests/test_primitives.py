@@ -203,6 +203,20 @@ def test_frame_scans():
     assert prefix_count(x).tolist() == [[0, 0, 1, 2, 2, 3]]
 
 
+@pytest.mark.parametrize("F", [1, 2, 5, 64, 65, 130])
+def test_scan_doubling_and_cumulative_agree(F):
+    """The CPU's doubling scans and the accelerators' cummin / cummax give the same tables
+    (both paths run here on the CPU), against a loop over positions."""
+    from tensorqa.primitives.scans import _prefix_max, _suffix_min
+    g = torch.Generator().manual_seed(F)
+    y = torch.randint(-1, F + 1, (3, F + 1, 4, 2), generator=g, dtype=torch.int32)
+    suffix = torch.stack([y[:, k:].amin(1) for k in range(F + 1)], 1)
+    prefix = torch.stack([y[:, :k + 1].amax(1) for k in range(F + 1)], 1)
+    for doubling in (True, False):
+        assert torch.equal(_suffix_min(y.clone(), doubling), suffix)
+        assert torch.equal(_prefix_max(y.clone(), doubling), prefix)
+
+
 def test_exists_count_only_item_xor():
     items = torch.tensor([[True, False, True], [False, False, True]])
     assert exists(items, torch.tensor([[2, 1], [0, 2]])).tolist() == [[True, False], [False, True]]

@@ -22,9 +22,12 @@ import torch
 INDEX = torch.int32  # frame positions and counts in scan tables (F < 2^31)
 
 
-def _suffix_min(y: torch.Tensor) -> torch.Tensor:
-    """Minimum over positions >= k along dim 1 (Hillis-Steele doubling: log2(F) elementwise
-    minima, several times faster on CPUs than ``cummin`` along an inner dimension)."""
+def _suffix_min(y: torch.Tensor, doubling: bool | None = None) -> torch.Tensor:
+    """Minimum over positions >= k along dim 1. On CPUs, Hillis-Steele doubling (log2(F)
+    elementwise minima, several times faster there than ``cummin`` along an inner dimension); on
+    accelerators one ``cummin`` scan kernel instead of 2 log2(F) launches. Either way exact."""
+    if not (y.device.type == "cpu" if doubling is None else doubling):
+        return y.flip(1).cummin(1).values.flip(1)
     n, k = y.shape[1], 1
     while k < n:
         y[:, :n - k] = torch.minimum(y[:, :n - k], y[:, k:])
@@ -32,8 +35,11 @@ def _suffix_min(y: torch.Tensor) -> torch.Tensor:
     return y
 
 
-def _prefix_max(y: torch.Tensor) -> torch.Tensor:
-    """Maximum over positions <= k along dim 1 (doubling, as ``_suffix_min``)."""
+def _prefix_max(y: torch.Tensor, doubling: bool | None = None) -> torch.Tensor:
+    """Maximum over positions <= k along dim 1 (doubling on CPUs, one scan elsewhere, as
+    ``_suffix_min``)."""
+    if not (y.device.type == "cpu" if doubling is None else doubling):
+        return y.cummax(1).values
     n, k = y.shape[1], 1
     while k < n:
         y[:, k:] = torch.maximum(y[:, k:], y[:, :n - k])
