@@ -697,15 +697,23 @@ def _longer(plan) -> bool:
     return plan.shape in ("actLengthLongerChoose", "actLengthLongerVerify", "actLongest")
 
 
+def _length_winner(plan, ctx):
+    """(winner, defined) of every pair of present actions, shared by the Choose and Verify
+    templates of one comparison (longer or shorter)."""
+    longer = _longer(plan)
+    return ctx._get(f"length/{longer}", lambda: registry.lookup("length_compare")(
+        ctx.batch, ctx.actions[0], longer, ctx.semantics))
+
+
 def _length_choose(plan, ctx):
     ids, valid = ctx.actions
-    winner, ok = registry.lookup("length_compare")(ctx.batch, ids, _longer(plan), ctx.semantics)
+    winner, ok = _length_winner(plan, ctx)
     return winner, ok, [("action", ids, valid), ("action2", ids, valid)], "action"
 
 
 def _length_verify(plan, ctx):
     ids, valid = ctx.actions
-    winner, ok = registry.lookup("length_compare")(ctx.batch, ids, _longer(plan), ctx.semantics)
+    winner, ok = _length_winner(plan, ctx)
     truth = registry.lookup("equals")(winner, ids[:, :, None])  # is <action> the winner?
     return _yes_no(truth), ok, [("action", ids, valid), ("action2", ids, valid)], "yes/no"
 
