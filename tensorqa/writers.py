@@ -102,6 +102,20 @@ VOCABULARY_COLUMNS = frozenset(("template", "answer", "ans_type", "semantic", "s
 STATISTICS_COLUMNS = ["video_id", "split", "template"]
 
 
+def cast_records(table: pa.Table, schema: pa.Schema, where: str | os.PathLike) -> pa.Table:
+    """``table.cast(schema)``, with a null in a non-nullable column reported as a
+    :class:`TensorQAError` naming ``where`` (the shard being written) and the column."""
+    try:
+        return table.cast(schema)
+    except (ValueError, pa.ArrowInvalid) as err:
+        bad = [f.name for f in schema if not f.nullable and f.name in table.column_names
+               and table.column(f.name).null_count]
+        if not bad:
+            raise
+        raise TensorQAError(f"{where}: column {bad[0]!r} holds {table.column(bad[0]).null_count} null value(s); "
+                            "only sg_grounding may be null (\"\" marks an unused slot)") from None
+
+
 def coded_schema(schema: pa.Schema) -> pa.Schema:
     """``schema`` with its :data:`VOCABULARY_COLUMNS` as dictionary<int32, string> (what writers take)."""
     return pa.schema([pa.field(f.name, pa.dictionary(pa.int32(), pa.string()), nullable=f.nullable)
@@ -182,7 +196,7 @@ class ParquetShardWriter:
             coded = any(pa.types.is_dictionary(f.type) for f in table.schema)
             self.schema = coded_schema(RECORD_SCHEMA) if coded else RECORD_SCHEMA
         if table.schema != self.schema:
-            table = table.cast(self.schema)
+            table = cast_records(table, self.schema, self.data)
         for split in SPLITS:
             part = _rows_where(table, pc.equal(table["split"], split))
             if part.num_rows == 0:

@@ -498,6 +498,21 @@ def test_errors_name_the_problem(tmp_path):
     assert set(PRESETS) == {"agqa", "agqa2"}
 
 
+def test_records_must_not_hold_nulls_outside_sg_grounding(tmp_path):
+    """Every RECORD_SCHEMA column but sg_grounding is non-nullable in the files; a table holding a
+    null there (a pool written by another tool) is refused with the shard and the column named,
+    and nothing is published."""
+    rows = number([record(video_id=f"V{i}") for i in range(4)])
+    assert [f.name for f in RECORD_SCHEMA if f.nullable] == ["sg_grounding"]
+    rows[2]["answer"] = None
+    nullable = pa.schema([f.with_nullable(True) for f in RECORD_SCHEMA])
+    writer = ParquetShardWriter(tmp_path / "out", 0, 1)
+    with pytest.raises(TensorQAError, match=r"data: column 'answer' holds 1 null value\(s\)"):
+        writer.write(pa.Table.from_pylist(rows, schema=nullable))
+    writer.abort()
+    assert not list((tmp_path / "out" / "data").glob("*.parquet"))
+
+
 def test_cli_balance(tmp_path, capsys):
     pool = write_pool(tmp_path / "pool", _binary_pool())
     assert main(["balance", str(pool), "--out", str(tmp_path / "out"), "--seed", "3", "--no-structural", "--quiet"]) == 0

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import TensorQAError
-from ..writers import RECORD_SCHEMA, SPLITS, ParquetShardWriter, parquet_writer
+from ..writers import RECORD_SCHEMA, SPLITS, ParquetShardWriter, cast_records, parquet_writer
 
 ROW_GROUP_ROWS = 1 << 18
 
@@ -38,7 +38,7 @@ class SchemaShardWriter(ParquetShardWriter):
                 self.write_split(split, part)
 
     def write_split(self, split: str, table: pa.Table) -> None:
-        table = table.select(self.schema.names).cast(self.schema)
+        table = cast_records(table.select(self.schema.names), self.schema, self.data)
         if split not in self._writers:
             self._writers[split] = parquet_writer(self._partial(split), self.schema)
         self._writers[split].write_table(table, row_group_size=self.row_group_size)
