@@ -196,6 +196,65 @@ def test_jobs_auto_is_one_process_per_core_that_memory_holds(tmp_path, store, po
         generate(store, tmp_path / "x", jobs="3", progress=False)
 
 
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(c) for c in f.read().split()]
+    except OSError:
+        return []
+
+
+def _shard_processes(pid: int) -> list[int]:
+    """The spawned children of ``pid`` (not multiprocessing's resource tracker) that are past
+    their start-up: torch is loaded, so they have read everything from the parent and run a shard."""
+    out = []
+    for c in _children(pid):
+        try:
+            with open(f"/proc/{c}/cmdline") as f, open(f"/proc/{c}/maps") as m:
+                if "spawn_main" in f.read() and "libtorch" in m.read():
+                    out.append(c)
+        except OSError:
+            pass
+    return out
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return not any(line.startswith("State:") and line.split()[1] in "ZX" for line in f)
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="reads children from Linux's /proc")
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGKILL"])
+def test_jobs_stop_when_the_parent_is_stopped(tmp_path, store, sig):
+    """``kill`` of a ``--jobs`` run stops its shard processes: SIGTERM through the parent's cleanup
+    (a one-line error, non-zero exit), SIGKILL through each child's watch of its parent."""
+    import signal
+    import time
+
+    cmd = [sys.executable, "-m", "tensorqa.cli", "generate", str(store), "--out", str(tmp_path / "p"), "--jobs", "2",
+           "--batch-videos", "1", "--quiet"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    kids: list[int] = []
+    while len(kids) < 2 and time.monotonic() < deadline and proc.poll() is None:
+        kids = _shard_processes(proc.pid)
+        time.sleep(0.02)
+    assert len(kids) == 2, "the shard processes did not start"
+    time.sleep(0.5)  # into their shards
+    proc.send_signal(getattr(signal, sig))
+    _, err = proc.communicate(timeout=60)
+    deadline = time.monotonic() + 10  # well before the shards would have finished on their own
+    while any(_running(k) for k in kids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_running(k) for k in kids), "a shard process outlived its parent"
+    if sig == "SIGTERM":
+        assert proc.returncode != 0 and "terminated (SIGTERM)" in err and "Traceback" not in err, err
+    assert not any(shard_complete(tmp_path / "p", i, 2) for i in range(2))  # stopped, not finished
+
+
 def test_complete_shards_are_skipped_and_partial_ones_redone(tmp_path, store):
     out = tmp_path / "restart"
     generate(store, out, num_shards=2, shard_index=0, progress=False, templates=["objExists"])

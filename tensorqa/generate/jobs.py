@@ -6,7 +6,8 @@ cores idle, on a GPU machine too; J shard processes (shard i of J, as ``--num-sh
 the processes share the machine's GPUs (shard i on GPU i mod count), each evaluating its grids
 there. Processes are spawned (not forked: the parent may hold torch threads or a CUDA context),
 each with ``cores // J`` torch threads (at least 1), and report progress through shared counters
-to one progress bar in the parent. A failing shard stops the others; shards that completed stay
+to one progress bar in the parent. A failing shard stops the others, and so does SIGTERM to the
+parent (a shard process also ends itself when its parent is gone); shards that completed stay
 complete, the rest are redone on the next run (the writers' restart rules). ``--jobs auto``
 (:func:`auto_jobs`) picks J from the cores and the memory.
 """
@@ -16,6 +17,8 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import queue
+import signal
+import threading
 import time
 import traceback
 from collections import Counter
@@ -70,8 +73,29 @@ def auto_jobs(device: str = "cpu") -> int:
     return max(1, min(cores, int(gib // per)))
 
 
-def _shard(index: int, jobs: int, kwargs: dict, done, results) -> None:
+def _exit_with_parent(parent: int, interval: float = 0.5) -> None:
+    """In a shard process: end it when the parent process has gone (killed, it could not stop its
+    children), rather than keep writing shards nobody waits for."""
+    def watch() -> None:
+        while True:
+            time.sleep(interval)
+            if os.getppid() != parent:
+                os._exit(1)
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
+class _Terminated(BaseException):
+    """SIGTERM in the parent of the shard processes: unwinds through ``generate_jobs``' cleanup."""
+
+
+def _on_sigterm(signum, frame):
+    raise _Terminated()
+
+
+def _shard(index: int, jobs: int, kwargs: dict, done, results, parent: int | None = None) -> None:
     """Child process: shard ``index`` of ``jobs``; puts (index, "ok", stats) or (index, "error", message)."""
+    if parent is not None:
+        _exit_with_parent(parent)
     try:
         from .pipeline import generate, shared_gpu
 
@@ -103,8 +127,16 @@ def generate_jobs(jobs: int, *, num_shards, shard_index, progress: bool, threads
     ctx = mp.get_context("spawn")
     done = ctx.Array("q", 2 * jobs, lock=False)  # per shard: videos done, questions so far (one writer each)
     results = ctx.Queue()
-    procs = [ctx.Process(target=_shard, args=(i, jobs, kwargs, done, results), daemon=True)
+    procs = [ctx.Process(target=_shard, args=(i, jobs, kwargs, done, results, os.getpid()), daemon=True)
              for i in range(jobs)]
+    # SIGTERM (``kill``, a scheduler's stop) must stop the shard processes too: Python's default
+    # action ends the parent at once, without the cleanup below, and would leave them running
+    previous = signal.getsignal(signal.SIGTERM)
+    try:
+        signal.signal(signal.SIGTERM, _on_sigterm)
+        installed = True
+    except ValueError:  # not the main thread: the children's parent watch still stops them
+        installed = False
     t0 = time.perf_counter()
     bar = tqdm(total=n, desc=f"generate ({jobs} processes)", unit="video", disable=not progress, dynamic_ncols=True)
     stats: dict[int, dict] = {}
@@ -128,7 +160,12 @@ def generate_jobs(jobs: int, *, num_shards, shard_index, progress: bool, threads
             bar.set_postfix(questions=f"{questions:,}",
                             q_per_s=f"{questions / max(time.perf_counter() - t0, 1e-9):,.0f}", refresh=False)
             bar.refresh()
+    except _Terminated:
+        raise TensorQAError("generate: terminated (SIGTERM); the shard processes were stopped, complete "
+                            "shards stay and the others are redone on the next run") from None
     finally:
+        if installed:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
         for p in procs:
             if p.is_alive():
                 p.terminate()
