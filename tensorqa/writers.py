@@ -107,7 +107,7 @@ def cast_records(table: pa.Table, schema: pa.Schema, where: str | os.PathLike) -
     :class:`TensorQAError` naming ``where`` (the shard being written) and the column."""
     try:
         return table.cast(schema)
-    except (ValueError, pa.ArrowInvalid) as err:
+    except (ValueError, pa.ArrowInvalid):
         bad = [f.name for f in schema if not f.nullable and f.name in table.column_names
                and table.column(f.name).null_count]
         if not bad:
