@@ -78,6 +78,24 @@ def test_compose_across_output_chunks_and_extended_lexicon(monkeypatch):
     assert isinstance(out, pa.ChunkedArray) and out.to_pylist() == expected
 
 
+def test_extend_appends_block_strings_without_copying_the_lexicon():
+    """Lexicon.extend: the lexicon's strings then the parts' (sliced and chunked arrays too), block
+    after block; the lexicon itself stays in one buffer, which a grown lexicon replaces."""
+    lex = Lexicon()
+    lex.section("words", ["a", "", "ccc"])
+    blocks = [[pa.array(["x", "", "yy"]), pa.chunked_array([pa.array(["q"]), pa.array(["rr", ""])])],
+              [pa.array(["zz" * 50] * 40).slice(3, 30)],  # longer than the scratch: it grows
+              [pa.array([], pa.string()), pa.array(["é", "ü"])]]
+    for parts in blocks:
+        out = lex.extend(parts)
+        out.validate(full=True)
+        assert out.to_pylist() == lex.array().to_pylist() + sum((p.to_pylist() for p in parts), [])
+    lex.literal("new")  # the lexicon grew: its strings move to a new buffer
+    out = lex.extend([pa.array(["tail"])])
+    assert out.to_pylist() == ["", "a", "", "ccc", "new", "tail"]
+    assert lex.extended(["x", "y"])[0].to_pylist()[-2:] == ["x", "y"] and lex.extended(["x"])[1] == 5
+
+
 def test_compose_refuses_unregistered_literals_with_an_extended_lexicon():
     lex = Lexicon()
     lex.section("words", ["a"])

@@ -380,7 +380,7 @@ def render(block: CellBlock, video_ids: tuple[str, ...], splits: tuple[str, ...]
     base = len(lex)
     window_q[ind_q] = base + len(per_block) + at_q
     window_p[ind_p] = base + len(per_block) + len(texts_q) + at_p
-    extended = pa.concat_arrays([lex.array(), pa.array(per_block, pa.string()), texts_q, texts_p])
+    extended = lex.extend([pa.array(per_block, pa.string()), texts_q, texts_p])  # valid for this block only
 
     question = compose(lex, block.template * 64 + variant, _frame_pattern, {
         "object": _object_atoms(tx, block.object, block.object_ref, block.object_ref_rel, variant, False),

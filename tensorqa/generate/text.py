@@ -87,7 +87,43 @@ class Lexicon:
 
     def extended(self, strings: list[str]) -> tuple[pa.Array, int]:
         """(this lexicon followed by ``strings``, the id of ``strings[0]``): per-block strings."""
-        return pa.concat_arrays([self.array(), pa.array(strings, pa.string())]), len(self)
+        return self.extend([pa.array(strings, pa.string())]), len(self)
+
+    def extend(self, parts: list[pa.Array]) -> pa.Array:
+        """This lexicon followed by the strings of ``parts`` (string arrays), for one block.
+
+        The lexicon's own strings are not copied: they sit at the start of a scratch buffer that
+        is kept between calls, and each call writes only the block's strings after them (copying
+        the ~9 MiB lexicon for every block also left the copy cold in the caches). The result
+        therefore aliases that buffer: it is valid until the next ``extend`` of this lexicon and
+        must not be kept longer (``gather_text`` copies what it takes)."""
+        base = self.array()
+        n0 = len(base)
+        base_offsets = np.frombuffer(base.buffers()[1], np.int32, n0 + 1, 4 * base.offset)
+        start, stop = int(base_offsets[0]), int(base_offsets[-1])
+        pieces = [p.combine_chunks() if isinstance(p, pa.ChunkedArray) else p for p in parts]
+        n = n0 + sum(len(p) for p in pieces)
+        size = (stop - start) + sum(p.nbytes for p in pieces)
+        scratch = getattr(self, "_scratch", None)
+        if scratch is None or scratch[0] is not base or len(scratch[1]) < n + 1 or len(scratch[2]) < size:
+            offsets = np.empty(max(n + 1, 2 * (n0 + 1)), np.int32)
+            data = np.empty(max(size, 2 * (stop - start) + 1), np.uint8)
+            offsets[:n0 + 1] = base_offsets - start
+            data[:stop - start] = np.frombuffer(base.buffers()[2], np.uint8, stop - start, start)
+            self._scratch = scratch = (base, offsets, data)
+        _, offsets, data = scratch
+        at, end = n0, stop - start
+        for p in pieces:
+            k = len(p)
+            if not k:
+                continue
+            po = np.frombuffer(p.buffers()[1], np.int32, k + 1, 4 * p.offset)
+            nbytes = int(po[-1] - po[0])
+            offsets[at + 1:at + k + 1] = po[1:] - po[0] + end
+            if nbytes:
+                data[end:end + nbytes] = np.frombuffer(p.buffers()[2], np.uint8, nbytes, int(po[0]))
+            at, end = at + k, end + nbytes
+        return pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(offsets[:n + 1]), pa.py_buffer(data[:end])])
 
     def array(self) -> pa.Array:
         if self._array is None:
