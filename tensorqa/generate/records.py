@@ -360,6 +360,16 @@ def _indirect_windows(tx: Texts, rows: CellBlock, variant: np.ndarray | None) ->
     return indirect, inverse.reshape(-1), texts_
 
 
+_NUMBERS: list[pa.Array] = [pa.array([], pa.string())]
+
+
+def _numbers(n: int) -> pa.Array:
+    """The strings "0" .. str(n - 1) (question numbers), from a table kept across blocks."""
+    if len(_NUMBERS[0]) < n:
+        _NUMBERS[0] = pa.array([str(i) for i in range(max(n, 2 * len(_NUMBERS[0])))], pa.string())
+    return _NUMBERS[0].slice(0, n)
+
+
 def render(block: CellBlock, video_ids: tuple[str, ...], splits: tuple[str, ...], rank: np.ndarray,
            variant: np.ndarray, answer_kinds: np.ndarray) -> pa.Table:
     """The records of a block (rows in block order): :data:`RECORD_SCHEMA`, with the vocabulary
@@ -367,20 +377,21 @@ def render(block: CellBlock, video_ids: tuple[str, ...], splits: tuple[str, ...]
     tx = texts()
     lex = tx.lexicon
     M = len(block)
-    # per-block strings after the shared lexicon: video ids, question numbers, localizations
-    # around indirect-object actions (questions, then programs)
-    # (video ids, "<video>-", "<video>|<template>|", question numbers, then the localizations)
-    numbers = [str(i) for i in range(int(rank.max(initial=-1)) + 1)]
-    per_block = (list(video_ids) + [f"{v}-" for v in video_ids]
-                 + [f"{v}|{t}|" for v in video_ids for t in TEMPLATE_NAMES] + numbers)
+    # per-block strings after the shared lexicon: video ids, "<video>-", "<video>|<template>|",
+    # question numbers, then the localizations around indirect-object actions (questions, then
+    # programs)
+    per_video = pa.array(list(video_ids) + [f"{v}-" for v in video_ids]
+                         + [f"{v}|{t}|" for v in video_ids for t in TEMPLATE_NAMES], pa.string())
+    numbers = _numbers(int(rank.max(initial=-1)) + 1)
     window = _window_index(block)
     window_q, window_p = lex.ids("window_question", window), lex.ids("window_program", window)
     ind_q, at_q, texts_q = _indirect_windows(tx, block, variant)
     ind_p, at_p, texts_p = _indirect_windows(tx, block, None)
     base = len(lex)
-    window_q[ind_q] = base + len(per_block) + at_q
-    window_p[ind_p] = base + len(per_block) + len(texts_q) + at_p
-    extended = lex.extend([pa.array(per_block, pa.string()), texts_q, texts_p])  # valid for this block only
+    per_block = len(per_video) + len(numbers)
+    window_q[ind_q] = base + per_block + at_q
+    window_p[ind_p] = base + per_block + len(texts_q) + at_p
+    extended = lex.extend([per_video, numbers, texts_q, texts_p])  # valid for this block only
 
     question = compose(lex, block.template * 64 + variant, _frame_pattern, {
         "object": _object_atoms(tx, block.object, block.object_ref, block.object_ref_rel, variant, False),
