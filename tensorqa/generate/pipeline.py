@@ -273,7 +273,9 @@ def _window_reference_blocks(found: list[CellBlock], slots: np.ndarray, kind: np
     out = [with_refs(m, window_x=(cells.video[m], cx[m, j]))]
     m, j = np.nonzero(cy >= 0)
     out.append(with_refs(m, window_y=(cells.video[m], cy[m, j])))
-    m, j1, j2 = np.nonzero((cx >= 0)[:, :, None] & (cy >= 0)[:, None, :])
+    both = np.flatnonzero((cx >= 0).any(1) & (cy >= 0).any(1))  # the pairs, on the rows that have some
+    b, j1, j2 = np.nonzero((cx[both] >= 0)[:, :, None] & (cy[both] >= 0)[:, None, :])
+    m = both[b]
     out.append(with_refs(m, window_x=(cells.video[m], cx[m, j1]), window_y=(cells.video[m], cy[m, j2])))
     return [b for b in out if len(b)]
 
