@@ -249,7 +249,8 @@ def coded(values, index: np.ndarray) -> pa.DictionaryArray:
     """The column ``values[index]`` (-1: "") as a dictionary array over the whole vocabulary
     (:data:`..writers.VOCABULARY_COLUMNS`): no string is copied per row."""
     dictionary, lookup = _dictionary(tuple(values))
-    return pa.DictionaryArray.from_arrays(pa.array(lookup[np.asarray(index)], pa.int32()), dictionary)
+    # the indices come out of ``lookup``, so they are in range: no validation pass (safe=False)
+    return pa.DictionaryArray.from_arrays(pa.array(lookup[np.asarray(index)], pa.int32()), dictionary, safe=False)
 
 
 @functools.lru_cache(maxsize=1)
