@@ -77,17 +77,21 @@ def scene_bytes(batch) -> int:
     return sum(getattr(batch, f).numel() * getattr(batch, f).element_size() for f in SCENE_FIELDS)
 
 
-def written_bytes(g) -> int:
+def written_bytes(g, shared: list | None = None) -> int:
     """Bytes an answer grid occupies: ``answer``, ``defined`` and ``real``, each counted at most at
     its storage's size (an expanded view is written once, not once per broadcast cell), a storage
-    shared by two of them once."""
+    shared by two of them once. ``shared``: tensors already counted for an earlier grid of the
+    same context (the ``real`` masks a context computes once for several templates); a tensor of
+    ``g`` found there is not counted again, and ``g.real`` is added to it."""
     seen, total = set(), 0
     for t in (g.answer, g.defined, g.real):
         st = t.untyped_storage()
-        if st.data_ptr() in seen:
+        if st.data_ptr() in seen or (shared is not None and any(t is s or t._base is s for s in shared)):
             continue
         seen.add(st.data_ptr())
         total += min(t.numel() * t.element_size(), st.nbytes())
+    if shared is not None and not any(g.real is s for s in shared):
+        shared.append(g.real)  # held by the context too: its identity is not reused in this block
     return total
 
 
@@ -101,6 +105,7 @@ def grid_pass(batches, templates, sem, per_template: dict | None = None) -> tupl
     t0 = time.perf_counter()
     for batch in batches:
         ctx = GridContext(batch, sem)
+        shared: list = []
         for name in templates:
             if per_template is not None:
                 sync(str(device))
@@ -110,8 +115,8 @@ def grid_pass(batches, templates, sem, per_template: dict | None = None) -> tupl
                 sync(str(device))
                 per_template[name] = per_template.get(name, 0.0) + time.perf_counter() - t1
             programs += g.real.count_nonzero()
-            out_bytes += written_bytes(g)
-        del ctx, g
+            out_bytes += written_bytes(g, shared)
+        del ctx, g, shared
     sync(str(device))
     return time.perf_counter() - t0, int(programs), out_bytes
 

@@ -90,6 +90,9 @@ class AnswerGrid:
     windows: the batch's :class:`Windows` (decodes the "window" axis), None without one
     answer_kind: "yes/no", "before/after", "object" or "action"
     shape:   the template shape evaluated; skeleton: the canonical skeleton text
+
+    Grids evaluated with one :class:`GridContext` may share tensors (``real``, ``video``, and
+    ``defined`` where it is ``real``): treat them as read-only.
     """
 
     answer: torch.Tensor
@@ -531,6 +534,7 @@ def _run(plan: Plan, ctx: GridContext) -> AnswerGrid:
     # flat (values int64[V], valid None: every offered window is real); the others are per video ([B, n])
     names = tuple(a[0] for a in axes)
     B = len(ctx.batch)
+    filtered = False
     if names[:1] == ("window",):
         video, wpos = ctx.rows
         if plan.window_kind is not None or plan.window_actions != (None, None):
@@ -544,32 +548,33 @@ def _run(plan: Plan, ctx: GridContext) -> AnswerGrid:
                     keep &= w.action[video, wpos, j] == a
             answer, video, wpos = answer[keep], video[keep], wpos[keep]
             defined = None if defined is None else defined[keep]
+            filtered = True
         values = {"window": wpos}
         rest = axes[1:]
     else:
-        video = torch.arange(B, device=defined.device)
+        video = ctx._get("video_axis", lambda: torch.arange(B, device=answer.device))
         names = ("video",) + names
         values = {}
         rest = axes
-    masks = []
-    for d, (name, ids, valid) in enumerate(rest, start=1):
+    for name, ids, _ in rest:
         values[name] = ids
-        masks.append(valid[video])  # [n0, n]
-    # fixed words: keep the one position holding that value (size-1 axis)
+    valids = [valid for _, _, valid in rest]
     fixed = dict(plan.fixed)
-    for d, (name, _, _) in enumerate(rest, start=1):
-        if name in fixed:
-            ids = values[name]
-            hit = ids == fixed[name]  # [B, n]
-            pos = hit.to(torch.uint8).argmax(1, keepdim=True)  # [B, 1]
-            answer = _gather_axis(answer, d, pos[video])
-            defined = None if defined is None else _gather_axis(defined, d, pos[video])
-            values[name] = torch.where(hit.any(1, keepdim=True), ids.gather(1, pos), -1)
-            masks[d - 1] = hit.any(1, keepdim=True)[video]
-    # the outer product of the per-axis masks, built from the small end (one full-size op)
-    real = masks[0] if masks else torch.ones(answer.shape[:1], dtype=torch.bool, device=answer.device)
-    for m in masks[1:]:
-        real = real[..., None] & m.reshape(m.shape[0], *([1] * (real.dim() - 1)), m.shape[1])
+    if not fixed and not filtered:
+        real = _real(ctx, video, valids)
+    else:
+        masks = [valid[video] for valid in valids]  # [n0, n] each
+        # fixed words: keep the one position holding that value (size-1 axis)
+        for d, (name, _, _) in enumerate(rest, start=1):
+            if name in fixed:
+                ids = values[name]
+                hit = ids == fixed[name]  # [B, n]
+                pos = hit.to(torch.uint8).argmax(1, keepdim=True)  # [B, 1]
+                answer = _gather_axis(answer, d, pos[video])
+                defined = None if defined is None else _gather_axis(defined, d, pos[video])
+                values[name] = torch.where(hit.any(1, keepdim=True), ids.gather(1, pos), -1)
+                masks[d - 1] = hit.any(1, keepdim=True)[video]
+        real = _outer(masks, video)
     if defined is None:
         defined = real if real.shape == answer.shape else real.expand(answer.shape)
     else:
@@ -578,6 +583,29 @@ def _run(plan: Plan, ctx: GridContext) -> AnswerGrid:
                       windows=ctx.windows if "window" in names else None, answer_kind=kind,
                       shape=plan.shape, skeleton=plan.skeleton, pattern=plan.pattern,
                       video_ids=ctx.batch.video_ids, semantics=plan.semantics)
+
+
+def _outer(masks: list[torch.Tensor], video: torch.Tensor) -> torch.Tensor:
+    """The outer product of the per-axis masks [n0, n_i], built from the small end (one full-size
+    op); ones [n0] without slot axes."""
+    real = masks[0] if masks else torch.ones(video.shape, dtype=torch.bool, device=video.device)
+    for m in masks[1:]:
+        real = real[..., None] & m.reshape(m.shape[0], *([1] * (real.dim() - 1)), m.shape[1])
+    return real
+
+
+def _real(ctx: GridContext, video: torch.Tensor, valids: list[torch.Tensor]) -> torch.Tensor:
+    """:func:`_outer` of ``valid[video]`` for each axis, computed once per context for each
+    combination of axes: the five pair templates share one [V, Kr, Ko, Ko] mask, the object-relation
+    templates one [V, Kr, Ko]. Matched by identity (the context holds the tensors, so an identity
+    is never reused while the entry lives); the grids that share it must not modify it."""
+    entries = ctx._get("real", list)
+    for v, vs, real in entries:
+        if v is video and len(vs) == len(valids) and all(a is b for a, b in zip(vs, valids)):
+            return real
+    real = _outer([valid[video] for valid in valids], video)
+    entries.append((video, valids, real))
+    return real
 
 
 # -- evaluators: (plan, ctx) -> (answer, defined, axes, answer kind) ------------------------------------
