@@ -137,8 +137,13 @@ def real_instances(batch: SceneBatch) -> torch.Tensor:
 def present_actions(batch: SceneBatch) -> tuple[torch.Tensor, torch.Tensor]:
     """The action classes each video has an instance (with keyframes) of, as a compact axis.
 
-    Returns (ids int64[B, K], valid bool[B, K]): class ids ascending, padded with -1.
+    Returns (ids int64[B, K], valid bool[B, K]): class ids ascending, padded with -1. Computed
+    once per batch (``SceneBatch.derived``; ``compact`` waits for the device to size K).
     """
+    return batch.derived("present_actions", lambda: _present_actions(batch))
+
+
+def _present_actions(batch: SceneBatch) -> tuple[torch.Tensor, torch.Tensor]:
     A = vocab().num_actions
     B = len(batch)
     present = torch.zeros(B, A + 1, dtype=torch.bool, device=batch.device)
@@ -169,7 +174,20 @@ class ClassInstances:
 
 
 def class_instances(batch: SceneBatch, ids: torch.Tensor) -> ClassInstances:
-    """Instances of the classes ``ids`` int64[B, K] (-1 = none) in each video."""
+    """Instances of the classes ``ids`` int64[B, K] (-1 = none) in each video. Kept with the batch
+    per ``ids`` tensor (by identity; the entry holds it, so the identity is not reused): the
+    localization, compare windows, act_order and length comparisons all ask for the present
+    actions' (``present_actions``)."""
+    entries = batch.derived("class_instances", list)
+    for known, ci in entries:
+        if known is ids:
+            return ci
+    ci = _class_instances(batch, ids)
+    entries.append((ids, ci))
+    return ci
+
+
+def _class_instances(batch: SceneBatch, ids: torch.Tensor) -> ClassInstances:
     kf_first, kf_last, kf_has = instance_frames(batch)
     match = (batch.inst_cls[:, None, :] == ids[:, :, None]) & kf_has[:, None, :]  # [B, K, N]
     N = match.shape[-1]
