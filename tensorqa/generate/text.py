@@ -102,8 +102,9 @@ class Lexicon:
         base_offsets = np.frombuffer(base.buffers()[1], np.int32, n0 + 1, 4 * base.offset)
         start, stop = int(base_offsets[0]), int(base_offsets[-1])
         pieces = [p.combine_chunks() if isinstance(p, pa.ChunkedArray) else p for p in parts]
-        n = n0 + sum(len(p) for p in pieces)
-        size = (stop - start) + sum(p.nbytes for p in pieces)
+        pieces = [(p, np.frombuffer(p.buffers()[1], np.int32, len(p) + 1, 4 * p.offset)) for p in pieces if len(p)]
+        n = n0 + sum(len(p) for p, _ in pieces)
+        size = (stop - start) + sum(int(po[-1] - po[0]) for _, po in pieces)
         scratch = getattr(self, "_scratch", None)
         if scratch is None or scratch[0] is not base or len(scratch[1]) < n + 1 or len(scratch[2]) < size:
             offsets = np.empty(max(n + 1, 2 * (n0 + 1)), np.int32)
@@ -113,11 +114,8 @@ class Lexicon:
             self._scratch = scratch = (base, offsets, data)
         _, offsets, data = scratch
         at, end = n0, stop - start
-        for p in pieces:
+        for p, po in pieces:
             k = len(p)
-            if not k:
-                continue
-            po = np.frombuffer(p.buffers()[1], np.int32, k + 1, 4 * p.offset)
             nbytes = int(po[-1] - po[0])
             offsets[at + 1:at + k + 1] = po[1:] - po[0] + end
             if nbytes:
