@@ -175,9 +175,9 @@ class ClassInstances:
 
 def class_instances(batch: SceneBatch, ids: torch.Tensor) -> ClassInstances:
     """Instances of the classes ``ids`` int64[B, K] (-1 = none) in each video. Kept with the batch
-    per ``ids`` tensor (by identity; the entry holds it, so the identity is not reused): the
-    localization, compare windows, act_order and length comparisons all ask for the present
-    actions' (``present_actions``)."""
+    per ``ids`` tensor, matched by identity (the entry holds the tensor, so its identity is not
+    reused): localization, the compare windows, act_order and the length comparisons all pass the
+    same ``present_actions`` ids."""
     entries = batch.derived("class_instances", list)
     for known, ci in entries:
         if known is ids:
