@@ -234,7 +234,7 @@ else
 fi
 
 # 5. grid evaluation against the device's copy bandwidth --------------------------------------
-step "grid_bandwidth.py" 100 -- "$PY" benchmarks/grid_bandwidth.py --store "$STORE" --device "$DEV" \
+step "grid_bandwidth.py" 150 -- "$PY" benchmarks/grid_bandwidth.py --store "$STORE" --device "$DEV" \
     --kernels "$KERNELS" --batch-videos $GRID_BLOCKS --profile --json "$OUT/grid_bandwidth_${DEV%%:*}.json"
 
 # 6. per stage in one process, grid vs the scalar executor, re-derivation: the first PROBE videos
