@@ -122,11 +122,17 @@ def coded_schema(schema: pa.Schema) -> pa.Schema:
                       if f.name in VOCABULARY_COLUMNS and f.type == pa.string() else f for f in schema])
 
 
+# values the Parquet writer encodes per batch (pyarrow's default is 1,024): 7-10 % less writing
+# time on a rendered block of 1M records (benchmarks/RESULTS.md, session 5), the same records
+WRITE_BATCH_ROWS = 8192
+
+
 def parquet_writer(path: str | os.PathLike, schema: pa.Schema, **options) -> pq.ParquetWriter:
     """The Parquet writer of every tensorqa table (a record schema, or its :func:`coded_schema`).
 
     No Arrow schema is stored in the file, so any reader (and pyarrow) sees the plain Parquet
     types, which :data:`RECORD_SCHEMA` spells: strings, int8, list<element: string>."""
+    options.setdefault("write_batch_size", WRITE_BATCH_ROWS)
     return pq.ParquetWriter(path, schema, compression="zstd", store_schema=False,
                             use_dictionary=[c for c in schema.names if c not in TEXT_COLUMNS] or False,
                             write_statistics=[c for c in STATISTICS_COLUMNS if c in schema.names] or False, **options)
@@ -143,9 +149,10 @@ def _rows_where(table: pa.Table, mask: pa.Array) -> pa.Table:
         else table.slice(0, 0)
 
 
-# rows per chunk handed to the Parquet writer: a multiple of its write batch (1,024 values), so
-# the pages come out as if the row group were one chunk (the files are the same bytes)
+# rows per chunk handed to the Parquet writer: a multiple of its write batch (WRITE_BATCH_ROWS),
+# so the pages come out as if the row group were one chunk (the files are the same bytes)
 CHUNK_ROWS = 1 << 16
+assert CHUNK_ROWS % WRITE_BATCH_ROWS == 0
 
 
 def fixed_chunks(table: pa.Table, rows: int = CHUNK_ROWS) -> pa.Table:

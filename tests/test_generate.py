@@ -105,16 +105,17 @@ def test_same_pool_whatever_the_batch_size(tmp_path, store, pool):
 def test_row_groups_reach_the_parquet_writer_in_chunks_fixed_by_row_position(tmp_path, pool):
     # the Parquet writer cuts pages within each chunk it is given: the chunks must not depend on
     # where the caller's blocks ended, or neither would the file's bytes
-    from tensorqa.writers import fixed_chunks, parquet_writer
+    from tensorqa.writers import WRITE_BATCH_ROWS, fixed_chunks, parquet_writer
 
+    assert WRITE_BATCH_ROWS == 8192
     table = pool[1].slice(0, 50_000)
     files = []
     for cuts in ([], [7, 1000, 20_001], [33_333]):
         edges = [0, *cuts, table.num_rows]
         cut = pa.concat_tables([table.slice(a, b - a) for a, b in zip(edges, edges[1:])])
-        fixed = fixed_chunks(cut, rows=4096)
+        fixed = fixed_chunks(cut, rows=WRITE_BATCH_ROWS)  # chunks of the writer's batch, the smallest that works
         assert fixed.equals(table)
-        assert {tuple(len(c) for c in col.chunks) for col in fixed.columns} == {(4096,) * 12 + (848,)}
+        assert {tuple(len(c) for c in col.chunks) for col in fixed.columns} == {(8192,) * 6 + (848,)}
         path = tmp_path / f"{len(cuts)}.parquet"
         with parquet_writer(path, fixed.schema) as w:
             w.write_table(fixed, row_group_size=table.num_rows)
