@@ -121,17 +121,10 @@ def grid_pass(batches, templates, sem, per_template: dict | None = None) -> tupl
     return time.perf_counter() - t0, int(programs), out_bytes
 
 
-def _device_us(event) -> float:
-    """Device (kernel) microseconds of a profiler event, across torch versions' attribute names."""
-    for name in ("device_time_total", "cuda_time_total"):
-        value = getattr(event, name, None)
-        if value is not None:
-            return float(value)
-    return 0.0
-
-
-def _self_device_us(event) -> float:
-    for name in ("self_device_time_total", "self_cuda_time_total"):
+def _device_us(event, kind: str = "") -> float:
+    """Device (kernel) microseconds of a profiler event (``kind="self_"``: its own kernels only),
+    across torch versions' attribute names (``device_*`` since 2.4, ``cuda_*`` before)."""
+    for name in (f"{kind}device_time_total", f"{kind}cuda_time_total"):
         value = getattr(event, name, None)
         if value is not None:
             return float(value)
@@ -169,10 +162,10 @@ def profile_pass(batches, templates, sem, top: int = 25) -> dict:
             row["host_ops"] += c.name.startswith("aten::") and not any(k.name.startswith("aten::") for k in c.cpu_children)
             row["kernels"] += len(getattr(c, "kernels", ()) or ())
             stack.extend(c.cpu_children)
-    kernels = [k for k in prof.key_averages() if _self_device_us(k) > 0 and not k.name.startswith("template:")]
-    kernels.sort(key=lambda k: -_self_device_us(k))
+    kernels = [k for k in prof.key_averages() if _device_us(k, "self_") > 0 and not k.name.startswith("template:")]
+    kernels.sort(key=lambda k: -_device_us(k, "self_"))
     return {"templates": {k: {n: round(x, 3) if isinstance(x, float) else x for n, x in v.items()} for k, v in per.items()},
-            "top_kernels": [(k.key[:120], round(_self_device_us(k) / 1e3, 3), k.count) for k in kernels[:top]]}
+            "top_kernels": [(k.key[:120], round(_device_us(k, "self_") / 1e3, 3), k.count) for k in kernels[:top]]}
 
 
 def measure(store: Path, device: str, videos: int | None, batch_videos: int, templates, sem, repeats: int,
