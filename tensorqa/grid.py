@@ -54,7 +54,7 @@ from .primitives.filter import any_along, interacted_frames
 from .primitives.localize import KIND_NAMES, VIDEO, Windows, compact, present_actions
 from .program import Call, Items, Node, Slot, Word, localize as localize_node, match, parse_program
 from .program_shapes import PROGRAM_SHAPES
-from .scene import SceneBatch
+from .scene import SceneBatch, by_identity
 from .semantics import AGQA, Semantics, get_semantics
 from .vocab import vocab
 
@@ -599,13 +599,8 @@ def _real(ctx: GridContext, video: torch.Tensor, valids: list[torch.Tensor]) -> 
     combination of axes: the five pair templates share one [V, Kr, Ko, Ko] mask, the object-relation
     templates one [V, Kr, Ko]. Matched by identity (the context holds the tensors, so an identity
     is never reused while the entry lives); the grids that share it must not modify it."""
-    entries = ctx._get("real", list)
-    for v, vs, real in entries:
-        if v is video and len(vs) == len(valids) and all(a is b for a, b in zip(vs, valids)):
-            return real
-    real = _outer([valid[video] for valid in valids], video)
-    entries.append((video, valids, real))
-    return real
+    return by_identity(ctx._get("real", list), (video, *valids),
+                       lambda: _outer([valid[video] for valid in valids], video))
 
 
 # -- evaluators: (plan, ctx) -> (answer, defined, axes, answer kind) ------------------------------------

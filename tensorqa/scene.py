@@ -66,6 +66,18 @@ class VideoScene:
         )
 
 
+def by_identity(entries: list, keys: tuple, make: Callable[[], object]):
+    """The value kept in ``entries`` (a list of (keys, value)) for these exact objects (``is``, not
+    ``==``: tensors), or ``make()``, kept there. An entry holds its keys, so their identities are not
+    reused while it lives. For per-batch values that depend on a tensor argument."""
+    for known, value in entries:
+        if len(known) == len(keys) and all(a is b for a, b in zip(known, keys)):
+            return value
+    value = make()
+    entries.append((keys, value))
+    return value
+
+
 _TENSOR_FIELDS = ("rel", "obj", "frame_secs", "frame_ids", "frame_mask", "inst_cls", "inst_start", "inst_end", "inst_mask")
 
 

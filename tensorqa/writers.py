@@ -263,6 +263,12 @@ def read_pool(out: str | os.PathLike, columns: list[str] | None = None) -> pa.Ta
     return pa.concat_tables([pq.read_table(f, columns=columns) for f in files])
 
 
+def string_offsets(arr: pa.Array) -> np.ndarray:
+    """int32[len + 1]: the value offsets of a string array into its data buffer (a view; a slice's
+    own offsets, so they need not start at 0)."""
+    return np.frombuffer(arr.buffers()[1], np.int32, count=len(arr) + 1, offset=4 * arr.offset)
+
+
 def _feed(streams: dict, key: str, column: pa.ChunkedArray | pa.Array) -> None:
     """Append ``column``'s values to the hash streams of ``key``: validity (a byte per row), value
     lengths and value bytes for strings, lengths and the items' streams for lists, int64 values
@@ -276,7 +282,7 @@ def _feed(streams: dict, key: str, column: pa.ChunkedArray | pa.Array) -> None:
         arr = arr.cast(arr.type.value_type)
     stream("valid").update(arr.is_valid().to_numpy(zero_copy_only=False).astype(np.uint8).tobytes())
     if pa.types.is_string(arr.type) or pa.types.is_binary(arr.type):
-        offsets = np.frombuffer(arr.buffers()[1], np.int32, count=len(arr) + 1, offset=4 * arr.offset)
+        offsets = string_offsets(arr)
         stream("length").update(np.diff(offsets).astype(np.int64).tobytes())
         if len(arr) and arr.buffers()[2] is not None:
             stream("data").update(memoryview(arr.buffers()[2])[offsets[0]:offsets[-1]])

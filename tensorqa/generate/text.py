@@ -24,6 +24,8 @@ from collections.abc import Callable, Iterable
 import numpy as np
 import pyarrow as pa
 
+from ..writers import string_offsets
+
 _PLACEHOLDER = re.compile(r"\{(\w+)\}|<(\w+)>")
 # rows per output chunk: keeps each chunk's string data far below int32 offsets' 2 GiB
 CHUNK_ROWS = 1 << 18
@@ -99,10 +101,10 @@ class Lexicon:
         must not be kept longer (``gather_text`` copies what it takes)."""
         base = self.array()
         n0 = len(base)
-        base_offsets = np.frombuffer(base.buffers()[1], np.int32, n0 + 1, 4 * base.offset)
+        base_offsets = string_offsets(base)
         start, stop = int(base_offsets[0]), int(base_offsets[-1])
         pieces = [p.combine_chunks() if isinstance(p, pa.ChunkedArray) else p for p in parts]
-        pieces = [(p, np.frombuffer(p.buffers()[1], np.int32, len(p) + 1, 4 * p.offset)) for p in pieces if len(p)]
+        pieces = [(p, string_offsets(p)) for p in pieces if len(p)]
         n = n0 + sum(len(p) for p, _ in pieces)
         size = (stop - start) + sum(int(po[-1] - po[0]) for _, po in pieces)
         scratch = getattr(self, "_scratch", None)
@@ -146,7 +148,7 @@ def gather_text(lexicon: pa.Array, ids: np.ndarray, lengths: np.ndarray | None =
         b = min(a + CHUNK_ROWS, M)
         first = ends[a - 1] if a else 0
         atoms = lexicon.take(pa.array(ids[first:ends[b - 1]]))
-        offsets = np.frombuffer(atoms.buffers()[1], np.int32, count=len(atoms) + 1, offset=4 * atoms.offset)
+        offsets = string_offsets(atoms)
         bounds = np.concatenate([[0], ends[a:b] - first])
         chunks.append(pa.Array.from_buffers(pa.string(), b - a, [None, pa.py_buffer(np.ascontiguousarray(offsets[bounds])),
                                                                  atoms.buffers()[2]]))

@@ -23,7 +23,7 @@ from dataclasses import dataclass, fields
 
 import torch
 
-from ..scene import SceneBatch
+from ..scene import SceneBatch, by_identity
 from ..vocab import vocab
 from .registry import ablation, register
 
@@ -178,13 +178,7 @@ def class_instances(batch: SceneBatch, ids: torch.Tensor) -> ClassInstances:
     per ``ids`` tensor, matched by identity (the entry holds the tensor, so its identity is not
     reused): localization, the compare windows, act_order and the length comparisons all pass the
     same ``present_actions`` ids."""
-    entries = batch.derived("class_instances", list)
-    for known, ci in entries:
-        if known is ids:
-            return ci
-    ci = _class_instances(batch, ids)
-    entries.append((ids, ci))
-    return ci
+    return by_identity(batch.derived("class_instances", list), (ids,), lambda: _class_instances(batch, ids))
 
 
 def _class_instances(batch: SceneBatch, ids: torch.Tensor) -> ClassInstances:
