@@ -26,7 +26,8 @@
 #      content digests per file, checked against benchmarks/digests/ where a reference exists:
 #      the records a CPU wrote for the same store and shard count)
 #   5. benchmarks/grid_bandwidth.py --profile: grid evaluation against the device's copy bandwidth,
-#      and per template its kernel time, GPU span, kernels and host ops
+#      for the least bytes it must move and for the bytes its ops and kernels do touch, and per
+#      template its kernel time, GPU span, kernels, host ops and bytes touched
 #      -> $OUT/grid_bandwidth_<dev>.json
 #   6. benchmarks/run.py, one process, the first PROBE videos: per stage, grid vs the scalar
 #      executor, re-derivation, peak RSS and CUDA memory -> $OUT/run_<dev>_probe.json

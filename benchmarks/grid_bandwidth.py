@@ -23,6 +23,15 @@ Prints one line per block size: seconds, programs (real grid cells) per second, 
 the floor, and the ratio of the measured time to the bandwidth floor (target <= 5 on the GPU);
 then the slowest templates of one more pass, synchronized around each template.
 
+A third figure counts the bytes the implementation does touch: one more pass under a
+:class:`Traffic` counter, which adds up, for every torch op it dispatches and every Triton kernel
+it launches, the bytes of the tensors the op reads and writes (each argument once, an expanded
+view at its storage's size; an indexing op as its indices plus what it gathers or scatters, not
+the whole tensor it indexes; allocations and views nothing). The time over that traffic's
+bandwidth time says how far the kernels run from the device's bandwidth (the issue's "within 5x
+of the memory-bandwidth limit for the bytes it touches"); the floor above says how many more
+bytes than the least they move.
+
 ``--profile`` adds one pass under ``torch.profiler``, each template in its own
 ``record_function`` range: per template, the device time its kernels took (and the span from its
 first kernel to its last), how many kernels and host ops it launched, against its synchronized
@@ -34,6 +43,7 @@ one whose device time is far above its share of the floor moves too many bytes.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import statistics
 import sys
@@ -42,6 +52,8 @@ from pathlib import Path
 
 import tensorqa  # noqa: F401  (before pyarrow: Arrow's allocator options)
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
 
 from tensorqa import kernels as kernels_mod
 from tensorqa.grid import GridContext, evaluate
@@ -121,6 +133,115 @@ def grid_pass(batches, templates, sem, per_template: dict | None = None) -> tupl
     return time.perf_counter() - t0, int(programs), out_bytes
 
 
+def tensor_bytes(tensors) -> int:
+    """Bytes of ``tensors`` read or written once each: a tensor at most at its storage's size (an
+    expanded view is one read of its storage), a storage shared by several of them once."""
+    seen, total = set(), 0
+    for t in tensors:
+        st = t.untyped_storage()
+        key = (st.data_ptr(), t.storage_offset(), t.dtype, tuple(t.shape), t.stride())
+        if key in seen:
+            continue
+        seen.add(key)
+        total += min(t.numel() * t.element_size(), st.nbytes())
+    return total
+
+
+_aten = torch.ops.aten
+# ops that allocate without touching memory, and views (no bytes move)
+_NO_TRAFFIC = {_aten.empty.memory_format, _aten.empty_strided.default, _aten.empty_like.default,
+               _aten.new_empty.default, _aten.new_empty_strided.default, _aten._unsafe_view.default,
+               _aten.lift_fresh.default}
+# reads: indices + the gathered elements (as many as the output holds), writes: the output
+_GATHERS = {_aten.index.Tensor, _aten.gather.default, _aten.index_select.default, _aten.take.default,
+            _aten.embedding.default}
+# in-place scatters into ``self``: reads indices and values, writes as many elements as the values
+_SCATTERS = {_aten.index_put_.default, _aten._index_put_impl_.default, _aten.scatter_.src, _aten.scatter_.value,
+             _aten.scatter_add_.default, _aten.index_copy_.default, _aten.masked_scatter_.default}
+
+
+def op_bytes(func, args, kwargs, out) -> int:
+    """Bytes one dispatched torch op reads plus writes (see :class:`Traffic`)."""
+    if func in _NO_TRAFFIC or getattr(func, "is_view", False):
+        return 0
+    ins = [a for a in tree_flatten((args, kwargs))[0] if isinstance(a, torch.Tensor)]
+    outs = [a for a in tree_flatten(out)[0] if isinstance(a, torch.Tensor)]
+    if func in _GATHERS:  # the source tensor is ins[0]: only the gathered elements are read
+        return tensor_bytes(ins[1:]) + 2 * tensor_bytes(outs)
+    if func in _SCATTERS:  # self is ins[0] (and the output): only the scattered elements are written
+        values = tensor_bytes(ins[1:])
+        return values + values  # indices and values read, (at most) the values' bytes written
+    return tensor_bytes(ins) + tensor_bytes(outs)
+
+
+class Traffic(TorchDispatchMode):
+    """Counts the bytes torch ops read and write (:func:`op_bytes`) while active, and with
+    :meth:`launches` those of Triton kernel launches (each tensor argument once). ``bytes``: the
+    total; ``ops`` and ``launched``: how many ops and launches it counted."""
+
+    def __init__(self):
+        super().__init__()
+        self.bytes = self.ops = self.launched = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        moved = op_bytes(func, args, kwargs or {}, out)
+        self.bytes += moved
+        self.ops += moved > 0
+        return out
+
+    @contextlib.contextmanager
+    def launches(self):
+        """Count Triton launches too: every bound kernel (a ``*_kernel`` name of a kernel module;
+        bound at its first launch, so call this after a warm-up pass) is swapped for a proxy that
+        adds its tensor arguments' bytes and launches it."""
+        from tensorqa.kernels import runtime
+        swapped = []
+        for module in list(runtime._plain):
+            namespace = sys.modules[module].__dict__
+            for name, value in list(namespace.items()):
+                if name.endswith("_kernel") and id(value) in runtime._origin:
+                    namespace[name] = _CountedKernel(value, self)
+                    swapped.append((namespace, name, value))
+        try:
+            yield self
+        finally:
+            for namespace, name, value in swapped:
+                namespace[name] = value
+
+
+class _CountedKernel:
+    """``kernel[grid](*args)`` that first adds the launch's tensor bytes to a :class:`Traffic`."""
+
+    def __init__(self, kernel, traffic: Traffic):
+        self.kernel, self.traffic = kernel, traffic
+
+    def __getitem__(self, grid):
+        launch = self.kernel[grid]
+
+        def run(*args, **kwargs):
+            self.traffic.bytes += tensor_bytes(a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor))
+            self.traffic.launched += 1
+            return launch(*args, **kwargs)
+
+        return run
+
+
+def traffic_pass(batches, templates, sem) -> tuple[int, dict[str, int]]:
+    """(bytes touched, bytes per template) of one pass of every template over every block."""
+    per: dict[str, int] = {}
+    total = 0
+    for batch in batches:
+        ctx = GridContext(batch, sem)
+        for name in templates:
+            with Traffic() as traffic, traffic.launches():
+                evaluate(name, batch, sem, context=ctx)
+            per[name] = per.get(name, 0) + traffic.bytes
+            total += traffic.bytes
+        del ctx
+    return total, per
+
+
 def _device_us(event, kind: str = "") -> float:
     """Device (kernel) microseconds of a profiler event (``kind="self_"``: its own kernels only),
     across torch versions' attribute names (``device_*`` since 2.4, ``cuda_*`` before)."""
@@ -182,6 +303,7 @@ def measure(store: Path, device: str, videos: int | None, batch_videos: int, tem
     grid_pass(batches, templates, sem, per_template)  # synchronized per template: where the time goes
     slowest = sorted(per_template.items(), key=lambda kv: -kv[1])
     profiled = profile_pass(batches, templates, sem) if profile else None
+    touched, touched_per_template = traffic_pass(batches, templates, sem)
     floor = (in_bytes + out_bytes) / bandwidth
     floor_per_template = (len(templates) * in_bytes + out_bytes) / bandwidth
     return {"videos": stop, "batch_videos": batch_videos, "blocks": len(batches), "seconds": round(seconds, 4),
@@ -191,6 +313,10 @@ def measure(store: Path, device: str, videos: int | None, batch_videos: int, tem
             "vs_floor": round(seconds / floor, 1), "floor_per_template_seconds": round(floor_per_template, 5),
             "vs_floor_per_template": round(seconds / floor_per_template, 1),
             "achieved_gb_per_s": round((in_bytes + out_bytes) / seconds / 1e9, 1),
+            "touched_gb": round(touched / 1e9, 3), "touched_seconds": round(touched / bandwidth, 5),
+            "vs_touched": round(seconds * bandwidth / touched, 2) if touched else None,
+            "touched_gb_per_template": {k: round(v / 1e9, 4) for k, v in
+                                        sorted(touched_per_template.items(), key=lambda kv: -kv[1])},
             "per_template_seconds": {k: round(v, 5) for k, v in slowest},
             **({"profile": profiled} if profiled is not None else {})}
 
@@ -235,16 +361,19 @@ def main(argv=None) -> int:
                   f"scene {r['scene_gb']} GB + grids {r['grid_output_gb']} GB -> floor {r['floor_seconds'] * 1e3:.2f} ms, "
                   f"{r['vs_floor']}x the floor ({r['vs_floor_per_template']}x counting the scene once per template), "
                   f"{r['achieved_gb_per_s']} GB/s")
+            print(f"    bytes touched (torch ops + kernel launches): {r['touched_gb']} GB, "
+                  f"{r['touched_gb'] / max(r['scene_gb'] + r['grid_output_gb'], 1e-12):.1f}x the floor's; "
+                  f"at copy bandwidth {r['touched_seconds'] * 1e3:.2f} ms -> the time is {r['vs_touched']}x that")
             top = list(r["per_template_seconds"].items())[:6]
             print("    slowest templates (synchronized each): " + ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in top))
             if "profile" in r:
                 prof = r["profile"]["templates"]
-                print("    profile (wall ms synchronized / kernel ms / GPU span ms / kernels / host ops):")
+                touched = r["touched_gb_per_template"]
+                print("    profile (wall ms synchronized / kernel ms / GPU span ms / kernels / host ops / MB touched):")
                 for k, wall in r["per_template_seconds"].items():
                     t = prof.get(k, {})
                     print(f"      {k:24s} {wall * 1e3:8.2f} {t.get('device_ms', 0):8.2f} {t.get('span_ms', 0):8.2f} "
-                          f"{t.get('kernels', 0):6d} "
-                          f"{t.get('host_ops', 0):6d}")
+                          f"{t.get('kernels', 0):6d} {t.get('host_ops', 0):6d} {touched.get(k, 0) * 1e3:9.1f}")
                 for name, ms, calls in r["profile"]["top_kernels"][:12]:
                     print(f"      kernel {ms:8.2f} ms {calls:6d} calls  {name}")
             if a.device.startswith("cuda"):

@@ -39,6 +39,9 @@ def test_grid_bandwidth_with_profile(store, tmp_path):
     assert [r["batch_videos"] for r in result["runs"]] == [3, 6]
     for run in result["runs"]:
         assert run["videos"] == 6 and run["programs"] > 0 and run["vs_floor"] > 0
+        # the bytes touched include at least the answer grids written once
+        assert run["touched_gb"] >= run["grid_output_gb"] and run["vs_touched"] > 0
+        assert set(run["touched_gb_per_template"]) == set(PROGRAM_SHAPES)
         profile = run["profile"]["templates"]
         assert set(profile) == set(PROGRAM_SHAPES) == set(run["per_template_seconds"])
         assert all(t["host_ops"] > 0 and t["kernels"] == 0 for t in profile.values())  # no GPU here
@@ -56,3 +59,47 @@ def test_grid_bandwidth_counts_a_shared_mask_once(store):
     second = evaluate("xorObjRelExists", batch, "agqa", context=ctx)
     assert second.real is shared[0] and second.defined is second.real
     assert written_bytes(second, shared) == second.answer.numel() * 8 == first - second.real.numel()
+
+
+def test_traffic_counts_bytes_read_and_written():
+    """Against bytes worked out by hand: an elementwise op reads both inputs and writes its
+    output; an expanded view is read at its storage's size; a gather reads its indices and the
+    gathered elements, not the whole source; allocations and views move nothing."""
+    Traffic = _script("grid_bandwidth").Traffic
+    a, b = torch.ones(1000), torch.ones(1000)
+    idx = torch.arange(0, 1000, 10)
+    with Traffic() as t:
+        a + b
+    assert t.bytes == 3 * 4000
+    with Traffic() as t:
+        a.view(10, 100).expand(7, 10, 100).sum(0)  # reads a's 4,000 bytes once, writes 4,000
+    assert t.bytes == 8000
+    with Traffic() as t:
+        a[idx]  # 100 int64 indices, 100 floats read, 100 written
+    assert t.bytes == 800 + 400 + 400
+    with Traffic() as t:
+        torch.empty(10**6)
+        a.view(100, 10).t()
+    assert t.bytes == 0 and t.ops == 0
+
+
+def test_traffic_counts_kernel_launches(store, monkeypatch):
+    """Under Triton's interpreter, the launches of a template's kernels are counted (their tensor
+    arguments' bytes), and the kernel names are restored afterwards."""
+    pytest.importorskip("triton")
+    from tensorqa import kernels
+    from tensorqa.kernels import first_last
+
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    Traffic = _script("grid_bandwidth").Traffic
+    with open_store(store) as src, torch.inference_mode(), kernels.configure("on", "cpu"):
+        batch = next(src.blocks(6, 0, 6))
+        evaluate("objFirstChoose", batch, "agqa")  # binds the kernels
+        kernel = first_last.episode_kernel
+        with Traffic() as torch_only:
+            evaluate("objFirstChoose", batch, "agqa")
+        with Traffic() as both, both.launches():
+            evaluate("objFirstChoose", batch, "agqa")
+        assert first_last.episode_kernel is kernel
+    assert torch_only.launched == 0 and both.launched > 0
+    assert both.bytes > torch_only.bytes and both.ops == torch_only.ops

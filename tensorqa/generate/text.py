@@ -204,7 +204,8 @@ def compose(lexicon: Lexicon, group: np.ndarray, pattern: Callable[[int], list[s
     lengths = np.array([len(a) for a in plans], np.int64)
     row_lengths = lengths[ginv]
     starts = np.cumsum(row_lengths) - row_lengths
-    order = np.argsort(ginv, kind="stable")
+    # stable sort by group: numpy radix-sorts 16-bit keys (~5x faster than sorting int64 ones)
+    order = np.argsort(ginv.astype(np.int16) if len(plans) <= np.iinfo(np.int16).max else ginv, kind="stable")
     row_start = np.concatenate([[0], np.cumsum(np.bincount(ginv, minlength=len(plans)))])
     ids = np.empty(int(row_lengths.sum()), np.int32)
     for k, atoms in enumerate(plans):
