@@ -97,6 +97,10 @@ VOCABULARY_COLUMNS = frozenset(("template", "answer", "ans_type", "semantic", "s
                                 "window_action2", "window_action_ref", "window_action2_ref", "relation", "object",
                                 "object_ref", "object_ref_relation", "object2", "object2_ref", "object2_ref_relation",
                                 "action", "action_ref", "action2", "action2_ref"))
+# Small integer columns that Parquet writes faster plain (zstd then squeezes their runs) than
+# dictionary-encoded: per 1M rows ~5 ms instead of ~11 ms each, files ~1 % larger
+# (benchmarks/RESULTS.md, session 6). ``frame`` (up to 64 values) stays dictionary-encoded.
+PLAIN_COLUMNS = frozenset(("steps", "is_direct", "indirect", "i_obj", "i_rel", "i_act", "i_temp"))
 # Page statistics (min / max, for readers' row-group pruning) only where a reader filters: they
 # cost as much as the encoding itself on the small columns.
 STATISTICS_COLUMNS = ["video_id", "split", "template"]
@@ -134,7 +138,7 @@ def parquet_writer(path: str | os.PathLike, schema: pa.Schema, **options) -> pq.
     types, which :data:`RECORD_SCHEMA` spells: strings, int8, list<element: string>."""
     options.setdefault("write_batch_size", WRITE_BATCH_ROWS)
     return pq.ParquetWriter(path, schema, compression="zstd", store_schema=False,
-                            use_dictionary=[c for c in schema.names if c not in TEXT_COLUMNS] or False,
+                            use_dictionary=[c for c in schema.names if c not in TEXT_COLUMNS | PLAIN_COLUMNS] or False,
                             write_statistics=[c for c in STATISTICS_COLUMNS if c in schema.names] or False, **options)
 
 

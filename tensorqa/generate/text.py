@@ -58,6 +58,7 @@ class Lexicon:
         self._strings: list[str] = [""]
         self._literals: dict[str, int] = {"": 0}
         self.bases: dict[str, int] = {}
+        self._tables: dict[str, np.ndarray] = {}
         self._array: pa.Array | None = None
 
     def __len__(self) -> int:
@@ -65,15 +66,17 @@ class Lexicon:
 
     def section(self, name: str, strings: Iterable[str]) -> int:
         """Add a section; returns its base id."""
-        self.bases[name] = len(self._strings)
+        base = self.bases[name] = len(self._strings)
         self._strings.extend(strings)
+        # the section's ids, then 0 (the empty string) where index -1 lands
+        self._tables[name] = np.append(np.arange(base, len(self._strings), dtype=np.int32), np.int32(0))
         self._array = None
-        return self.bases[name]
+        return base
 
     def ids(self, name: str, index: np.ndarray) -> np.ndarray:
-        """int64 ids of entries ``index`` of section ``name``; a negative index is the empty string."""
-        index = np.asarray(index, np.int64)
-        return np.where(index < 0, 0, self.bases[name] + index)
+        """int32 ids of entries ``index`` of section ``name``; index -1 (an unused slot) is the
+        empty string. One gather from the section's id table."""
+        return self._tables[name][index]
 
     def literal(self, text: str) -> int:
         if text not in self._literals:
