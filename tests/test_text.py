@@ -102,3 +102,24 @@ def test_compose_refuses_unregistered_literals_with_an_extended_lexicon():
     extended, _ = lex.extended(["x"])
     with pytest.raises(RuntimeError):
         compose(lex, np.zeros(2, np.int64), lambda g: ["new literal ", "s", ""], {"s": np.ones(2, np.int64)}, extended)
+
+
+@pytest.mark.parametrize("n", [1, 7, 1000, 50_000])
+def test_first_occurrences_match_unique(n):
+    """The distinct localization keys of a block, found with a hash table: each code stands for one
+    key, and each code's position is that key's first occurrence (``np.unique``'s return_index)."""
+    from tensorqa.generate.records import _first_occurrences
+
+    key = np.random.default_rng(n).integers(0, max(2, n // 7), n) * 1_000_003  # sparse int64 keys
+    inverse, first = _first_occurrences(key)
+    distinct, first_ref = np.unique(key, return_index=True)
+    assert len(first) == len(distinct) and sorted(first) == sorted(first_ref)
+    assert np.array_equal(key[first][inverse], key)
+
+
+def test_lexicon_ids_map_minus_one_to_the_empty_string():
+    lex = Lexicon()
+    base = lex.section("words", ["a", "b", "c"])
+    ids = lex.ids("words", np.array([2, -1, 0], np.int32))
+    assert ids.dtype == np.int32 and ids.tolist() == [base + 2, 0, base]
+    assert lex.array().take(pa.array(ids)).to_pylist() == ["c", "", "a"]

@@ -347,7 +347,7 @@ def _indirect_windows(tx: Texts, rows: CellBlock, variant: np.ndarray | None) ->
         fields_.append((variant % REF_VARIANTS, REF_VARIANTS))
     for values, radix in fields_:  # mixed-radix key of everything the text depends on
         key = key * radix + values[sel]
-    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    inverse, first = _first_occurrences(key)
     r = rows.take(sel[first])
     program = variant is None
     v = None if program else variant[sel[first]]
@@ -358,7 +358,18 @@ def _indirect_windows(tx: Texts, rows: CellBlock, variant: np.ndarray | None) ->
     texts_ = gather_text(tx.lexicon.array(), atoms)
     if isinstance(texts_, pa.ChunkedArray):
         texts_ = texts_.combine_chunks()
-    return indirect, inverse.reshape(-1), texts_
+    return indirect, inverse, texts_
+
+
+def _first_occurrences(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(code of each value, position of each code's first occurrence): codes number the distinct
+    values in order of first appearance (a hash table, Arrow's ``dictionary_encode``: no sort)."""
+    inverse = pa.array(key).dictionary_encode().indices.to_numpy()
+    # code c first appears where the running maximum of the codes first reaches c
+    grows = np.empty(len(inverse), bool)
+    grows[0] = True
+    np.greater(inverse[1:], np.maximum.accumulate(inverse)[:-1], out=grows[1:])
+    return inverse, np.flatnonzero(grows)
 
 
 _NUMBERS: list[pa.Array] = [pa.array([], pa.string())]
