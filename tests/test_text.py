@@ -123,3 +123,9 @@ def test_lexicon_ids_map_minus_one_to_the_empty_string():
     ids = lex.ids("words", np.array([2, -1, 0], np.int32))
     assert ids.dtype == np.int32 and ids.tolist() == [base + 2, 0, base]
     assert lex.array().take(pa.array(ids)).to_pylist() == ["c", "", "a"]
+
+
+@pytest.mark.parametrize("bound", [1, 16, 1 << 15, (1 << 15) + 1, 1 << 20])
+def test_stable_order_is_a_stable_argsort(bound):
+    keys = np.random.default_rng(bound).integers(0, bound, 20_000).astype(np.int32)
+    assert np.array_equal(text.stable_order(keys, bound), np.argsort(keys, kind="stable"))

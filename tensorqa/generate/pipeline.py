@@ -42,6 +42,7 @@ from .grounding import with_grounding
 from .qualifiers import valid_cells
 from .records import MAX_STEPS, TEMPLATE_NAMES, CellBlock, frame_variants, question_steps, render, video_key
 from .references import action_reference_slots, object_references, reference_rule, slots_by_object
+from .text import stable_order
 
 ANSWER_KINDS = ("yes/no", "before/after", "object", "action")
 
@@ -133,7 +134,7 @@ def generate_block(batch, templates: list[str], rel_obj_counts: torch.Tensor, se
     block = CellBlock.concat(blocks)
     answer_kinds = np.concatenate(kinds) if kinds else np.zeros(0, np.int64)
     rows = np.flatnonzero(question_steps(block) <= MAX_STEPS)  # §b.0: 9 or more steps are discarded
-    rows = rows[np.argsort(block.video[rows], kind="stable")]  # per video: template order, then grid order
+    rows = rows[stable_order(block.video[rows], len(batch))]  # per video: template order, then grid order
     block, answer_kinds = block.take(rows), answer_kinds[rows]
     for t, count in enumerate(np.bincount(block.template, minlength=len(TEMPLATE_NAMES))):  # kept questions
         if count:

@@ -158,6 +158,15 @@ def gather_text(lexicon: pa.Array, ids: np.ndarray, lengths: np.ndarray | None =
     return chunks[0] if len(chunks) == 1 else pa.chunked_array(chunks, pa.string())
 
 
+def stable_order(keys: np.ndarray, bound: int) -> np.ndarray:
+    """``np.argsort(keys, kind="stable")`` for non-negative keys below ``bound``: keys that fit
+    16 bits are sorted as such, which numpy does by radix sort (~5x faster than sorting them
+    as int32 / int64)."""
+    if bound <= np.iinfo(np.int16).max + 1:
+        keys = keys.astype(np.int16)
+    return np.argsort(keys, kind="stable")
+
+
 def _dense(group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(distinct values, index of each row's value among them) for small non-negative ints
     (a lookup table instead of ``np.unique``'s sort)."""
@@ -207,8 +216,7 @@ def compose(lexicon: Lexicon, group: np.ndarray, pattern: Callable[[int], list[s
     lengths = np.array([len(a) for a in plans], np.int64)
     row_lengths = lengths[ginv]
     starts = np.cumsum(row_lengths) - row_lengths
-    # stable sort by group: numpy radix-sorts 16-bit keys (~5x faster than sorting int64 ones)
-    order = np.argsort(ginv.astype(np.int16) if len(plans) <= np.iinfo(np.int16).max else ginv, kind="stable")
+    order = stable_order(ginv, len(plans))
     row_start = np.concatenate([[0], np.cumsum(np.bincount(ginv, minlength=len(plans)))])
     ids = np.empty(int(row_lengths.sum()), np.int32)
     for k, atoms in enumerate(plans):
