@@ -17,6 +17,7 @@ Shards: shard i of K takes the i-th contiguous range of videos; ``--num-shards``
 
 from __future__ import annotations
 
+import functools
 import gc
 import os
 import time
@@ -39,7 +40,7 @@ from ..templates import ACTIVE_TEMPLATES, TEMPLATES, template_spec
 from ..vocab import vocab
 from ..writers import AgqaJsonShardWriter, ParquetShardWriter, shard_complete, write_dataset_card
 from .grounding import with_grounding
-from .qualifiers import valid_cells
+from .qualifiers import rule_cells
 from .records import MAX_STEPS, TEMPLATE_NAMES, CellBlock, frame_variants, question_steps, render, video_key
 from .references import action_reference_slots, object_references, reference_rule, slots_by_object
 from .text import stable_order
@@ -94,16 +95,20 @@ def generate_block(batch, templates: list[str], rel_obj_counts: torch.Tensor, se
         t0 = clock()
         grid = evaluate(spec.program, batch, semantics, context=ctx)
         t1 = clock()
-        keep, cells = valid_cells(spec.program, grid, ctx, rel_obj_counts, spec.windows)
+        # the rules once: direct cells take each pair once (keep & pairs), reference cells both orders
+        keep_both, pairs, cells = rule_cells(spec.program, grid, ctx, rel_obj_counts, spec.windows)
+        idx = (keep_both if pairs is None else keep_both & pairs).nonzero(as_tuple=True)
+        # what the reference cells' enumeration starts from: the kept cells, pairs in both orders
+        kept = functools.cache(lambda: ((idx if pairs is None else keep_both.nonzero(as_tuple=True)), cells))
         t2 = clock()
-        found = [CellBlock.from_cells(name, keep, cells)]
+        found = [CellBlock.from_index(name, idx, cells)]
         ref_axes = {axis: kinds_ for axis, kinds_ in spec.references
                     if axis in ("object", "object2") and set(kinds_) & {"first", "last", "whole"}}
         if ref_axes:
             if refs is None:
                 refs = object_references(batch, ctx, seed, torch.as_tensor(keys, device=batch.device))
             t3 = clock()
-            found += _reference_blocks(name, spec, grid, ctx, refs, ref_axes, rel_obj_counts)
+            found += _reference_blocks(name, grid, kept(), refs, ref_axes)
             t2 += clock() - t3
         act_axes = [axis for axis, kinds_ in spec.references
                     if axis in ("action", "action2") and "indirect-object" in kinds_]
@@ -113,7 +118,7 @@ def generate_block(batch, templates: list[str], rel_obj_counts: torch.Tensor, se
             if act_slots is None:
                 act_slots = action_reference_slots(batch, refs)
             t3 = clock()
-            found += _action_reference_blocks(name, spec, grid, ctx, refs, act_slots, act_axes, rel_obj_counts)
+            found += _action_reference_blocks(name, grid, kept(), refs, act_slots, act_axes)
             t2 += clock() - t3
         if any((b.window > 0).any() for b in found):
             if refs is None:
@@ -162,13 +167,15 @@ def _stage_clock(device: torch.device) -> Callable[[], float]:
     return clock
 
 
-def _reference_blocks(name, spec, grid, ctx, refs, ref_axes, rel_obj_counts) -> list[CellBlock]:
+def _reference_blocks(name, grid, kept, refs, ref_axes) -> list[CellBlock]:
     """Cells whose object slot(s) hold references, enumerated sparsely: a reference cell is valid
     exactly when its referent's direct cell is (the same answer and rules, with pairs unordered)
     and the reference rules hold. One-object templates: (ref). Pairs: (direct, ref) and
-    (ref, ref), each unordered pair once in list order (directs first, references by axis position)."""
-    keep, cells = valid_cells(spec.program, grid, ctx, rel_obj_counts, spec.windows, ordered_pairs=False)
-    idx = keep.nonzero(as_tuple=True)
+    (ref, ref), each unordered pair once in list order (directs first, references by axis position).
+
+    ``kept``: (index tensors of the cells that pass the template's rules, both orders of a pair;
+    their :class:`Cells`)."""
+    idx, cells = kept
     video = grid.video[idx[0]]
     relation = cells.full(cells.ids("relation"))[idx] if cells.has("relation") else None
     O = vocab().num_objects
@@ -204,15 +211,15 @@ def _reference_blocks(name, spec, grid, ctx, refs, ref_axes, rel_obj_counts) -> 
     return out
 
 
-def _action_reference_blocks(name, spec, grid, ctx, refs, act_slots, act_axes, rel_obj_counts) -> list[CellBlock]:
+def _action_reference_blocks(name, grid, kept, refs, act_slots, act_axes) -> list[CellBlock]:
     """Cells whose action slot(s) hold indirect-object actions (§b.3 "Actions"), enumerated
     sparsely from the kept direct cells: ``ToAction(verb, <reference>)`` denotes the same action
     as the direct cell (``act_slots`` only lists references for which it resolves back), so the
     answer and the template's rules are the direct cell's. One action slot: (ref). Pairs
     (actTime): (direct, ref) and (ref, ref), each unordered pair once in list order: directs
-    first, then indirect actions ordered by (action, reference position)."""
-    keep, cells = valid_cells(spec.program, grid, ctx, rel_obj_counts, spec.windows, ordered_pairs=False)
-    idx = keep.nonzero(as_tuple=True)
+    first, then indirect actions ordered by (action, reference position). ``kept``: as for
+    :func:`_reference_blocks`."""
+    idx, cells = kept
     video = grid.video[idx[0]]
     K = refs.valid.shape[1]
 

@@ -414,15 +414,30 @@ QUALIFIERS = {
 
 def valid_cells(template_program: str, grid: AnswerGrid, ctx: GridContext, rel_obj_counts: torch.Tensor,
                 windows: tuple[str, ...], ordered_pairs: bool = True) -> tuple[torch.Tensor, Cells]:
-    """bool[B, *n]: cells that are defined, real, of an allowed time kind and pass the template's rules."""
+    """bool[B, *n]: cells that are defined, real, of an allowed time kind and pass the template's
+    rules; with ``ordered_pairs``, each unordered pair of a two-item slot once (§b.0)."""
+    keep, pairs, c = rule_cells(template_program, grid, ctx, rel_obj_counts, windows)
+    return (keep & pairs if ordered_pairs and pairs is not None else keep), c
+
+
+def rule_cells(template_program: str, grid: AnswerGrid, ctx: GridContext, rel_obj_counts: torch.Tensor,
+               windows: tuple[str, ...]) -> tuple[torch.Tensor, torch.Tensor | None, Cells]:
+    """(keep, pairs, cells): ``keep`` bool[B, *n], the cells that are defined, real, of an allowed
+    time kind and pass the template's rules, with both orders of a pair; ``pairs``, a mask of
+    the first order of each pair (broadcastable; None when the template has no two-item slot or
+    the semantics keeps ordered pairs). ``keep & pairs`` is :func:`valid_cells`: computed this
+    way, the rules run once for both the direct cells and the reference cells (which take pairs
+    unordered)."""
     c = Cells(grid, ctx, rel_obj_counts)
     extra = c.window_allowed(windows) if grid.windows is not None else torch.ones((), dtype=torch.bool, device=c.device)
-    if ordered_pairs and grid.semantics.pairs_as_combinations:  # §b.0: a two-item slot yields each unordered pair once
+    pairs = None
+    if grid.semantics.pairs_as_combinations:  # §b.0: a two-item slot yields each unordered pair once
         for first, second in (("object", "object2"), ("action", "action2")):
             if c.has(first) and c.has(second):
-                extra = extra & (c.ids(first) < c.ids(second))
-    # small masks first: only the final two & ops are full-grid sized (grid.defined includes real)
-    return (QUALIFIERS[template_program](c) & extra) & grid.defined, c
+                order = c.ids(first) < c.ids(second)
+                pairs = order if pairs is None else pairs & order
+    # small masks first: only the final & ops are full-grid sized (grid.defined includes real)
+    return (QUALIFIERS[template_program](c) & extra) & grid.defined, pairs, c
 
 
-__all__ = ["Cells", "QUALIFIERS", "valid_cells", "vocab_tables", "AFTER", "BEFORE", "BETWEEN", "WHILE"]
+__all__ = ["Cells", "QUALIFIERS", "valid_cells", "rule_cells", "vocab_tables", "AFTER", "BEFORE", "BETWEEN", "WHILE"]
