@@ -98,7 +98,7 @@ VOCABULARY_COLUMNS = frozenset(("template", "answer", "ans_type", "semantic", "s
                                 "object_ref", "object_ref_relation", "object2", "object2_ref", "object2_ref_relation",
                                 "action", "action_ref", "action2", "action2_ref"))
 # Small integer columns that Parquet writes faster plain (zstd then squeezes their runs) than
-# dictionary-encoded: per 1M rows ~5 ms instead of ~11 ms each, files ~1 % larger
+# dictionary-encoded: the seven take 18-26 ms per 1M rows instead of 39-62 ms, for 15 KB more
 # (benchmarks/RESULTS.md, session 6). ``frame`` (up to 64 values) stays dictionary-encoded.
 PLAIN_COLUMNS = frozenset(("steps", "is_direct", "indirect", "i_obj", "i_rel", "i_act", "i_temp"))
 # Page statistics (min / max, for readers' row-group pruning) only where a reader filters: they

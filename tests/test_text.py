@@ -104,7 +104,7 @@ def test_compose_refuses_unregistered_literals_with_an_extended_lexicon():
         compose(lex, np.zeros(2, np.int64), lambda g: ["new literal ", "s", ""], {"s": np.ones(2, np.int64)}, extended)
 
 
-@pytest.mark.parametrize("n", [1, 7, 1000, 50_000])
+@pytest.mark.parametrize("n", [0, 1, 7, 1000, 50_000])
 def test_first_occurrences_match_unique(n):
     """The distinct localization keys of a block, found with a hash table: each code stands for one
     key, and each code's position is that key's first occurrence (``np.unique``'s return_index)."""

@@ -365,6 +365,8 @@ def _first_occurrences(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(code of each value, position of each code's first occurrence): codes number the distinct
     values in order of first appearance (a hash table, Arrow's ``dictionary_encode``: no sort)."""
     inverse = pa.array(key).dictionary_encode().indices.to_numpy()
+    if not len(inverse):
+        return inverse, inverse.astype(np.int64)
     # code c first appears where the running maximum of the codes first reaches c
     grows = np.empty(len(inverse), bool)
     grows[0] = True
