@@ -234,7 +234,7 @@ def question_steps(block: CellBlock) -> np.ndarray:
     """int64[M]: AGQA's steps (§b.4): the template's base steps + the localization's + one per
     reference (object references, indirect-object actions, in the question or in its localization)."""
     base = np.array([TEMPLATES[t].base_steps for t in TEMPLATE_NAMES])
-    return (base[block.template] + WINDOW_STEPS[block.window] + (block.object_ref > 0) + (block.object2_ref > 0)
+    return (base.take(block.template) + WINDOW_STEPS.take(block.window) + (block.object_ref > 0) + (block.object2_ref > 0)
             + (block.action_ref > 0) + (block.action2_ref > 0) + (block.window_x_ref > 0) + (block.window_y_ref > 0))
 
 
@@ -250,7 +250,7 @@ def coded(values, index: np.ndarray) -> pa.DictionaryArray:
     (:data:`..writers.VOCABULARY_COLUMNS`): no string is copied per row."""
     dictionary, lookup = _dictionary(tuple(values))
     # the indices come out of ``lookup``, so they are in range: no validation pass (safe=False)
-    return pa.DictionaryArray.from_arrays(pa.array(lookup[np.asarray(index)], pa.int32()), dictionary, safe=False)
+    return pa.DictionaryArray.from_arrays(pa.array(lookup.take(index), pa.int32()), dictionary, safe=False)
 
 
 @functools.lru_cache(maxsize=1)
