@@ -48,6 +48,7 @@ import json
 import statistics
 import sys
 import time
+import weakref
 from pathlib import Path
 
 import tensorqa  # noqa: F401  (before pyarrow: Arrow's allocator options)
@@ -92,18 +93,20 @@ def scene_bytes(batch) -> int:
 def written_bytes(g, shared: list | None = None) -> int:
     """Bytes an answer grid occupies: ``answer``, ``defined`` and ``real``, each counted at most at
     its storage's size (an expanded view is written once, not once per broadcast cell), a storage
-    shared by two of them once. ``shared``: tensors already counted for an earlier grid of the
-    same context (the ``real`` masks a context computes once for several templates); a tensor of
-    ``g`` found there is not counted again, and ``g.real`` is added to it."""
+    shared by two of them once. ``shared``: weak references to the tensors of the earlier grids
+    of the same context; a tensor of ``g`` found there is not counted again (the ``real`` masks a
+    context computes once for several templates, the grid objWhatChoose and objFirstChoose share),
+    and ``g``'s tensors are added to it. Weak references keep no grid alive."""
     seen, total = set(), 0
+    known = [] if shared is None else [r() for r in shared]
     for t in (g.answer, g.defined, g.real):
         st = t.untyped_storage()
-        if st.data_ptr() in seen or (shared is not None and any(t is s or t._base is s for s in shared)):
+        if st.data_ptr() in seen or any(k is not None and (t is k or t._base is k) for k in known):
             continue
         seen.add(st.data_ptr())
         total += min(t.numel() * t.element_size(), st.nbytes())
-    if shared is not None and not any(g.real is s for s in shared):
-        shared.append(g.real)  # held by the context too: its identity is not reused in this block
+    if shared is not None:
+        shared.extend(weakref.ref(t) for t in (g.answer, g.defined, g.real) if not any(t is k for k in known))
     return total
 
 

@@ -577,6 +577,10 @@ def _run(plan: Plan, ctx: GridContext) -> AnswerGrid:
         real = _outer(masks, video)
     if defined is None:
         defined = real if real.shape == answer.shape else real.expand(answer.shape)
+    elif not filtered and not fixed and any(defined is t for t in ctx._get("shared_defined", list)):
+        # a result two templates share (objWhatChoose / objFirstChoose): one shared mask too
+        ok = defined
+        defined = by_identity(ctx._get("defined", list), (ok, real), lambda: ok & real)
     else:
         defined = defined & real
     return AnswerGrid(answer=answer, defined=defined, real=real, axes=names, video=video, values=values,
@@ -696,10 +700,18 @@ def _episode_verify(plan, ctx):
 
 
 def _choose(plan, ctx):
+    """The chosen object of each (window, relation, object pair). objWhatChoose and objFirstChoose
+    choose alike (forward, over the same axes): one grid serves both; their rules differ."""
     ax = ctx.axes(plan.domain)
-    pick, ok = registry.lookup("choose_episode")(ax.rel, ctx.flat, _forward(plan), ctx.semantics)  # [V, Kr, Ko, Ko]
-    oids = ax.oids[ctx.flat.video]
-    answer = torch.where(pick, oids[:, None, :, None], oids[:, None, None, :])
+    forward = _forward(plan)
+
+    def make():
+        pick, ok = registry.lookup("choose_episode")(ax.rel, ctx.flat, forward, ctx.semantics)  # [V, Kr, Ko, Ko]
+        oids = ax.oids[ctx.flat.video]
+        ctx._get("shared_defined", list).append(ok)  # _run then shares ``ok & real`` as well
+        return torch.where(pick, oids[:, None, :, None], oids[:, None, None, :]), ok
+
+    answer, ok = ctx._get(f"choose/{plan.domain}/{forward}", make)
     axes = [_window_axis(ctx), ("relation", ax.rids, ax.rvalid), ("object", ax.oids, ax.ovalid),
             ("object2", ax.oids, ax.ovalid)]
     return answer, ok, axes, "object"

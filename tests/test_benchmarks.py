@@ -44,7 +44,9 @@ def test_grid_bandwidth_with_profile(store, tmp_path):
         assert set(run["touched_gb_per_template"]) == set(PROGRAM_SHAPES)
         profile = run["profile"]["templates"]
         assert set(profile) == set(PROGRAM_SHAPES) == set(run["per_template_seconds"])
-        assert all(t["host_ops"] > 0 and t["kernels"] == 0 for t in profile.values())  # no GPU here
+        assert all(t["kernels"] == 0 for t in profile.values())  # no GPU here
+        # objFirstChoose reuses objWhatChoose's grid: no op of its own
+        assert all(t["host_ops"] > 0 for k, t in profile.items() if k != "objFirstChoose")
 
 
 def test_grid_bandwidth_counts_a_shared_mask_once(store):
@@ -57,8 +59,27 @@ def test_grid_bandwidth_counts_a_shared_mask_once(store):
     shared: list = []
     first = written_bytes(evaluate("andObjRelExists", batch, "agqa", context=ctx), shared)
     second = evaluate("xorObjRelExists", batch, "agqa", context=ctx)
-    assert second.real is shared[0] and second.defined is second.real
+    assert second.real is shared[2]() and second.defined is second.real
     assert written_bytes(second, shared) == second.answer.numel() * 8 == first - second.real.numel()
+
+
+def test_grid_bandwidth_counts_a_shared_grid_once(store):
+    """objWhatChoose and objFirstChoose choose alike: the context evaluates the choice once, and the
+    second grid's tensors (answer, defined, real) are the first's, written once."""
+    written_bytes = _script("grid_bandwidth").written_bytes
+    with open_store(store) as src, torch.inference_mode():
+        batch = next(src.blocks(6, 0, 6))
+    ctx = GridContext(batch, "agqa")
+    shared: list = []
+    what = evaluate("objWhatChoose", batch, "agqa", context=ctx)
+    assert written_bytes(what, shared) > 0
+    first = evaluate("objFirstChoose", batch, "agqa", context=ctx)
+    assert first.answer is what.answer and first.defined is what.defined and first.real is what.real
+    assert written_bytes(first, shared) == 0
+    last = evaluate("objLastChoose", batch, "agqa", context=ctx)  # backward: its own grid
+    # its own answer (int64) and defined (bool); the [V, Kr, Ko, Ko] real mask is the shared one
+    assert last.real is what.real and last.answer is not what.answer
+    assert written_bytes(last, shared) == last.answer.numel() * 8 + last.defined.numel()
 
 
 def test_traffic_counts_bytes_read_and_written():
