@@ -699,26 +699,38 @@ def _episode_verify(plan, ctx):
     return _yes_no(same), defined, axes, "yes/no"
 
 
+def _shared_grid(ctx: GridContext, key: str, make):
+    """``make()`` -> (answer, defined) once per context, for templates whose grids are the same
+    (their rules, applied later, differ); ``_run`` then shares ``defined & real`` too."""
+    def made():
+        answer, ok = make()
+        ctx._get("shared_defined", list).append(ok)
+        return answer, ok
+    return ctx._get(key, made)
+
+
 def _choose(plan, ctx):
     """The chosen object of each (window, relation, object pair). objWhatChoose and objFirstChoose
-    choose alike (forward, over the same axes): one grid serves both; their rules differ."""
+    choose alike (forward, over the same axes): one grid serves both."""
     ax = ctx.axes(plan.domain)
     forward = _forward(plan)
 
     def make():
         pick, ok = registry.lookup("choose_episode")(ax.rel, ctx.flat, forward, ctx.semantics)  # [V, Kr, Ko, Ko]
         oids = ax.oids[ctx.flat.video]
-        ctx._get("shared_defined", list).append(ok)  # _run then shares ``ok & real`` as well
         return torch.where(pick, oids[:, None, :, None], oids[:, None, None, :]), ok
 
-    answer, ok = ctx._get(f"choose/{plan.domain}/{forward}", make)
+    answer, ok = _shared_grid(ctx, f"choose/{plan.domain}/{forward}", make)
     axes = [_window_axis(ctx), ("relation", ax.rids, ax.rvalid), ("object", ax.oids, ax.ovalid),
             ("object2", ax.oids, ax.ovalid)]
     return answer, ok, axes, "object"
 
 
 def _act_what(plan, ctx):
-    cls, ok = registry.lookup("act_what")(ctx.batch, ctx.act, ctx.flat, ctx.semantics)
+    """actWhatAfterAll and actWhatBefore: one program, told apart by the window's word (act_what):
+    one grid serves both."""
+    cls, ok = _shared_grid(ctx, "act_what", lambda: registry.lookup("act_what")(
+        ctx.batch, ctx.act, ctx.flat, ctx.semantics))
     return cls, ok, [_window_axis(ctx)], "action"
 
 
