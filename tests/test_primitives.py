@@ -480,3 +480,17 @@ def test_flat_and_padded_window_layouts_agree():
         for p, r in zip(padded, rows):
             assert torch.equal(p[b, j], r), name
     assert bool(first_episode(occurs, rel, flat)[1].any())  # not vacuous
+
+
+@pytest.mark.parametrize("rule", ["contact_except_not_contacting", "contact_except_not_contacting_or_other"])
+def test_interacted_frames_reads_the_rules_relations(rule):
+    """Against the rule's relation mask applied to every relation: the object is interacted with
+    at a (real) keyframe where one of the rule's relations holds."""
+    from tensorqa.primitives.filter import interacted_frames
+    from tensorqa.synthetic import synthesize
+
+    batch = SceneBatch.from_scenes(list(synthesize(12, seed=9)))
+    mask = torch.as_tensor(interaction_relations(rule))
+    expected = (batch.rel & mask).any(-1) & batch.frame_mask[:, :, None]
+    assert expected.any() and not expected.all()
+    assert torch.equal(interacted_frames(batch, rule), expected)

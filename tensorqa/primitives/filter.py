@@ -8,6 +8,9 @@ under ``CHUNK_ELEMENTS`` (a loop over memory blocks, not over videos or windows'
 
 from __future__ import annotations
 
+import functools
+
+import numpy as np
 import torch
 
 from ..scene import SceneBatch
@@ -103,11 +106,29 @@ def interacted_frames(batch: SceneBatch, rule: str) -> torch.Tensor:
 
     rule: one of ``tensorqa.semantics``' interaction rules (``any_present`` reads ``obj``).
     """
+    runs = _relation_runs(rule)
+    if runs is None:
+        return _frames_ok(batch, batch.obj)
+    # the rule's relations are a few runs of consecutive ids (contact relations but one or two):
+    # reduce each run's slice of ``rel`` in place of a full-size ``rel & mask``
+    frames = None
+    for a, b in runs:
+        part = any_along(batch.rel[..., a:b], -1)
+        frames = part if frames is None else frames | part
+    if frames is None:
+        frames = torch.zeros(batch.rel.shape[:3], dtype=torch.bool, device=batch.device)
+    return _frames_ok(batch, frames)
+
+
+@functools.cache
+def _relation_runs(rule: str) -> tuple[tuple[int, int], ...] | None:
+    """The relations of an interaction rule as runs [a, b) of consecutive ids (None: the rule
+    reads ``obj``)."""
     rels = interaction_relations(rule)
     if rels is None:
-        return _frames_ok(batch, batch.obj)
-    mask = torch.as_tensor(rels, device=batch.device)
-    return _frames_ok(batch, any_along(batch.rel & mask, -1))
+        return None
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], np.asarray(rels, np.int8), [0]])))
+    return tuple((int(a), int(b)) for a, b in zip(edges[::2], edges[1::2]))
 
 
 @register("contacted")
