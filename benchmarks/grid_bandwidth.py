@@ -152,9 +152,9 @@ def tensor_bytes(tensors) -> int:
 
 _aten = torch.ops.aten
 # ops that allocate without touching memory, and views (no bytes move)
-_NO_TRAFFIC = {_aten.empty.memory_format, _aten.empty_strided.default, _aten.empty_like.default,
-               _aten.new_empty.default, _aten.new_empty_strided.default, _aten._unsafe_view.default,
-               _aten.lift_fresh.default}
+_NO_TRAFFIC = (_aten.empty.memory_format, _aten.empty_strided.default, _aten.empty_like.default,
+               _aten.new_empty.default, _aten.new_empty_strided.default,  # the first five allocate
+               _aten._unsafe_view.default, _aten.lift_fresh.default)
 # reads: indices + the gathered elements (as many as the output holds), writes: the output
 _GATHERS = {_aten.index.Tensor, _aten.gather.default, _aten.index_select.default, _aten.take.default,
             _aten.embedding.default}
@@ -165,10 +165,13 @@ _SCATTERS = {_aten.index_put_.default, _aten._index_put_impl_.default, _aten.sca
 
 def op_bytes(func, args, kwargs, out) -> int:
     """Bytes one dispatched torch op reads plus writes (see :class:`Traffic`)."""
-    if func in _NO_TRAFFIC or getattr(func, "is_view", False):
-        return 0
     ins = [a for a in tree_flatten((args, kwargs))[0] if isinstance(a, torch.Tensor)]
     outs = [a for a in tree_flatten(out)[0] if isinstance(a, torch.Tensor)]
+    if func in _NO_TRAFFIC or getattr(func, "is_view", False):
+        # a view, unless it had to copy (``to`` another dtype, ``reshape`` of a strided tensor)
+        sources = {t.untyped_storage().data_ptr() for t in ins}
+        if func in _NO_TRAFFIC[:5] or all(t.untyped_storage().data_ptr() in sources for t in outs):
+            return 0
     if func in _GATHERS:  # the source tensor is ins[0]: only the gathered elements are read
         return tensor_bytes(ins[1:]) + 2 * tensor_bytes(outs)
     if func in _SCATTERS:  # self is ins[0] (and the output): only the scattered elements are written
@@ -185,9 +188,12 @@ class Traffic(TorchDispatchMode):
     def __init__(self):
         super().__init__()
         self.bytes = self.ops = self.launched = 0
+        self.launching = False  # inside a kernel launch: its torch ops are the launcher's own
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
+        if self.launching:  # Triton's interpreter copies the arguments in and out: not the GPU's traffic
+            return out
         moved = op_bytes(func, args, kwargs or {}, out)
         self.bytes += moved
         self.ops += moved > 0
@@ -225,7 +231,11 @@ class _CountedKernel:
         def run(*args, **kwargs):
             self.traffic.bytes += tensor_bytes(a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor))
             self.traffic.launched += 1
-            return launch(*args, **kwargs)
+            self.traffic.launching = True
+            try:
+                return launch(*args, **kwargs)
+            finally:
+                self.traffic.launching = False
 
         return run
 

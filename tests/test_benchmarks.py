@@ -120,22 +120,50 @@ def test_traffic_counts_bytes_read_and_written():
 
 
 def test_traffic_counts_kernel_launches(store, monkeypatch):
-    """Under Triton's interpreter, the launches of a template's kernels are counted (their tensor
-    arguments' bytes), and the kernel names are restored afterwards."""
+    """Under Triton's interpreter, a template's kernel launches are counted as their tensor
+    arguments' bytes, not as the torch ops the interpreter runs to copy those arguments (which a
+    GPU does not); the kernel names are restored afterwards."""
     pytest.importorskip("triton")
     from tensorqa import kernels
     from tensorqa.kernels import first_last
 
     monkeypatch.setenv("TRITON_INTERPRET", "1")
-    Traffic = _script("grid_bandwidth").Traffic
+    grid_bandwidth = _script("grid_bandwidth")
     with open_store(store) as src, torch.inference_mode(), kernels.configure("on", "cpu"):
         batch = next(src.blocks(6, 0, 6))
         evaluate("objFirstChoose", batch, "agqa")  # binds the kernels
-        kernel = first_last.episode_kernel
-        with Traffic() as torch_only:
+        kernel = first_last.choose_kernel
+        launches = []
+        real_launch = grid_bandwidth._CountedKernel.__getitem__
+
+        def spy(self, grid):  # the tensor bytes of each launch, as the proxy sees them
+            run = real_launch(self, grid)
+
+            def counted(*args, **kwargs):
+                launches.append(grid_bandwidth.tensor_bytes(a for a in args if isinstance(a, torch.Tensor)))
+                return run(*args, **kwargs)
+            return counted
+
+        monkeypatch.setattr(grid_bandwidth._CountedKernel, "__getitem__", spy)
+        with grid_bandwidth.Traffic() as with_copies:  # no proxies: the interpreter's copies count
             evaluate("objFirstChoose", batch, "agqa")
-        with Traffic() as both, both.launches():
+        with grid_bandwidth.Traffic() as traffic, traffic.launches():
             evaluate("objFirstChoose", batch, "agqa")
-        assert first_last.episode_kernel is kernel
-    assert torch_only.launched == 0 and both.launched > 0
-    assert both.bytes > torch_only.bytes and both.ops == torch_only.ops
+        assert first_last.choose_kernel is kernel
+    assert traffic.launched == len(launches) > 0 and with_copies.launched == 0
+    assert traffic.ops < with_copies.ops  # the copies' ops are gone, the template's own remain
+    torch_ops = traffic.bytes - sum(launches)
+    assert 0 < torch_ops < with_copies.bytes
+
+
+def test_traffic_counts_a_view_op_that_copies():
+    """``to`` another dtype is a view op by its schema, yet copies: read once, written at the new
+    size; ``to`` the same dtype returns the tensor itself and moves nothing."""
+    Traffic = _script("grid_bandwidth").Traffic
+    a = torch.ones(1000, dtype=torch.bool)
+    with Traffic() as t:
+        a.to(torch.int64)
+    assert t.bytes == 1000 + 8000
+    with Traffic() as t:
+        a.to(torch.bool)
+    assert t.bytes == 0
