@@ -1,4 +1,5 @@
-"""Grid evaluation against the memory-bandwidth limit of the device, for the bytes it must touch.
+"""Grid evaluation against the memory-bandwidth limit of the device, for the bytes it must touch
+and for the bytes it does touch.
 
     python benchmarks/grid_bandwidth.py --store default.h5 --device cuda --json grid_bw.json
     python benchmarks/grid_bandwidth.py --store default.h5 --device cpu --videos 512 --batch-videos 256
@@ -27,7 +28,8 @@ A third figure counts the bytes the implementation does touch: one more pass und
 :class:`Traffic` counter, which adds up, for every torch op it dispatches and every Triton kernel
 it launches, the bytes of the tensors the op reads and writes (each argument once, an expanded
 view at its storage's size; an indexing op as its indices plus what it gathers or scatters, not
-the whole tensor it indexes; allocations and views nothing). The time over that traffic's
+the whole tensor it indexes; allocations nothing, views nothing unless they copy; not the copies
+Triton's interpreter makes inside a launch). The time over that traffic's
 bandwidth time says how far the kernels run from the device's bandwidth (the issue's "within 5x
 of the memory-bandwidth limit for the bytes it touches"); the floor above says how many more
 bytes than the least they move.
@@ -138,7 +140,7 @@ def grid_pass(batches, templates, sem, per_template: dict | None = None) -> tupl
 
 def tensor_bytes(tensors) -> int:
     """Bytes of ``tensors`` read or written once each: a tensor at most at its storage's size (an
-    expanded view is one read of its storage), a storage shared by several of them once."""
+    expanded view is one read of its storage), the same view given twice once."""
     seen, total = set(), 0
     for t in tensors:
         st = t.untyped_storage()
@@ -151,10 +153,11 @@ def tensor_bytes(tensors) -> int:
 
 
 _aten = torch.ops.aten
-# ops that allocate without touching memory, and views (no bytes move)
-_NO_TRAFFIC = (_aten.empty.memory_format, _aten.empty_strided.default, _aten.empty_like.default,
-               _aten.new_empty.default, _aten.new_empty_strided.default,  # the first five allocate
-               _aten._unsafe_view.default, _aten.lift_fresh.default)
+# ops that allocate without touching memory
+_ALLOCATIONS = {_aten.empty.memory_format, _aten.empty_strided.default, _aten.empty_like.default,
+                _aten.new_empty.default, _aten.new_empty_strided.default}
+# views whose schema does not say so (``OpOverload.is_view`` covers the others)
+_ALIASES = {_aten._unsafe_view.default, _aten.lift_fresh.default}
 # reads: indices + the gathered elements (as many as the output holds), writes: the output
 _GATHERS = {_aten.index.Tensor, _aten.gather.default, _aten.index_select.default, _aten.take.default,
             _aten.embedding.default}
@@ -167,10 +170,12 @@ def op_bytes(func, args, kwargs, out) -> int:
     """Bytes one dispatched torch op reads plus writes (see :class:`Traffic`)."""
     ins = [a for a in tree_flatten((args, kwargs))[0] if isinstance(a, torch.Tensor)]
     outs = [a for a in tree_flatten(out)[0] if isinstance(a, torch.Tensor)]
-    if func in _NO_TRAFFIC or getattr(func, "is_view", False):
+    if func in _ALLOCATIONS:
+        return 0
+    if func in _ALIASES or getattr(func, "is_view", False):
         # a view, unless it had to copy (``to`` another dtype, ``reshape`` of a strided tensor)
         sources = {t.untyped_storage().data_ptr() for t in ins}
-        if func in _NO_TRAFFIC[:5] or all(t.untyped_storage().data_ptr() in sources for t in outs):
+        if all(t.untyped_storage().data_ptr() in sources for t in outs):
             return 0
     if func in _GATHERS:  # the source tensor is ins[0]: only the gathered elements are read
         return tensor_bytes(ins[1:]) + 2 * tensor_bytes(outs)
