@@ -264,27 +264,37 @@ def _window_reference_blocks(found: list[CellBlock], slots: np.ndarray, kind: np
     reference axis."""
     cells = CellBlock.concat(found)
     cells = cells.take(np.flatnonzero(cells.window > 0))
+    # flat layouts: 1-D takes instead of 2-D fancy indexing (several times faster)
+    B, A, S = slots.shape
+    K = kind.shape[1]
+    slot_rows = slots.reshape(B * A, S)
+    kind_flat, relation_flat = kind.reshape(-1).astype(np.int32), relation.reshape(-1).astype(np.int32)
+    video = cells.video.astype(np.int64)
 
     def candidates(action: np.ndarray, where: np.ndarray) -> np.ndarray:  # [M, S] reference positions
-        return np.where((where & (action >= 0))[:, None], slots[cells.video, np.maximum(action, 0)], -1)
+        return np.where((where & (action >= 0))[:, None], slot_rows.take(video * A + np.maximum(action, 0), axis=0), -1)
 
     def with_refs(m: np.ndarray, **axes) -> CellBlock:
-        rows = cells.take(m)
-        for axis, (v, c) in axes.items():
-            setattr(rows, axis + "_ref", kind[v, c].astype(np.int32))
-            setattr(rows, axis + "_ref_rel", relation[v, c].astype(np.int32))
-        return rows
+        refs = {}
+        for axis, c in axes.items():
+            at = video.take(m) * K + c
+            refs[axis + "_ref"], refs[axis + "_ref_rel"] = kind_flat.take(at), relation_flat.take(at)
+        return cells.take(m, **refs)
 
     cx = candidates(cells.window_x, np.ones(len(cells), bool))
     cy = candidates(cells.window_y, cells.window == 4)
-    m, j = np.nonzero(cx >= 0)
-    out = [with_refs(m, window_x=(cells.video[m], cx[m, j]))]
-    m, j = np.nonzero(cy >= 0)
-    out.append(with_refs(m, window_y=(cells.video[m], cy[m, j])))
-    both = np.flatnonzero((cx >= 0).any(1) & (cy >= 0).any(1))  # the pairs, on the rows that have some
-    b, j1, j2 = np.nonzero((cx[both] >= 0)[:, :, None] & (cy[both] >= 0)[:, None, :])
-    m = both[b]
-    out.append(with_refs(m, window_x=(cells.video[m], cx[m, j1]), window_y=(cells.video[m], cy[m, j2])))
+    has_x, has_y = cx >= 0, cy >= 0
+    # np.nonzero and a boolean mask both go in row-major order: cx[has_x] is cx[m, j]
+    m, _ = np.nonzero(has_x)
+    out = [with_refs(m, window_x=cx[has_x])]
+    m, _ = np.nonzero(has_y)
+    out.append(with_refs(m, window_y=cy[has_y]))
+    both = np.flatnonzero(has_x.any(1) & has_y.any(1))  # the pairs, on the rows that have some
+    pairs = has_x[both][:, :, None] & has_y[both][:, None, :]  # [n, S, S]
+    b, j1, j2 = np.nonzero(pairs)
+    m = both.take(b)
+    out.append(with_refs(m, window_x=cx[both].reshape(-1).take(b * S + j1),
+                         window_y=cy[both].reshape(-1).take(b * S + j2)))
     return [b for b in out if len(b)]
 
 

@@ -104,8 +104,10 @@ class CellBlock:
         return cls(**{f.name: np.concatenate([getattr(b, f.name) for b in blocks]) if blocks else np.zeros(0, np.int32)
                       for f in fields(cls)})
 
-    def take(self, order: np.ndarray) -> "CellBlock":
-        return CellBlock(**{f.name: getattr(self, f.name)[order] for f in fields(self)})
+    def take(self, order: np.ndarray, **columns: np.ndarray) -> "CellBlock":
+        """Rows ``order``; ``columns`` (already in that order) replace those columns."""
+        return CellBlock(**{f.name: columns[f.name] if f.name in columns else getattr(self, f.name)[order]
+                            for f in fields(self)})
 
 
 # -- the lexicon (built once) -----------------------------------------------------------------------
