@@ -180,34 +180,39 @@ def _reference_blocks(name, grid, kept, refs, ref_axes) -> list[CellBlock]:
     relation = cells.full(cells.ids("relation"))[idx] if cells.has("relation") else None
     O = vocab().num_objects
 
+    K = refs.valid.shape[1]
+
     def candidates(axis: str):
         mine = refs.of_kinds(tuple(ref_axes[axis]))
         table = slots_by_object(mine, O)  # [B, O, S]
         obj = cells.full(cells.ids(axis))[idx]
-        cand = table[video, obj.clamp(min=0)]  # [M, S] reference positions
-        through = mine.relation[video[:, None], cand.clamp(min=0)]
+        # flat indices: index_select / take instead of 2-D advanced indexing (~2x faster on CPUs)
+        cand = table.reshape(-1, table.shape[-1]).index_select(0, video * O + obj.clamp(min=0))  # [M, S]
+        through = torch.take(mine.relation, video[:, None] * K + cand.clamp(min=0))
         rel = None if relation is None else relation[:, None]
         ok = (cand >= 0) & reference_rule(rel, through)
         return mine, cand, ok
 
-    def block(sel, ref_cols):
-        return CellBlock.from_index(name, tuple(i[sel[0]] for i in idx), cells, ref_cols)
+    def ref_cols(mine, v, c):  # (kind, relation) of reference c of video v
+        at = v * K + c
+        return torch.take(mine.kind, at), torch.take(mine.relation, at)
+
+    def block(sel, refs_by_axis):
+        return CellBlock.from_index(name, tuple(i[sel[0]] for i in idx), cells, refs_by_axis)
 
     if "object2" not in ref_axes:
         mine, cand, ok = candidates("object")
-        m, j = ok.nonzero(as_tuple=True)
-        v, c = video[m], cand[m, j]
-        return [block((m,), {"object": (mine.kind[v, c], mine.relation[v, c])})]
+        m, _ = ok.nonzero(as_tuple=True)
+        return [block((m,), {"object": ref_cols(mine, video[m], cand[ok])})]  # cand[ok] is cand[m, j]
     mine2, cand2, ok2 = candidates("object2")
     mine1, cand1, ok1 = candidates("object")
-    m, j = ok2.nonzero(as_tuple=True)  # (direct, ref)
-    v, c = video[m], cand2[m, j]
-    out = [block((m,), {"object2": (mine2.kind[v, c], mine2.relation[v, c])})]
+    m, _ = ok2.nonzero(as_tuple=True)  # (direct, ref)
+    out = [block((m,), {"object2": ref_cols(mine2, video[m], cand2[ok2])})]
     both = ok1[:, :, None] & ok2[:, None, :] & (cand1[:, :, None] < cand2[:, None, :])  # (ref i, ref j), i < j
     m, j1, j2 = both.nonzero(as_tuple=True)
-    v, c1, c2 = video[m], cand1[m, j1], cand2[m, j2]
-    out.append(block((m,), {"object": (mine1.kind[v, c1], mine1.relation[v, c1]),
-                            "object2": (mine2.kind[v, c2], mine2.relation[v, c2])}))
+    v, S = video[m], cand1.shape[1]
+    c1, c2 = torch.take(cand1, m * S + j1), torch.take(cand2, m * S + j2)
+    out.append(block((m,), {"object": ref_cols(mine1, v, c1), "object2": ref_cols(mine2, v, c2)}))
     return out
 
 
