@@ -228,31 +228,37 @@ def _action_reference_blocks(name, grid, kept, refs, act_slots, act_axes) -> lis
     video = grid.video[idx[0]]
     K = refs.valid.shape[1]
 
+    B, A, S = act_slots.shape
+    slot_rows = act_slots.reshape(B * A, S)
+
     def candidates(axis: str):
         act = cells.full(cells.ids(axis))[idx]
-        cand = act_slots[video, act.clamp(min=0)]  # [M, S] reference positions
+        cand = slot_rows.index_select(0, video * A + act.clamp(min=0))  # [M, S] reference positions
         ok = (cand >= 0) & (act >= 0)[:, None]
         return act, cand, ok
 
-    def ref_cols(v, c):
-        return refs.kind[v, c], refs.relation[v, c]
+    def ref_cols(v, c):  # flat takes, as in _reference_blocks
+        at = v * K + c
+        return torch.take(refs.kind, at), torch.take(refs.relation, at)
 
     def block(m, refs_by_axis):
         return CellBlock.from_index(name, tuple(i[m] for i in idx), cells, refs_by_axis)
 
     if "action2" not in act_axes:
         _, cand, ok = candidates("action")
-        m, j = ok.nonzero(as_tuple=True)
-        return [block(m, {"action": ref_cols(video[m], cand[m, j])})]
+        m, _ = ok.nonzero(as_tuple=True)
+        return [block(m, {"action": ref_cols(video[m], cand[ok])})]  # cand[ok] is cand[m, j]
     act1, cand1, ok1 = candidates("action")
     act2, cand2, ok2 = candidates("action2")
-    m, j = ok2.nonzero(as_tuple=True)  # (direct, ref): every ordered direct cell
-    out = [block(m, {"action2": ref_cols(video[m], cand2[m, j])})]
+    m, _ = ok2.nonzero(as_tuple=True)  # (direct, ref): every ordered direct cell
+    out = [block(m, {"action2": ref_cols(video[m], cand2[ok2])})]
     key1 = act1[:, None] * K + cand1  # list position of each indirect action
     key2 = act2[:, None] * K + cand2
     both = ok1[:, :, None] & ok2[:, None, :] & (key1[:, :, None] < key2[:, None, :])
     m, j1, j2 = both.nonzero(as_tuple=True)
-    out.append(block(m, {"action": ref_cols(video[m], cand1[m, j1]), "action2": ref_cols(video[m], cand2[m, j2])}))
+    v = video[m]
+    out.append(block(m, {"action": ref_cols(v, torch.take(cand1, m * S + j1)),
+                         "action2": ref_cols(v, torch.take(cand2, m * S + j2))}))
     return out
 
 
