@@ -70,11 +70,6 @@ class CellBlock:
         return len(self.video)
 
     @classmethod
-    def from_cells(cls, template: str, keep: torch.Tensor, cells: Cells) -> "CellBlock":
-        """The kept cells of a grid (row-major: dimension 0 (videos or their windows), then the slots)."""
-        return cls.from_index(template, keep.nonzero(as_tuple=True), cells)
-
-    @classmethod
     def from_index(cls, template: str, idx: tuple[torch.Tensor, ...], cells: Cells,
                    refs: dict[str, tuple[torch.Tensor, torch.Tensor]] | None = None) -> "CellBlock":
         """Cells given by index tensors (one per grid dimension); ``refs`` maps an object axis to
@@ -236,8 +231,9 @@ def question_steps(block: CellBlock) -> np.ndarray:
     """int64[M]: AGQA's steps (§b.4): the template's base steps + the localization's + one per
     reference (object references, indirect-object actions, in the question or in its localization)."""
     base = np.array([TEMPLATES[t].base_steps for t in TEMPLATE_NAMES])
-    return (base.take(block.template) + WINDOW_STEPS.take(block.window) + (block.object_ref > 0) + (block.object2_ref > 0)
-            + (block.action_ref > 0) + (block.action2_ref > 0) + (block.window_x_ref > 0) + (block.window_y_ref > 0))
+    return (base.take(block.template) + WINDOW_STEPS.take(block.window)
+            + (block.object_ref > 0) + (block.object2_ref > 0) + (block.action_ref > 0) + (block.action2_ref > 0)
+            + (block.window_x_ref > 0) + (block.window_y_ref > 0))
 
 
 @functools.lru_cache(maxsize=None)
