@@ -24,7 +24,6 @@ import time
 from typing import Callable
 
 from .errors import TensorQAError
-from .memory import keep_freed_memory
 
 # name -> (add_arguments, run, help)
 COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int], str]] = {}
@@ -398,7 +397,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    keep_freed_memory()  # every command streams large Arrow tables block after block
     try:
         return COMMANDS[args.command][1](args)
     except TensorQAError as e:
