@@ -192,22 +192,22 @@ def _reference_blocks(name, grid, kept, refs, ref_axes) -> list[CellBlock]:
         ok = (cand >= 0) & reference_rule(rel, through)
         return mine, cand, ok
 
-    def block(sel, refs_by_axis):
-        return CellBlock.from_index(name, tuple(i[sel[0]] for i in idx), cells, refs_by_axis)
+    def block(m, refs_by_axis):
+        return CellBlock.from_index(name, tuple(i[m] for i in idx), cells, refs_by_axis)
 
     if "object2" not in ref_axes:
         mine, cand, ok = candidates("object")
         m, _ = ok.nonzero(as_tuple=True)
-        return [block((m,), {"object": _reference_columns(mine, video[m], cand[ok])})]  # cand[ok] is cand[m, j]
+        return [block(m, {"object": _reference_columns(mine, video[m], cand[ok])})]  # cand[ok] is cand[m, j]
     mine2, cand2, ok2 = candidates("object2")
     mine1, cand1, ok1 = candidates("object")
     m, _ = ok2.nonzero(as_tuple=True)  # (direct, ref)
-    out = [block((m,), {"object2": _reference_columns(mine2, video[m], cand2[ok2])})]
+    out = [block(m, {"object2": _reference_columns(mine2, video[m], cand2[ok2])})]
     both = ok1[:, :, None] & ok2[:, None, :] & (cand1[:, :, None] < cand2[:, None, :])  # (ref i, ref j), i < j
     m, j1, j2 = both.nonzero(as_tuple=True)
     v, S = video[m], cand1.shape[1]
     c1, c2 = torch.take(cand1, m * S + j1), torch.take(cand2, m * S + j2)
-    out.append(block((m,), {"object": _reference_columns(mine1, v, c1),
+    out.append(block(m, {"object": _reference_columns(mine1, v, c1),
                             "object2": _reference_columns(mine2, v, c2)}))
     return out
 
