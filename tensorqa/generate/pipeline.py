@@ -190,33 +190,10 @@ def _reference_blocks(name, grid, kept, refs, ref_axes) -> list[CellBlock]:
         through = torch.take(mine.relation, video[:, None] * K + cand.clamp(min=0))
         rel = None if relation is None else relation[:, None]
         ok = (cand >= 0) & reference_rule(rel, through)
-        return mine, cand, ok
+        return mine, cand, ok, cand  # list order: the reference's axis position
 
-    def block(m, refs_by_axis):
-        return CellBlock.from_index(name, tuple(i[m] for i in idx), cells, refs_by_axis)
-
-    if "object2" not in ref_axes:
-        mine, cand, ok = candidates("object")
-        m, _ = ok.nonzero(as_tuple=True)
-        return [block(m, {"object": _reference_columns(mine, video[m], cand[ok])})]  # cand[ok] is cand[m, j]
-    mine2, cand2, ok2 = candidates("object2")
-    mine1, cand1, ok1 = candidates("object")
-    m, _ = ok2.nonzero(as_tuple=True)  # (direct, ref)
-    out = [block(m, {"object2": _reference_columns(mine2, video[m], cand2[ok2])})]
-    both = ok1[:, :, None] & ok2[:, None, :] & (cand1[:, :, None] < cand2[:, None, :])  # (ref i, ref j), i < j
-    m, j1, j2 = both.nonzero(as_tuple=True)
-    v, S = video[m], cand1.shape[1]
-    c1, c2 = torch.take(cand1, m * S + j1), torch.take(cand2, m * S + j2)
-    out.append(block(m, {"object": _reference_columns(mine1, v, c1),
-                            "object2": _reference_columns(mine2, v, c2)}))
-    return out
-
-
-def _reference_columns(refs, video: torch.Tensor, position: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """(kind, relation) of reference ``position`` of each ``video``: flat takes, which are faster
-    than 2-D advanced indexing."""
-    at = video * refs.valid.shape[1] + position
-    return torch.take(refs.kind, at), torch.take(refs.relation, at)
+    axes = ("object", "object2") if "object2" in ref_axes else ("object",)
+    return _slot_reference_blocks(name, kept, video, axes, candidates)
 
 
 def _action_reference_blocks(name, grid, kept, refs, act_slots, act_axes) -> list[CellBlock]:
@@ -230,7 +207,6 @@ def _action_reference_blocks(name, grid, kept, refs, act_slots, act_axes) -> lis
     idx, cells = kept
     video = grid.video[idx[0]]
     K = refs.valid.shape[1]
-
     B, A, S = act_slots.shape
     slot_rows = act_slots.reshape(B * A, S)
 
@@ -238,27 +214,44 @@ def _action_reference_blocks(name, grid, kept, refs, act_slots, act_axes) -> lis
         act = cells.full(cells.ids(axis))[idx]
         cand = slot_rows.index_select(0, video * A + act.clamp(min=0))  # [M, S] reference positions
         ok = (cand >= 0) & (act >= 0)[:, None]
-        return act, cand, ok
+        return refs, cand, ok, act[:, None] * K + cand  # list order: (action, reference position)
+
+    axes = ("action", "action2") if "action2" in act_axes else ("action",)
+    return _slot_reference_blocks(name, kept, video, axes, candidates)
+
+
+def _slot_reference_blocks(name, kept, video, axes, candidates) -> list[CellBlock]:
+    """The enumeration :func:`_reference_blocks` and :func:`_action_reference_blocks` share, over
+    one slot axis, or a pair of them (unordered pairs once each: (direct, ref), then (ref, ref)
+    in list order). ``candidates(axis)`` gives, per kept cell and reference slot: (the references,
+    their positions int[M, S], which apply bool[M, S], their list-order keys int[M, S])."""
+    idx, cells = kept
 
     def block(m, refs_by_axis):
         return CellBlock.from_index(name, tuple(i[m] for i in idx), cells, refs_by_axis)
 
-    if "action2" not in act_axes:
-        _, cand, ok = candidates("action")
+    if len(axes) == 1:
+        refs, cand, ok, _ = candidates(axes[0])
         m, _ = ok.nonzero(as_tuple=True)
-        return [block(m, {"action": _reference_columns(refs, video[m], cand[ok])})]  # cand[ok] is cand[m, j]
-    act1, cand1, ok1 = candidates("action")
-    act2, cand2, ok2 = candidates("action2")
+        return [block(m, {axes[0]: _reference_columns(refs, video[m], cand[ok])})]  # cand[ok] is cand[m, j]
+    first, second = axes
+    refs1, cand1, ok1, key1 = candidates(first)
+    refs2, cand2, ok2, key2 = candidates(second)
     m, _ = ok2.nonzero(as_tuple=True)  # (direct, ref): every ordered direct cell
-    out = [block(m, {"action2": _reference_columns(refs, video[m], cand2[ok2])})]
-    key1 = act1[:, None] * K + cand1  # list position of each indirect action
-    key2 = act2[:, None] * K + cand2
-    both = ok1[:, :, None] & ok2[:, None, :] & (key1[:, :, None] < key2[:, None, :])
+    out = [block(m, {second: _reference_columns(refs2, video[m], cand2[ok2])})]
+    both = ok1[:, :, None] & ok2[:, None, :] & (key1[:, :, None] < key2[:, None, :])  # (ref i, ref j), i before j
     m, j1, j2 = both.nonzero(as_tuple=True)
-    v = video[m]
-    out.append(block(m, {"action": _reference_columns(refs, v, torch.take(cand1, m * S + j1)),
-                         "action2": _reference_columns(refs, v, torch.take(cand2, m * S + j2))}))
+    v, S = video[m], cand1.shape[1]
+    out.append(block(m, {first: _reference_columns(refs1, v, torch.take(cand1, m * S + j1)),
+                         second: _reference_columns(refs2, v, torch.take(cand2, m * S + j2))}))
     return out
+
+
+def _reference_columns(refs, video: torch.Tensor, position: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(kind, relation) of reference ``position`` of each ``video``: flat takes, which are faster
+    than 2-D advanced indexing."""
+    at = video * refs.valid.shape[1] + position
+    return torch.take(refs.kind, at), torch.take(refs.relation, at)
 
 
 def _window_reference_blocks(found: list[CellBlock], slots: np.ndarray, kind: np.ndarray,
