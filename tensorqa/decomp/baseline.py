@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import TensorQAError
-from .hierarchies import Hierarchies, load_hierarchies
+from .hierarchies import Hierarchies, as_hierarchies
 from .metrics import Predictions, _codes, _first_rows
 
 KINDS = ("most-likely", "random")
@@ -78,8 +78,8 @@ def baseline_predictions(hierarchies, kind: str = "most-likely", seed: int = 0, 
     kind: "most-likely" or "random"; fit: hierarchies whose answers give the statistics (default:
     the same ones; pass the train hierarchies for a fair reference).
     """
-    h = hierarchies if isinstance(hierarchies, Hierarchies) else load_hierarchies(hierarchies)
-    f = h if fit is None else fit if isinstance(fit, Hierarchies) else load_hierarchies(fit)
+    h = as_hierarchies(hierarchies)
+    f = h if fit is None else as_hierarchies(fit)
     keys, groups, _ = _question_groups(h)
     _, fit_groups, fit_answers = _question_groups(f)
     values = _predict(groups, fit_groups, fit_answers, kind, seed)

@@ -71,7 +71,7 @@ from ..templates.catalogue import template_spec
 from ..vocab import vocab
 from ..writers import read_pool
 from .constants import BANNED_TYPES, EQUALS_PARENT_TYPE, EQUALS_PROGRAM_SLICE, IC_CHECKER, YES_NO_TYPES
-from .hierarchies import Hierarchies, load_hierarchies
+from .hierarchies import Hierarchies, as_hierarchies
 from .metrics import Predictions
 from .subquestions import PRESENT, SubQuestion, compositions, from_program, reference_question, texts
 
@@ -645,7 +645,7 @@ def format_report(report: dict) -> str:
 
 def ground_truth_predictions(hierarchies: Hierarchies | str | os.PathLike) -> Predictions:
     """Every question key's own answer as its prediction (what a perfect model would answer)."""
-    h = hierarchies if isinstance(hierarchies, Hierarchies) else load_hierarchies(hierarchies)
+    h = as_hierarchies(hierarchies)
     keys = pa.concat_arrays([h.nodes["key"].combine_chunks(), h.isolated["key"].combine_chunks()]) \
         if h.nodes.num_rows or h.isolated.num_rows else pa.array([], pa.string())
     values = pa.concat_arrays([h.nodes["answer"].combine_chunks(), h.isolated["answer"].combine_chunks()]) \

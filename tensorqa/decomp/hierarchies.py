@@ -468,5 +468,10 @@ def load_hierarchies(path: str | os.PathLike, progress: bool = False, workers: i
                        texts_per_video=T, source=root)
 
 
+def as_hierarchies(hierarchies: "Hierarchies | str | os.PathLike") -> Hierarchies:
+    """``hierarchies`` itself when already loaded, else :func:`load_hierarchies` of that folder."""
+    return hierarchies if isinstance(hierarchies, Hierarchies) else load_hierarchies(hierarchies)
+
+
 def _where(root: Path, videos, hierarchy_video, main_keys, hier) -> str:
     return f"{root / (videos[int(hierarchy_video[int(hier)])] + '.json')}, main question {main_keys[int(hier)].as_py()!r}"

@@ -94,7 +94,7 @@ from ..errors import TensorQAError
 from .constants import (BANNED_TYPES, COMPOSITION_RULES, CONSISTENCY_RULES, EQUALS_PARENT_TYPE,
                         EQUALS_PROGRAM_SLICE, IC_CHECKER, PARENT_TO_RULES, QUESTION_TYPES, YES_NO_TYPES,
                         collapse, rules_of)
-from .hierarchies import Hierarchies, _answer_column, _key_column, load_hierarchies, read_json
+from .hierarchies import Hierarchies, _answer_column, _key_column, as_hierarchies, read_json
 
 NONE = -1      # code of a JSON null answer / prediction
 MISSING = -2   # code of "no prediction for this key"; equal to nothing, itself included
@@ -764,7 +764,7 @@ def evaluate_predictions(hierarchies, predictions, examples: int = 5) -> dict:
     (predictions read, unknown keys, scored questions without a prediction, with examples).
     Percentages have 2 decimals; a cell without data is None.
     """
-    h = hierarchies if isinstance(hierarchies, Hierarchies) else load_hierarchies(hierarchies)
+    h = as_hierarchies(hierarchies)
     preds = load_predictions(predictions)
     enc = _encode(h, preds, examples)
     acc = _accuracy(enc)
