@@ -60,13 +60,13 @@ from .balancing.labels import LABELS, NO_TEMPORAL, temporal_labels
 from .balancing.output import PoolOutput, prepare_output
 from .balancing.report import category_histograms, distribution_stats, format_balance_report
 from .balancing.scan import (BATCH_ROWS, RECORD_BATCH_ROWS, Codebook, as_numpy, check_columns, count_rows,
-                             iter_batches, pool_files)
+                             iter_batches, pool_files, used_words)
 from .balancing.select import select_in_cells
 from .balancing.smoothing import SmoothingRule, binary_targets, smooth_counts, uniform_counts
 from .balancing.structural import STRUCTURE_SHARES, structural_targets
 from .errors import TensorQAError
 from .templates.catalogue import FAMILIES, STRUCTURALS, TEMPLATES, WINDOW_KINDS
-from .writers import RECORD_SCHEMA, SPLITS, write_dataset_card
+from .writers import RECORD_SCHEMA, SPLITS, pool_store, write_dataset_card
 
 BALANCE_COLUMNS = ("template", "window", "local", "answer", "direct_group", "is_direct", "steps")
 OPEN_MODES = ("smooth", "uniform", "none")
@@ -170,13 +170,13 @@ class _NameCodes:
     def encode(self, values: pa.Array) -> np.ndarray:
         if not pa.types.is_dictionary(values.type):
             values = pc.dictionary_encode(values)
-        words = values.dictionary.to_pylist()
-        bad = [w for w in words if w not in self.index]
+        words, codes, used = used_words(values)
+        bad = [words[i] for i in used if words[i] not in self.index]
         if bad:
             raise TensorQAError(f"{self.where}: unknown {self.column} {bad[0]!r} in column {self.column!r}; "
                                 f"expected one of {list(self.names)}")
-        lut = np.array([self.index[w] for w in words] or [0], np.int64)
-        return lut[as_numpy(values.indices)]
+        lut = np.array([self.index.get(w, 0) for w in words] or [0], np.int64)  # unused words: never read
+        return lut[codes]
 
 
 def _read_codes(files, n: int, config: BalanceConfig, bar) -> _SplitCodes:
@@ -411,7 +411,8 @@ def balance_pool(pool: str | os.PathLike, out: str | os.PathLike, config: Balanc
                         raise TensorQAError(f"{files[split][0].parent}: a {split} shard holds rows whose 'split' "
                                             f"is not {split!r}")
                     output.add(split, table)
-        output.close({"balance": config.as_dict(), "rows": {s: r["rows"] for s, r in report["splits"].items()}})
+        output.close({"balance": config.as_dict(), "rows": {s: r["rows"] for s, r in report["splits"].items()},
+                      "store": pool_store(pool)})  # the scene store, for decompose
     except BaseException:
         output.abort()
         raise

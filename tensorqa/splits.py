@@ -50,7 +50,7 @@ from .balancing.scan import (BATCH_ROWS, RECORD_BATCH_ROWS, as_numpy, check_colu
 from .errors import TensorQAError
 from .templates.catalogue import TEMPLATES
 from .vocab import vocab
-from .writers import RECORD_SCHEMA, SPLITS, write_dataset_card
+from .writers import RECORD_SCHEMA, SPLITS, pool_store, write_dataset_card
 
 SPLIT_FIELDS = pa.schema([
     ("novel_comp", pa.int8()),
@@ -334,7 +334,7 @@ def split_pool(pool: str | os.PathLike, out: str | os.PathLike, config: SplitCon
         report = {"pool": str(pool), "out": str(out), "rows_in": n_in, "rows_out": rows_out,
                   "train_novel_dropped": dropped, "direct_questions": len(direct_ids), "flags": stats,
                   "config": _config_dict(config)}
-        output.close({"split": report["config"], "rows_out": rows_out})
+        output.close({"split": report["config"], "rows_out": rows_out, "store": pool_store(pool)})  # for decompose
     except BaseException:
         output.abort()
         raise

@@ -106,6 +106,19 @@ PLAIN_COLUMNS = frozenset(("steps", "is_direct", "indirect", "i_obj", "i_rel", "
 STATISTICS_COLUMNS = ["video_id", "split", "template"]
 
 
+def pool_store(pool: str | os.PathLike) -> str | None:
+    """The scene store a pool was generated from, as its shards' done markers record it
+    (``tensorqa generate`` writes it; ``balance`` and ``split`` pass on their input's), or None."""
+    for marker in sorted(Path(pool, "data").glob(".done-*.json")):
+        try:
+            store = json.loads(marker.read_text()).get("store")
+        except (OSError, ValueError):
+            continue
+        if store:
+            return store
+    return None
+
+
 def cast_records(table: pa.Table, schema: pa.Schema, where: str | os.PathLike) -> pa.Table:
     """``table.cast(schema)``, with a null in a non-nullable column reported as a
     :class:`TensorQAError` naming ``where`` (the shard being written) and the column."""

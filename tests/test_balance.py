@@ -12,9 +12,10 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
-from tensorqa.balance import PRESETS, BalanceConfig, balance_config, balance_pool
+from tensorqa.balance import PRESETS, TEMPLATE_NAMES, WINDOW_KINDS, BalanceConfig, balance_config, balance_pool
 from tensorqa.balancing.hashindex import HashIndex
 from tensorqa.balancing.hashing import hash_strings, mix64
 from tensorqa.balancing.labels import DIFFERENT, NO_DIRECT, NO_TEMPORAL, SAME, label_removals, temporal_labels
@@ -23,7 +24,7 @@ from tensorqa.balancing.waterfill import waterfill, waterfill_rows
 from tensorqa.cli import main
 from tensorqa.errors import TensorQAError
 from tensorqa.templates import TEMPLATES
-from tensorqa.writers import RECORD_SCHEMA, ParquetShardWriter, read_pool, write_dataset_card
+from tensorqa.writers import RECORD_SCHEMA, VOCABULARY_COLUMNS, ParquetShardWriter, read_pool, write_dataset_card
 
 FAITHFUL = SmoothingRule()
 FIXED = SmoothingRule(last_pass_only=False)
@@ -458,6 +459,36 @@ def test_kept_set_does_not_depend_on_batches_or_shards(tmp_path):
     balance_pool(four, tmp_path / "o2", BalanceConfig(seed=3, batch_rows=777))
     ids = lambda d: sorted(r["question_id"] for r in kept_rows(tmp_path / d))
     assert ids("o1") == ids("o2")
+
+
+def test_dictionary_pages_listing_unused_words_balance_the_same(tmp_path):
+    """``tensorqa generate`` writes each vocabulary column with its whole vocabulary ("" included)
+    in the dictionary page, words no row holds among them; balancing reads those columns with their
+    dictionaries and must see only the words the rows hold (it once rejected the unused "" template)."""
+    rows = number(_structural_pool() + _label_pool() + _binary_pool())
+    plain = write_pool(tmp_path / "plain", [dict(r) for r in rows], shards=1)
+    table = pa.Table.from_pylist(rows, schema=RECORD_SCHEMA)
+    extra = {"template": list(TEMPLATE_NAMES), "window": list(WINDOW_KINDS),
+             "answer": ["yes", "no", "before", "after", "a never given answer"]}
+    coded = {}
+    for name in table.column_names:
+        column = table.column(name)
+        if name in VOCABULARY_COLUMNS:  # dictionary over the column's words, the extra ones and "", in that order
+            words = list(dict.fromkeys(column.to_pylist() + extra.get(name, []) + [""]))
+            column = pa.DictionaryArray.from_arrays(pa.array([words.index(v) for v in column.to_pylist()], pa.int32()),
+                                                    pa.array(words, pa.string()))
+        coded[name] = column
+    w = ParquetShardWriter(tmp_path / "coded", 0, 1)
+    w.write(pa.table(coded))
+    w.close()
+    dictionary = pq.read_table(next((tmp_path / "coded/data").glob("train-*.parquet")), columns=["template"],
+                               read_dictionary=["template"])["template"].chunk(0).dictionary.to_pylist()
+    assert "" in dictionary and set(TEMPLATE_NAMES) <= set(dictionary)  # the pages do list unused words
+    balance_pool(plain, tmp_path / "a", BalanceConfig(seed=3))
+    balance_pool(tmp_path / "coded", tmp_path / "b", BalanceConfig(seed=3))
+    assert kept_rows(tmp_path / "a") == kept_rows(tmp_path / "b")
+    parquet = lambda d: {k: v for k, v in file_digests(tmp_path / d).items() if k.endswith(".parquet")}
+    assert parquet("a") == parquet("b")
 
 
 def test_partitioned_steps_give_the_same_result(tmp_path, monkeypatch):

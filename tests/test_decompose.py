@@ -22,7 +22,9 @@ from tensorqa.pack import pack_default
 from tensorqa.program import parse_program
 from tensorqa.reference import run_program
 from tensorqa.store import open_store
-from tensorqa.writers import read_pool
+from tensorqa.balance import balance_pool
+from tensorqa.splits import split_pool
+from tensorqa.writers import pool_store, read_pool
 
 decomp_module = importlib.import_module("tensorqa.decomp.decompose")  # the package exports the function of that name
 
@@ -348,6 +350,21 @@ def test_bad_input_is_one_line(mini, tmp_path, capsys):
     assert main(["decompose", str(root / "pool"), "--out", str(tmp_path / "o5"), "--store", str(store), "--quiet"]) == 0
     assert "already exists" in error(root / "pool", "--out", tmp_path / "o5", "--store", store)
     assert not (tmp_path / "o4").exists() and not (tmp_path / "o4.partial").exists()
+
+
+def test_balanced_and_split_pools_record_the_store(tmp_path, monkeypatch):
+    """generate records its store as an absolute path (a relative one would name another file from
+    another folder); balance and split pass it on, so decompose needs no --store after them."""
+    monkeypatch.chdir(tmp_path)
+    pack_default("s.h5", videos=2, seed=5, progress=False)
+    generate("s.h5", "pool", templates=["objWhat", "relTime"], progress=False)
+    balance_pool("pool", "balanced", progress=False)
+    split_pool("balanced", "split")
+    monkeypatch.chdir(tmp_path.parent)  # no longer where the relative path was given
+    store = str((tmp_path / "s.h5").resolve())
+    assert [pool_store(tmp_path / p) for p in ("pool", "balanced", "split")] == [store] * 3
+    report = decompose(tmp_path / "split", tmp_path / "dags", limit=1, progress=False)  # no store given
+    assert report["dags"] > 0
 
 
 def test_main_programs_round_trip_through_the_table():

@@ -93,6 +93,16 @@ def as_numpy(column: pa.Array | pa.ChunkedArray, fill=0) -> np.ndarray:
     return column.to_numpy(zero_copy_only=False)
 
 
+def used_words(values: pa.DictionaryArray) -> tuple[list, np.ndarray, np.ndarray]:
+    """(the dictionary's words, each row's index into them, the indices some row uses, ascending).
+
+    A Parquet dictionary page, and so a column read with ``read_dictionary``, may list words that
+    no row holds: ``tensorqa generate`` writes each vocabulary column's whole vocabulary, "" included."""
+    codes = values.indices.to_numpy(zero_copy_only=False)
+    words = values.dictionary.to_pylist()
+    return words, codes, np.flatnonzero(np.bincount(codes, minlength=len(words)))
+
+
 class Codebook:
     """Dense int32 codes for low-cardinality strings (answers, template names).
 
@@ -118,9 +128,11 @@ class Codebook:
             values = pc.fill_null(values, "")
         enc = values if pa.types.is_dictionary(values.type) else pc.dictionary_encode(values)
         index = self.index
-        words = enc.dictionary.to_pylist()
-        lut = np.fromiter((index.setdefault(w, len(index)) for w in words), np.int32, len(words))
-        return lut[enc.indices.to_numpy(zero_copy_only=False)]
+        words, codes, used = used_words(enc)
+        lut = np.zeros(len(words), np.int32)
+        for i in used:  # only the words some row holds: a dictionary may list others
+            lut[i] = index.setdefault(words[i], len(index))
+        return lut[codes]
 
     def finish(self) -> tuple[list[str], np.ndarray]:
         """(strings in sorted order, int32 lookup table from first-appearance code to sorted code)."""

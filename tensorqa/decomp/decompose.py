@@ -69,7 +69,7 @@ from ..scene import VideoScene
 from ..semantics import get_semantics, interaction_relations
 from ..templates.catalogue import template_spec
 from ..vocab import vocab
-from ..writers import read_pool
+from ..writers import pool_store, read_pool
 from .constants import BANNED_TYPES, EQUALS_PARENT_TYPE, EQUALS_PROGRAM_SLICE, IC_CHECKER, YES_NO_TYPES
 from .hierarchies import Hierarchies, as_hierarchies
 from .metrics import Predictions
@@ -416,19 +416,6 @@ def decompose_video(video_id: str, questions: list[dict], scene: VideoScene, sem
 
 # ============================================================================================
 # a pool
-
-
-def pool_store(pool: str | os.PathLike) -> str | None:
-    """The scene store a pool records (``tensorqa generate`` writes it into its shards' done
-    markers; balanced and split pools do not keep it), or None."""
-    for marker in sorted(Path(pool, "data").glob(".done-*.json")):
-        try:
-            store = json.loads(marker.read_text()).get("store")
-        except (OSError, ValueError):
-            continue
-        if store:
-            return store
-    return None
 
 
 class _PoolQuestions:

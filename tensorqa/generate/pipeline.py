@@ -423,7 +423,7 @@ def generate(store: str | os.PathLike, out: str | os.PathLike, templates: list[s
                                 q_per_s=f"{times.questions / max(time.perf_counter() - t_start, 1e-9):,.0f}")
         t0 = time.perf_counter()
         stats = {"shard": shard_index, "num_shards": num_shards, "templates": names, "seed": seed,
-                 "semantics": sem.name, "store": str(src.path), "device": device,
+                 "semantics": sem.name, "store": str(Path(src.path).resolve()), "device": device,
                  "backend": kernels_mod.backend_for(kernels, device), **times.as_dict(),
                  "seconds": round(time.perf_counter() - t_start, 3)}
         writer.close(stats)
