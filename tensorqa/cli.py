@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from typing import Callable
@@ -405,6 +406,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("tensorqa: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (``tensorqa stats pool | head``): stop quietly
+        # the interpreter flushes stdout again at exit, which would raise once more: point it at nothing
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, what a shell reports for a command killed by it
 
 
 if __name__ == "__main__":

@@ -41,6 +41,16 @@ def test_pack_and_info(small_store):
     assert info["videos"] == 40 and info["source"] == "default" and info["keyframes"] > 40
 
 
+def test_a_closed_pipe_ends_quietly(small_store):
+    """``tensorqa info store | head -1``: the reader closes the pipe before the command prints; the
+    command stops with SIGPIPE's status (141, as a shell reports) and no traceback."""
+    p = subprocess.Popen([sys.executable, "-m", "tensorqa.cli", "info", str(small_store)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.close()  # before the interpreter has even imported tensorqa
+    err = p.stderr.read().decode()
+    assert p.wait() == 141 and err == "", err
+
+
 def test_pack_charades_real_csv(tmp_path):
     # the real test CSV: 1,863 videos with their real action intervals
     out = tmp_path / "charades.h5"
