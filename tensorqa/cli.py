@@ -8,6 +8,7 @@
     tensorqa export-agqa FILE --out G.pkl                        AGQA stsgs pickle layout
     tensorqa generate FILE --out DIR                             AGQA's unbalanced question pool
     tensorqa stats DIR                                           per-template counts vs Table 14
+    tensorqa ablate FILE --ablate before=while                   answers that change without a step
     tensorqa balance DIR --out DIR [--preset agqa|agqa2]         AGQA's balancing
     tensorqa split DIR --out DIR                                 compositional split fields
     tensorqa decompose DIR --out DIR [--store FILE]              AGQA-Decomp question DAGs, exact answers
@@ -260,6 +261,38 @@ def run_generate(a: argparse.Namespace) -> int:
     q, secs = stats["questions"], stats["seconds"]
     print(f"wrote {q:,} questions for {stats['videos']:,} videos to {a.out} in {secs:.1f} s "
           f"({q / max(secs, 1e-9):,.0f} questions/s)")
+    return 0
+
+
+def _ablate_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("store", help="a scene store written by tensorqa pack")
+    p.add_argument("--ablate", action="append", required=True, metavar="NAME=REPLACEMENT",
+                   help="make a temporal word or a primitive mean another: before=while, after=before, "
+                        "first_episode=last_episode, ... (repeat to ablate several together)")
+    p.add_argument("--templates", nargs="+", metavar="NAME", help="templates to compare (default: all active AGQA templates)")
+    p.add_argument("--include-retired", action="store_true", help="also actExists (retired in AGQA 2.0)")
+    p.add_argument("--max-videos", type=int, default=None, help="only the first N videos of the store")
+    p.add_argument("--device", default="cpu", help="cpu or cuda (default cpu)")
+    p.add_argument("--batch-videos", type=int, default=None, help="videos evaluated together (the counts do not depend on it)")
+    p.add_argument("--semantics", choices=("agqa", "strict"), default="agqa", help="AGQA's quirks (default) or the clean reading")
+    p.add_argument("--kernels", choices=("auto", "on", "off"), default="auto", help="Triton kernels, as for generate")
+    p.add_argument("--out", metavar="FILE.json", help="also write the report as JSON")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+@command("ablate", "how many answers change when a reasoning step (temporal word or primitive) is ablated",
+         _ablate_arguments)
+def run_ablate(a: argparse.Namespace) -> int:
+    from .ablation import ablate_store, format_ablation, parse_ablation, write_report
+
+    pairs = [parse_ablation(t) for t in a.ablate]  # checked before the store is read
+    report = ablate_store(a.store, pairs, templates=a.templates, device=a.device, batch_videos=a.batch_videos,
+                          max_videos=a.max_videos, semantics=a.semantics, kernels=a.kernels,
+                          include_retired=a.include_retired, progress=not a.quiet)
+    print(json.dumps(report, indent=1) if a.json else format_ablation(report))
+    if a.out:
+        print(f"wrote {write_report(report, a.out)}", file=sys.stderr if a.json else sys.stdout)
     return 0
 
 

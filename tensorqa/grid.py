@@ -472,7 +472,7 @@ class GridContext:
         def make():
             ax = self.axes(domain)
             if forward:
-                objects, ok = registry.lookup("first_episode")(ax.occurs, ax.rel, self.flat)
+                objects, ok = registry.lookup("first_episode")(ax.occurs, ax.rel, self.flat, self.semantics)
             else:
                 objects, ok = registry.lookup("last_episode")(ax.occurs, ax.rel, self.flat, self.semantics)
             pos, one = registry.lookup("only_item")(objects.transpose(-1, -2))  # [V, Kr]
@@ -654,7 +654,7 @@ def _and_or_xor(plan, ctx):
     held = registry.lookup("exists")(ctx.relate_rows(plan.domain)).transpose(1, 2)  # [V, Kr, Ko]
     a, b = held[..., :, None], held[..., None, :]  # <object> rows, <object2> columns
     if plan.shape == "andObjRelExists":
-        truth = registry.lookup("and")(a, b)
+        truth = registry.lookup("and")(a, b, ctx.semantics)
     else:
         truth = registry.lookup("xor")(a, b, ctx.semantics)
     axes = [_window_axis(ctx), ("relation", ax.rids, ax.rvalid), ("object", ax.oids, ax.ovalid),

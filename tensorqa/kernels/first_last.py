@@ -180,13 +180,14 @@ def _episode(occurs: torch.Tensor, rel: torch.Tensor, windows: Windows, forward:
 
 
 @register("first_episode", backend="kernel")
-def first_episode(occurs: torch.Tensor, rel: torch.Tensor, windows: Windows) -> tuple[torch.Tensor, torch.Tensor]:
+def first_episode(occurs: torch.Tensor, rel: torch.Tensor, windows: Windows, semantics=None
+                  ) -> tuple[torch.Tensor, torch.Tensor]:
     """Kernel twin of :func:`tensorqa.primitives.first_last.first_episode`.
 
     occurs: bool[B, F, R]; rel: bool[B, F, O, R]. Returns (objects bool[*L, O, R], defined
     bool[*L, R])."""
     out = _episode(occurs, rel, windows, True, 0)
-    return torch_first_last.first_episode(occurs, rel, windows) if out is None else out
+    return torch_first_last.first_episode(occurs, rel, windows, semantics) if out is None else out
 
 
 @register("last_episode", backend="kernel")

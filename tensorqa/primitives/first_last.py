@@ -25,7 +25,8 @@ from .scans import any_between, next_from, prefix_count, prev_before, read_each,
 # --------------------------------------------------------------------------------------------------
 
 @register("first_episode", aliases=("IterateUntil",))
-def first_episode(occurs: torch.Tensor, rel: torch.Tensor, windows: Windows) -> tuple[torch.Tensor, torch.Tensor]:
+def first_episode(occurs: torch.Tensor, rel: torch.Tensor, windows: Windows, semantics=None
+                  ) -> tuple[torch.Tensor, torch.Tensor]:
     """objFirst's stretch: the first keyframe of W where the relation occurs, through the first
     later keyframe where it does not (which must lie in W); its objects over that stretch.
 
@@ -33,6 +34,8 @@ def first_episode(occurs: torch.Tensor, rel: torch.Tensor, windows: Windows) -> 
     rel:    bool[B, F, O, R]
     Returns (objects bool[*L, O, R]: the relation's objects over the stretch, defined
     bool[*L, R]: the stretch exists and ends inside W).
+    ``semantics`` is not read (no quirk touches the first stretch): it is there so that
+    first_episode and last_episode take the same arguments and ablate into each other.
     """
     v, s, e = windows.video, windows.start, windows.stop
     f0 = read_rows(next_from(occurs), v, s).long()  # [*L, R] first keyframe >= s with r

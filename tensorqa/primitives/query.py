@@ -41,8 +41,9 @@ def equals(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 
 @register("and", aliases=("AND",))
-def and_(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """bool[...]: a and b (broadcast)."""
+def and_(a: torch.Tensor, b: torch.Tensor, semantics=None) -> torch.Tensor:
+    """bool[...]: a and b (broadcast). ``semantics`` is not read: and / xor take the same
+    arguments, so that either ablates into the other."""
     return a & b
 
 

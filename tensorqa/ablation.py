@@ -1,0 +1,241 @@
+"""``ablate``: what changes in a benchmark's answers when a reasoning step is removed.
+
+    tensorqa ablate STORE --ablate before=while [--ablate first_episode=last_episode] [--templates ...]
+
+An ablation makes one name mean another in the primitive registry (:func:`registry.ablate`): a
+temporal word (``before=while``: every question asked "before X" is answered over the keyframes
+"while X") or a primitive (``first_episode=last_episode``: "first" is computed as "last"). The
+questions stay the same; only the frames or the step that answers them change. For every
+template this module counts, over the direct questions the generator asks (the cells of its
+answer grid that AGQA's validity rules keep, :func:`.generate.qualifiers.rule_cells`, exactly
+as ``tensorqa generate`` selects them):
+
+* ``questions``: how many there are;
+* ``answered``: how many still have an answer under the ablation (an ablated step can leave a
+  question without one, e.g. a "first" that no longer exists);
+* ``changed``: how many of those get another answer.
+
+A template whose answers rarely change is answered correctly without the step, so a model can
+skip that step too: the measure of how much a benchmark really tests it. For yes/no templates
+the share of "yes" before and after shows whether the ablation collapses the answers.
+
+Both sides run the same grid evaluation over the same blocks of videos (each block's ablated
+grids come from a context built under the ablation, since a :class:`~tensorqa.grid.GridContext`
+keeps what it computed first), so the counts do not depend on the block size or the device.
+Questions whose object or action slots hold references ("the object they held first") are not
+counted: they are the same cells, asked about through another phrase.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+from tqdm import tqdm
+
+from . import kernels as kernels_mod
+from .errors import TensorQAError
+from .grid import GridContext, evaluate
+from .primitives import registry
+from .semantics import get_semantics
+from .store import open_store
+
+__all__ = ["TemplateChange", "parse_ablation", "ablate_store", "format_ablation", "write_report"]
+
+
+@dataclass
+class TemplateChange:
+    """What one template's direct questions do under the ablations (counts over every video)."""
+
+    template: str
+    answer_kind: str
+    questions: int = 0  # direct questions the generator asks
+    with_step: int = 0  # of those, questions that take an ablated step (its temporal word, or a primitive it calls)
+    answered: int = 0  # of those, still defined under the ablations
+    changed: int = 0  # of those answered, answers that differ
+    yes_before: int = 0  # yes/no templates: "yes" answers of the questions with the step
+    yes_after: int = 0  # ... and of the answered ones under the ablations
+    other_changed: int = 0  # questions without the step whose answer (or its being defined) changed: 0 when
+    #                         the step is the only way the ablation reaches the answers
+
+    def add(self, other: "TemplateChange") -> None:
+        for name in ("questions", "with_step", "answered", "changed", "yes_before", "yes_after", "other_changed"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+
+def parse_ablation(text: str) -> tuple[str, str]:
+    """``"NAME=REPLACEMENT"`` -> (name, replacement), checked against the registry's rules."""
+    name, sep, replacement = text.partition("=")
+    name, replacement = name.strip(), replacement.strip()
+    if not sep or not name or not replacement:
+        raise TensorQAError(f"--ablate {text!r}: expected NAME=REPLACEMENT, e.g. before=while or "
+                            "first_episode=last_episode")
+    try:
+        registry.ablate(name, replacement).undo()  # the registry's own checks (names, temporal words)
+    except TensorQAError as e:
+        raise TensorQAError(f"--ablate {text!r}: {str(e).removeprefix('registry: ')}") from None
+    return name, replacement
+
+
+def _ablated(ablations: list[tuple[str, str]]) -> contextlib.ExitStack:
+    stack = contextlib.ExitStack()
+    for name, replacement in ablations:
+        stack.enter_context(registry.ablate(name, replacement))
+    return stack
+
+
+def _with_step(grid, plan, cells, ablations: list[tuple[str, str]]) -> torch.Tensor:
+    """bool[M]: the question cells that take an ablated step: their window says an ablated
+    temporal word, or the template's program calls an ablated primitive."""
+    from .primitives.localize import KIND_NAMES
+
+    M = cells[0].shape[0]
+    names = {registry.canonical(a) for a, _ in ablations if a not in registry.TEMPORAL_WORDS}
+    if names & set(plan.primitives):
+        return torch.ones(M, dtype=torch.bool, device=grid.answer.device)
+    words = [KIND_NAMES.index(a) for a, _ in ablations if a in registry.TEMPORAL_WORDS]
+    if not words or grid.windows is None:
+        return torch.zeros(M, dtype=torch.bool, device=grid.answer.device)
+    row = cells[0]
+    said = grid.windows.word[grid.video[row], grid.values["window"][row]]
+    return torch.isin(said, torch.tensor(words, device=said.device))
+
+
+def _block_changes(batch, names: list[str], ablations: list[tuple[str, str]], rel_obj_counts: torch.Tensor,
+                   semantics) -> list[TemplateChange]:
+    """Per template: the block's direct questions, answered plainly and under the ablations."""
+    from .generate.qualifiers import rule_cells
+    from .grid import compile_skeleton
+    from .templates import TEMPLATES
+
+    text = ", ".join(f"{a}={b}" for a, b in ablations)
+    plain_ctx = GridContext(batch, semantics)
+    asked = []  # (template, grid, question cells, their plain answers, which take the step)
+    for name in names:
+        spec = TEMPLATES[name]
+        grid = evaluate(spec.program, batch, semantics, context=plain_ctx)
+        keep, pairs, _ = rule_cells(spec.program, grid, plain_ctx, rel_obj_counts, spec.windows)
+        cells = (keep if pairs is None else keep & pairs).nonzero(as_tuple=True)
+        step = _with_step(grid, compile_skeleton(spec.program, semantics), cells, ablations)
+        asked.append((name, grid, cells, grid.answer[cells], step))
+    del plain_ctx
+    out = []
+    with _ablated(ablations):
+        ctx = GridContext(batch, semantics)  # built under the ablations: its windows and steps are theirs
+        for name, grid, cells, before, step in asked:
+            try:
+                other = evaluate(TEMPLATES[name].program, batch, semantics, context=ctx)
+            except TensorQAError:
+                raise
+            except Exception as e:  # noqa: BLE001 - a primitive ablated into one that takes other arguments
+                raise TensorQAError(f"--ablate {text}: template {name} cannot run with it "
+                                    f"({type(e).__name__}: {e})") from None
+            if other.answer.shape != grid.answer.shape or not torch.equal(other.video, grid.video):
+                raise TensorQAError(f"--ablate {text}: it changes which questions template {name} asks "
+                                    f"(grid {tuple(grid.answer.shape)} becomes {tuple(other.answer.shape)}); "
+                                    "only ablations that keep the questions can be compared")
+            answered, after = other.defined[cells], other.answer[cells]
+            differs = answered & (after != before)
+            row = TemplateChange(name, grid.answer_kind, questions=int(before.numel()), with_step=int(step.sum()),
+                                 answered=int((answered & step).sum()), changed=int((differs & step).sum()),
+                                 other_changed=int(((differs | ~answered) & ~step).sum()))
+            if grid.answer_kind == "yes/no":
+                row.yes_before = int(((before == 1) & step).sum())
+                row.yes_after = int((answered & (after == 1) & step).sum())
+            out.append(row)
+    return out
+
+
+def ablate_store(store, ablations: list[tuple[str, str]] | list[str], templates: list[str] | None = None,
+                 device: str = "cpu", batch_videos: int | None = None, max_videos: int | None = None,
+                 semantics: str = "agqa", kernels: str = "auto", include_retired: bool = False,
+                 progress: bool = True) -> dict:
+    """Compare every template's direct questions on ``store`` plainly and under ``ablations``
+    (``(name, replacement)`` pairs or ``"name=replacement"`` texts, applied together).
+
+    Returns ``{"ablations", "videos", "seconds", "templates": [TemplateChange as dict, ...],
+    "total": {...}}`` (templates in catalogue order)."""
+    from .generate.pipeline import default_batch_videos, resolve_templates
+
+    pairs = [parse_ablation(a) if isinstance(a, str) else parse_ablation(f"{a[0]}={a[1]}") for a in ablations]
+    if not pairs:
+        raise TensorQAError("ablate: name at least one --ablate NAME=REPLACEMENT")
+    batch_videos = default_batch_videos(device) if batch_videos is None else batch_videos
+    if batch_videos < 1:
+        raise TensorQAError(f"--batch-videos must be at least 1, got {batch_videos}")
+    if max_videos is not None and max_videos < 1:
+        raise TensorQAError(f"--max-videos must be at least 1, got {max_videos}")
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise TensorQAError(f"--device {device}: CUDA is not available on this machine")
+    names = resolve_templates(templates, include_retired)
+    sem = get_semantics(semantics)
+    totals = {n: None for n in names}
+    t0 = time.perf_counter()
+    with open_store(store) as src:
+        counts = src.meta.get("rel_obj_keyframes")
+        if counts is None:
+            raise TensorQAError(f"{src.path}: store has no relation-object counts (meta 'rel_obj_keyframes'); repack it")
+        rel_obj_counts = torch.tensor(counts, dtype=torch.int64, device=device)
+        n = len(src) if max_videos is None else min(len(src), max_videos)
+        bar = tqdm(total=n, desc="ablate", unit="video", disable=not progress, dynamic_ncols=True)
+        with kernels_mod.configure(kernels, device), torch.inference_mode():
+            for batch in src.blocks(batch_videos, 0, n, device=device):
+                for row in _block_changes(batch, names, pairs, rel_obj_counts, sem):
+                    if totals[row.template] is None:
+                        totals[row.template] = row
+                    else:
+                        totals[row.template].add(row)
+                bar.update(len(batch))
+        bar.close()
+    rows = [totals[n] for n in names if totals[n] is not None]
+    total = TemplateChange("all", "")
+    for r in rows:
+        total.add(r)
+    return {"ablations": [f"{a}={b}" for a, b in pairs], "videos": n, "semantics": sem.name,
+            "seconds": round(time.perf_counter() - t0, 3), "templates": [asdict(r) for r in rows],
+            "total": asdict(total)}
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.1f}" if whole else "-"
+
+
+def format_ablation(report: dict) -> str:
+    """The report as a table: one row per template, then the total."""
+    total = report["total"]
+    head = (f"ablating {', '.join(a.replace('=', ' -> ') for a in report['ablations'])}: {report['videos']:,} videos, "
+            f"{total['questions']:,} direct questions, {total['with_step']:,} of them with the step, "
+            f"in {report['seconds']:.1f} s")
+    lines = [head, "",
+             f"{'template':24s} {'questions':>11s} {'with step':>11s} {'answered':>11s} {'changed':>11s} "
+             f"{'changed %':>9s} {'yes % before':>12s} {'yes % after':>11s}"]
+    for r in report["templates"] + [total]:
+        binary = r["answer_kind"] == "yes/no"
+        lines.append(f"{r['template']:24s} {r['questions']:>11,} {r['with_step']:>11,} {r['answered']:>11,} "
+                     f"{r['changed']:>11,} {_share(r['changed'], r['answered']):>9s} "
+                     f"{_share(r['yes_before'], r['with_step']) if binary else '':>12s} "
+                     f"{_share(r['yes_after'], r['answered']) if binary else '':>11s}")
+    lines += ["", "with step: the question's window says an ablated word, or its program calls an ablated primitive; "
+              "answered: of those, still answered under the ablation; changed % = changed / answered: how often the "
+              "step decides the answer"]
+    if total["other_changed"]:
+        lines.append(f"{total['other_changed']:,} questions without the step changed too (other_changed in --json)")
+    return "\n".join(lines)
+
+
+def write_report(report: dict, path: str | os.PathLike) -> Path:
+    """Write the report as JSON at ``path`` (via ``path.partial``, renamed when complete)."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".partial")
+    try:
+        tmp.write_text(json.dumps(report, indent=1) + "\n")
+        tmp.replace(path)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise TensorQAError(f"{path}: cannot write the report ({e.strerror or e})") from None
+    return path

@@ -1,0 +1,145 @@
+"""``tensorqa ablate``: the answers that change when a reasoning step is removed, checked against
+the scalar reference executor running the programs with the step replaced, and against the pool
+that ``generate`` writes for the same store (the same questions)."""
+
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from tensorqa import TensorQAError
+from tensorqa.ablation import ablate_store, parse_ablation
+from tensorqa.generate import generate
+from tensorqa.grid import GridContext, evaluate
+from tensorqa.pack import pack_default
+from tensorqa.reference import Undefined, run_program
+from tensorqa.store import open_store
+from tensorqa.templates import TEMPLATES
+from tensorqa.writers import read_pool
+
+REFERENCE_COLUMNS = ("object_ref", "object2_ref", "action_ref", "action2_ref", "window_action_ref", "window_action2_ref")
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    return pack_default(tmp_path_factory.mktemp("abl") / "s.h5", videos=10, seed=3, progress=False)
+
+
+@pytest.fixture(scope="module")
+def direct_rows(tmp_path_factory, store):
+    """The pool's questions without object or action references: the cells ablate counts."""
+    out = tmp_path_factory.mktemp("ablpool")
+    generate(store, out, templates=["relExists", "objRelExists", "objWhat"], batch_videos=4, progress=False)
+    rows = read_pool(out).to_pylist()
+    return [r for r in rows if not any(r[c] for c in REFERENCE_COLUMNS)]
+
+
+def _by_template(report):
+    return {r["template"]: r for r in report["templates"]}
+
+
+def test_before_as_while_agrees_with_the_reference_executor(store, direct_rows):
+    # Independent count: every direct "before X" question of the pool, its program run by the scalar
+    # executor with Localize(before, X) read as Localize(while, X); the answers that differ from the
+    # pool's are the ones the ablation changes.
+    report = ablate_store(store, ["before=while"], templates=["relExists", "objRelExists", "objWhat"],
+                          batch_videos=4, progress=False)
+    rows = _by_template(report)
+    with open_store(store) as s:
+        scenes = {v: s.scene(v) for v in {r["video_id"] for r in direct_rows}}
+    for template in ("relExists", "objRelExists", "objWhat"):
+        before = [r for r in direct_rows if r["template"] == template and r["window"] == "before"]
+        assert before, template
+        answers = [run_program(r["program"].replace("Localize(before,", "Localize(while,"), scenes[r["video_id"]])
+                   for r in before]
+        answered = [(r, a) for r, a in zip(before, answers) if not isinstance(a, Undefined)]
+        got = rows[template]
+        assert got["with_step"] == len(before), template
+        assert got["answered"] == len(answered), template
+        assert got["changed"] == sum(a != r["answer"] for r, a in answered), template
+        assert got["other_changed"] == 0, template
+        if got["answer_kind"] == "yes/no":
+            assert got["yes_before"] == sum(r["answer"] == "yes" for r in before)
+            assert got["yes_after"] == sum(a == "yes" for _, a in answered)
+    # all direct questions of the three templates are counted, and some answers do change
+    assert sum(r["questions"] for r in rows.values()) == len(direct_rows)
+    assert report["total"]["changed"] > 0
+
+
+def test_first_as_last_agrees_with_the_reference_executor(store):
+    # objFirst with first_episode ablated into last_episode answers what objLast's program answers
+    # for the same window and relation (scalar executor), wherever that is defined.
+    from tensorqa.generate.qualifiers import rule_cells
+
+    report = ablate_store(store, ["first_episode=last_episode"], templates=["objFirst"], batch_videos=16,
+                          progress=False)
+    with open_store(store) as s:
+        batch = s.batch(0, len(s))
+        counts = torch.tensor(s.meta["rel_obj_keyframes"])
+        ctx = GridContext(batch)
+        first = evaluate("objFirst", batch, context=ctx)
+        last = evaluate("objLast", batch, context=ctx)
+        keep, _, _ = rule_cells(TEMPLATES["objFirst"].program, first, ctx, counts, TEMPLATES["objFirst"].windows)
+        cells = keep.nonzero().tolist()
+        answered = changed = 0
+        for cell in cells:
+            got = run_program(last.program(tuple(cell)), s.scene(first.video_id(tuple(cell))))
+            if isinstance(got, Undefined):
+                continue
+            answered += 1
+            changed += got != first.english(tuple(cell))
+    row = _by_template(report)["objFirst"]
+    assert (row["questions"], row["with_step"]) == (len(cells), len(cells))
+    assert (row["answered"], row["changed"]) == (answered, changed)
+    assert changed > 0
+
+
+def test_a_name_ablated_into_itself_changes_nothing(store):
+    report = ablate_store(store, ["before=before", "relate=relate"], progress=False)
+    total = report["total"]
+    assert total["questions"] > 0 and total["with_step"] > 0
+    assert total["answered"] == total["with_step"] and total["changed"] == 0 and total["other_changed"] == 0
+
+
+def test_counts_do_not_depend_on_the_block_size(store):
+    small = ablate_store(store, ["after=before", "and=xor"], batch_videos=3, progress=False)
+    large = ablate_store(store, ["after=before", "and=xor"], batch_videos=16, progress=False)
+    assert small["templates"] == large["templates"] and small["total"] == large["total"]
+    assert small["total"]["changed"] > 0 and small["total"]["other_changed"] == 0
+
+
+def test_a_primitive_step_is_taken_by_the_templates_that_call_it(store):
+    rows = _by_template(ablate_store(store, ["and=xor"], templates=["andObjRelExists", "xorObjRelExists"],
+                                     progress=False))
+    assert rows["andObjRelExists"]["with_step"] == rows["andObjRelExists"]["questions"] > 0
+    assert rows["andObjRelExists"]["changed"] > 0
+    assert rows["xorObjRelExists"]["with_step"] == 0 and rows["xorObjRelExists"]["other_changed"] == 0
+
+
+def test_bad_ablations_are_one_line_errors():
+    for text, message in [("before", "expected NAME=REPLACEMENT"), ("before=", "expected NAME=REPLACEMENT"),
+                          ("foo=while", "'foo'"), ("before=between", "needs a second action"),
+                          ("before=relate", "temporal words")]:
+        with pytest.raises(TensorQAError, match=message):
+            parse_ablation(text)
+
+
+def test_cli_ablate(store, tmp_path):
+    out = tmp_path / "report.json"
+    ok = subprocess.run([sys.executable, "-m", "tensorqa", "ablate", str(store), "--ablate", "before=while",
+                         "--templates", "relExists", "--quiet", "--out", str(out)], capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
+    assert "relExists" in ok.stdout and "changed %" in ok.stdout and out.exists()
+    for args, message in [(["--ablate", "before"], "expected NAME=REPLACEMENT"),
+                          (["--ablate", "relate=contacted"], "cannot run with it"),
+                          (["--ablate", "present_objects=present_relations"], "objRelExists"),
+                          (["--ablate", "before=while", "--batch-videos", "0"], "--batch-videos")]:
+        bad = subprocess.run([sys.executable, "-m", "tensorqa", "ablate", str(store), "--quiet", *args],
+                             capture_output=True, text=True)
+        assert bad.returncode == 2, (args, bad.stderr)
+        assert bad.stderr.count("\n") == 1 and bad.stderr.startswith("tensorqa: error: ") and message in bad.stderr
+        assert "Traceback" not in bad.stderr
+    missing = subprocess.run([sys.executable, "-m", "tensorqa", "ablate", str(tmp_path / "none.h5"), "--ablate",
+                              "before=while"], capture_output=True, text=True)
+    assert missing.returncode == 2 and "none.h5" in missing.stderr
