@@ -78,7 +78,11 @@ def parse_ablation(text: str) -> tuple[str, str]:
     try:
         registry.ablate(name, replacement).undo()  # the registry's own checks (names, temporal words)
     except TensorQAError as e:
-        raise TensorQAError(f"--ablate {text!r}: {str(e).removeprefix('registry: ')}") from None
+        hint = ""
+        if "unknown primitive" in str(e):
+            hint = (f" (temporal words: {', '.join(registry.TEMPORAL_WORDS)}; primitives: "
+                    f"{', '.join(registry.names())})")
+        raise TensorQAError(f"--ablate {text!r}: {str(e).removeprefix('registry: ')}{hint}") from None
     return name, replacement
 
 
