@@ -86,11 +86,13 @@ def parse_ablation(text: str) -> tuple[str, str]:
     return name, replacement
 
 
-def _ablated(ablations: list[tuple[str, str]]) -> contextlib.ExitStack:
-    stack = contextlib.ExitStack()
-    for name, replacement in ablations:
-        stack.enter_context(registry.ablate(name, replacement))
-    return stack
+@contextlib.contextmanager
+def _ablated(ablations: list[tuple[str, str]]):
+    """The registry with every ablation applied, undone on exit (also if one fails to apply)."""
+    with contextlib.ExitStack() as stack:
+        for name, replacement in ablations:
+            stack.enter_context(registry.ablate(name, replacement))
+        yield
 
 
 def _with_step(grid, plan, cells, ablations: list[tuple[str, str]]) -> torch.Tensor:
