@@ -143,3 +143,12 @@ def test_cli_ablate(store, tmp_path):
     missing = subprocess.run([sys.executable, "-m", "tensorqa", "ablate", str(tmp_path / "none.h5"), "--ablate",
                               "before=while"], capture_output=True, text=True)
     assert missing.returncode == 2 and "none.h5" in missing.stderr
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("kernels", ["auto", "on"])
+def test_cuda_ablation_counts_equal_the_cpu_counts(store, kernels):
+    ablations = ["before=while", "first_episode=last_episode"]
+    cpu = ablate_store(store, ablations, progress=False)
+    gpu = ablate_store(store, ablations, device="cuda", kernels=kernels, batch_videos=7, progress=False)
+    assert gpu["templates"] == cpu["templates"] and gpu["total"] == cpu["total"]
