@@ -152,3 +152,14 @@ def test_cuda_ablation_counts_equal_the_cpu_counts(store, kernels):
     cpu = ablate_store(store, ablations, progress=False)
     gpu = ablate_store(store, ablations, device="cuda", kernels=kernels, batch_videos=7, progress=False)
     assert gpu["templates"] == cpu["templates"] and gpu["total"] == cpu["total"]
+
+
+def test_kernel_path_counts_equal_the_torch_path_counts(store, monkeypatch):
+    # every kernel (first_episode's among them, under first_episode=last_episode) run by Triton's
+    # interpreter on the CPU gives the torch path's counts
+    pytest.importorskip("triton")
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    ablations = ["before=while", "first_episode=last_episode"]
+    torch_path = ablate_store(store, ablations, max_videos=6, kernels="off", progress=False)
+    kernel_path = ablate_store(store, ablations, max_videos=6, kernels="on", progress=False)
+    assert kernel_path["templates"] == torch_path["templates"] and torch_path["total"]["changed"] > 0
