@@ -125,24 +125,26 @@ def test_bad_ablations_are_one_line_errors():
             parse_ablation(text)
 
 
-def test_cli_ablate(store, tmp_path):
+def test_cli_ablate(store, tmp_path, capsys):
+    from tensorqa.cli import main
+
     out = tmp_path / "report.json"
     ok = subprocess.run([sys.executable, "-m", "tensorqa", "ablate", str(store), "--ablate", "before=while",
                          "--templates", "relExists", "--quiet", "--out", str(out)], capture_output=True, text=True)
     assert ok.returncode == 0, ok.stderr
     assert "relExists" in ok.stdout and "changed %" in ok.stdout and out.exists()
-    for args, message in [(["--ablate", "before"], "expected NAME=REPLACEMENT"),
-                          (["--ablate", "relate=contacted"], "cannot run with it"),
-                          (["--ablate", "present_objects=present_relations"], "objRelExists"),
-                          (["--ablate", "before=while", "--batch-videos", "0"], "--batch-videos")]:
-        bad = subprocess.run([sys.executable, "-m", "tensorqa", "ablate", str(store), "--quiet", *args],
-                             capture_output=True, text=True)
-        assert bad.returncode == 2, (args, bad.stderr)
-        assert bad.stderr.count("\n") == 1 and bad.stderr.startswith("tensorqa: error: ") and message in bad.stderr
-        assert "Traceback" not in bad.stderr
-    missing = subprocess.run([sys.executable, "-m", "tensorqa", "ablate", str(tmp_path / "none.h5"), "--ablate",
-                              "before=while"], capture_output=True, text=True)
-    assert missing.returncode == 2 and "none.h5" in missing.stderr
+    bad = subprocess.run([sys.executable, "-m", "tensorqa", "ablate", str(store), "--quiet", "--ablate", "relate=contacted"],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
+    assert bad.stderr.startswith("tensorqa: error: ") and "cannot run with it" in bad.stderr
+    capsys.readouterr()
+    for args, message in [([str(store), "--ablate", "before"], "expected NAME=REPLACEMENT"),
+                          ([str(store), "--ablate", "present_objects=present_relations"], "objRelExists"),
+                          ([str(store), "--ablate", "before=while", "--batch-videos", "0"], "--batch-videos"),
+                          ([str(tmp_path / "none.h5"), "--ablate", "before=while"], "none.h5")]:
+        assert main(["ablate", "--quiet", *args]) == 2, args
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith("tensorqa: error: ") and message in err, (args, err)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
