@@ -22,8 +22,10 @@ the share of "yes" before and after shows whether the ablation collapses the ans
 Both sides run the same grid evaluation over the same blocks of videos (each block's ablated
 grids come from a context built under the ablation, since a :class:`~tensorqa.grid.GridContext`
 keeps what it computed first), so the counts do not depend on the block size or the device.
-Questions whose object or action slots hold references ("the object they held first") are not
-counted: they are the same cells, asked about through another phrase.
+Questions that reach an object or an action through a reference ("the object they held first",
+"before taking the thing they held last") are not counted: they ask about the same cells through
+another phrase. ``video`` as the replacement removes a localization: ``before=video`` reads
+"before X" over the whole video.
 """
 
 from __future__ import annotations
