@@ -165,3 +165,22 @@ def test_kernel_path_counts_equal_the_torch_path_counts(store, monkeypatch):
     torch_path = ablate_store(store, ablations, max_videos=6, kernels="off", progress=False)
     kernel_path = ablate_store(store, ablations, max_videos=6, kernels="on", progress=False)
     assert kernel_path["templates"] == torch_path["templates"] and torch_path["total"]["changed"] > 0
+
+
+def test_before_as_video_agrees_with_the_reference_executor(store, direct_rows):
+    # before=video removes the localization: the scalar executor answers the program with
+    # Localize(before, X) replaced by the whole video
+    import re
+
+    rows = _by_template(ablate_store(store, ["before=video"], templates=["relExists", "objRelExists"],
+                                     batch_videos=5, progress=False))
+    with open_store(store) as s:
+        scenes = {v: s.scene(v) for v in {r["video_id"] for r in direct_rows}}
+    for template in ("relExists", "objRelExists"):
+        before = [r for r in direct_rows if r["template"] == template and r["window"] == "before"]
+        whole = [run_program(re.sub(r"Localize\(before, [^()]*\)", "video", r["program"]), scenes[r["video_id"]])
+                 for r in before]
+        assert not any(isinstance(a, Undefined) for a in whole)
+        got = rows[template]
+        assert (got["with_step"], got["answered"]) == (len(before), len(before))
+        assert got["changed"] == sum(a != r["answer"] for r, a in zip(before, whole)) > 0
