@@ -37,17 +37,22 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 import torch
 from tqdm import tqdm
 
 from . import kernels as kernels_mod
 from .errors import TensorQAError
+from .generate.records import TEMPLATE_NAMES, CellBlock, coded
 from .grid import GridContext, evaluate
 from .primitives import registry
 from .semantics import get_semantics
 from .store import open_store
+from .vocab import vocab
 
-__all__ = ["TemplateChange", "parse_ablation", "ablate_store", "format_ablation", "write_report"]
+__all__ = ["TemplateChange", "QUESTION_SCHEMA", "parse_ablation", "ablate_store", "format_ablation", "write_report"]
 
 
 @dataclass
@@ -115,8 +120,9 @@ def _with_step(grid, plan, cells, ablations: list[tuple[str, str]]) -> torch.Ten
 
 
 def _block_changes(batch, names: list[str], ablations: list[tuple[str, str]], rel_obj_counts: torch.Tensor,
-                   semantics) -> list[TemplateChange]:
-    """Per template: the block's direct questions, answered plainly and under the ablations."""
+                   semantics, questions: bool = False) -> tuple[list[TemplateChange], pa.Table | None]:
+    """Per template: the block's direct questions, answered plainly and under the ablations; with
+    ``questions``, also the table of the questions that take the step (:data:`QUESTION_SCHEMA`)."""
     from .generate.qualifiers import rule_cells
     from .grid import compile_skeleton
     from .templates import TEMPLATES
@@ -127,15 +133,16 @@ def _block_changes(batch, names: list[str], ablations: list[tuple[str, str]], re
     for name in names:
         spec = TEMPLATES[name]
         grid = evaluate(spec.program, batch, semantics, context=plain_ctx)
-        keep, pairs, _ = rule_cells(spec.program, grid, plain_ctx, rel_obj_counts, spec.windows)
+        keep, pairs, rules = rule_cells(spec.program, grid, plain_ctx, rel_obj_counts, spec.windows)
         cells = (keep if pairs is None else keep & pairs).nonzero(as_tuple=True)
         step = _with_step(grid, compile_skeleton(spec.program, semantics), cells, ablations)
-        asked.append((name, grid, cells, grid.answer[cells], step))
+        found = CellBlock.from_index(name, cells, rules) if questions else None
+        asked.append((name, grid, cells, grid.answer[cells], step, found))
     del plain_ctx
-    out = []
+    out, tables = [], []
     with _ablated(ablations):
         ctx = GridContext(batch, semantics)  # built under the ablations: its windows and steps are theirs
-        for name, grid, cells, before, step in asked:
+        for name, grid, cells, before, step, found in asked:
             try:
                 other = evaluate(TEMPLATES[name].program, batch, semantics, context=ctx)
             except TensorQAError:
@@ -156,15 +163,61 @@ def _block_changes(batch, names: list[str], ablations: list[tuple[str, str]], re
                 row.yes_before = int(((before == 1) & step).sum())
                 row.yes_after = int((answered & (after == 1) & step).sum())
             out.append(row)
-    return out
+            if found is not None and row.with_step:
+                keep = step.cpu().numpy()
+                tables.append(_question_table(found.take(np.flatnonzero(keep)), batch.video_ids, grid.answer_kind,
+                                              answered.cpu().numpy()[keep], after.cpu().numpy()[keep]))
+    return out, (pa.concat_tables(tables) if tables else None)
+
+
+# the questions that take the step, one row each: the pool's ingredient columns (AGQA ids, "" where
+# a slot is unused) identify the question among the pool's rows whose *_ref columns are empty
+QUESTION_SCHEMA = pa.schema([pa.field(n, pa.string(), nullable=False) for n in (
+    "video_id", "template", "window", "window_action", "window_action2", "relation", "object", "object2", "action",
+    "action2", "answer")] + [pa.field("ablated_answer", pa.string()),  # null: no answer under the ablation
+                             pa.field("changed", pa.bool_(), nullable=False)])
+
+
+def _answer_strings(kind: str) -> list[str]:
+    v = vocab()
+    return {"yes/no": ["no", "yes"], "before/after": ["before", "after"], "object": list(v.object_english),
+            "action": list(v.action_phrases)}[kind]
+
+
+def _question_table(block: CellBlock, video_ids: tuple[str, ...], kind: str, answered: np.ndarray,
+                    after: np.ndarray) -> pa.Table:
+    """QUESTION_SCHEMA rows of ``block`` (the cells that take the step), with their answers under
+    the ablation (``after``, meaningful where ``answered``)."""
+    from .primitives.localize import KIND_NAMES
+
+    v = vocab()
+    strings = pa.array(_answer_strings(kind), pa.string())
+    before = strings.take(pa.array(block.answer))
+    ablated = strings.take(pa.array(np.where(answered, after, 0).astype(np.int32), mask=~answered))
+    columns = {
+        "video_id": pa.array(video_ids, pa.string()).take(pa.array(block.video)),
+        "template": pa.array(TEMPLATE_NAMES, pa.string()).take(pa.array(block.template)),
+        "window": coded(KIND_NAMES, block.window), "window_action": coded(v.actions, block.window_x),
+        "window_action2": coded(v.actions, block.window_y), "relation": coded(v.relation_ids, block.relation),
+        "object": coded(v.object_ids, block.object), "object2": coded(v.object_ids, block.object2),
+        "action": coded(v.actions, block.action), "action2": coded(v.actions, block.action2),
+        "answer": before, "ablated_answer": ablated,
+        "changed": pa.array(answered & (after.astype(np.int64) != block.answer)),
+    }
+    return pa.table({k: c.cast(pa.string()) if pa.types.is_dictionary(c.type) else c for k, c in columns.items()},
+                    schema=QUESTION_SCHEMA)
 
 
 def ablate_store(store, ablations: list[tuple[str, str]] | list[str], templates: list[str] | None = None,
                  device: str = "cpu", batch_videos: int | None = None, max_videos: int | None = None,
                  semantics: str = "agqa", kernels: str = "auto", include_retired: bool = False,
-                 progress: bool = True) -> dict:
+                 progress: bool = True, questions: str | os.PathLike | None = None) -> dict:
     """Compare every template's direct questions on ``store`` plainly and under ``ablations``
     (``(name, replacement)`` pairs or ``"name=replacement"`` texts, applied together).
+
+    ``questions``: also write the questions that take the step to this Parquet file
+    (:data:`QUESTION_SCHEMA`: the pool's ingredient columns, the answer, the answer under the
+    ablation and whether it changed), via ``questions.partial``, renamed when complete.
 
     Returns ``{"ablations", "videos", "seconds", "templates": [TemplateChange as dict, ...],
     "total": {...}}`` (templates in catalogue order)."""
@@ -190,16 +243,28 @@ def ablate_store(store, ablations: list[tuple[str, str]] | list[str], templates:
             raise TensorQAError(f"{src.path}: store has no relation-object counts (meta 'rel_obj_keyframes'); repack it")
         rel_obj_counts = torch.tensor(counts, dtype=torch.int64, device=device)
         n = len(src) if max_videos is None else min(len(src), max_videos)
+        out = _QuestionWriter(questions) if questions is not None else None
         bar = tqdm(total=n, desc="ablate", unit="video", disable=not progress, dynamic_ncols=True)
-        with kernels_mod.configure(kernels, device), torch.inference_mode():
-            for batch in src.blocks(batch_videos, 0, n, device=device):
-                for row in _block_changes(batch, names, pairs, rel_obj_counts, sem):
-                    if totals[row.template] is None:
-                        totals[row.template] = row
-                    else:
-                        totals[row.template].add(row)
-                bar.update(len(batch))
-        bar.close()
+        try:
+            with kernels_mod.configure(kernels, device), torch.inference_mode():
+                for batch in src.blocks(batch_videos, 0, n, device=device):
+                    rows, table = _block_changes(batch, names, pairs, rel_obj_counts, sem, questions=out is not None)
+                    for row in rows:
+                        if totals[row.template] is None:
+                            totals[row.template] = row
+                        else:
+                            totals[row.template].add(row)
+                    if table is not None:
+                        out.write(table)
+                    bar.update(len(batch))
+            if out is not None:
+                out.close()
+        except BaseException:
+            if out is not None:
+                out.abort()
+            raise
+        finally:
+            bar.close()
     rows = [totals[n] for n in names if totals[n] is not None]
     total = TemplateChange("all", "")
     for r in rows:
@@ -207,6 +272,31 @@ def ablate_store(store, ablations: list[tuple[str, str]] | list[str], templates:
     return {"ablations": [f"{a}={b}" for a, b in pairs], "videos": n, "semantics": sem.name,
             "seconds": round(time.perf_counter() - t0, 3), "templates": [asdict(r) for r in rows],
             "total": asdict(total)}
+
+
+class _QuestionWriter:
+    """The per-question Parquet file, written to ``path.partial`` and renamed by ``close()``."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        self.tmp = self.path.with_name(self.path.name + ".partial")
+        try:
+            self.writer = pq.ParquetWriter(self.tmp, QUESTION_SCHEMA, compression="zstd")
+        except OSError as e:
+            raise TensorQAError(f"{self.path}: cannot write the questions ({e})") from None
+
+    def write(self, table: pa.Table) -> None:
+        self.writer.write_table(table, row_group_size=1 << 20)
+
+    def close(self) -> None:
+        self.writer.close()
+        self.tmp.replace(self.path)
+
+    def abort(self) -> None:
+        try:
+            self.writer.close()
+        finally:
+            self.tmp.unlink(missing_ok=True)
 
 
 def _share(part: int, whole: int) -> str:

@@ -277,6 +277,9 @@ def _ablate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--semantics", choices=("agqa", "strict"), default="agqa", help="AGQA's quirks (default) or the clean reading")
     p.add_argument("--kernels", choices=("auto", "on", "off"), default="auto", help="Triton kernels, as for generate")
     p.add_argument("--out", metavar="FILE.json", help="also write the report as JSON")
+    p.add_argument("--questions", metavar="FILE.parquet",
+                   help="also write the questions that take the step: the pool's ingredient columns, the answer, the "
+                        "answer under the ablation and whether it changed (join with a pool's direct rows)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -289,10 +292,12 @@ def run_ablate(a: argparse.Namespace) -> int:
     pairs = [parse_ablation(t) for t in a.ablate]  # checked before the store is read
     report = ablate_store(a.store, pairs, templates=a.templates, device=a.device, batch_videos=a.batch_videos,
                           max_videos=a.max_videos, semantics=a.semantics, kernels=a.kernels,
-                          include_retired=a.include_retired, progress=not a.quiet)
+                          include_retired=a.include_retired, progress=not a.quiet, questions=a.questions)
     print(json.dumps(report, indent=1) if a.json else format_ablation(report))
     if a.out:
         print(f"wrote {write_report(report, a.out)}", file=sys.stderr if a.json else sys.stdout)
+    if a.questions:
+        print(f"wrote {a.questions}: {report['total']['with_step']:,} questions", file=sys.stderr if a.json else sys.stdout)
     return 0
 
 

@@ -145,6 +145,9 @@ def test_cli_ablate(store, tmp_path, capsys):
         assert main(["ablate", "--quiet", *args]) == 2, args
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and err.startswith("tensorqa: error: ") and message in err, (args, err)
+    # a run that fails leaves no questions file, not even a partial one
+    assert main(["ablate", "--quiet", str(store), "--ablate", "relate=contacted", "--questions", str(tmp_path / "q.parquet")]) == 2
+    assert not list(tmp_path.glob("q.parquet*"))
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
@@ -184,3 +187,29 @@ def test_before_as_video_agrees_with_the_reference_executor(store, direct_rows):
         got = rows[template]
         assert (got["with_step"], got["answered"]) == (len(before), len(before))
         assert got["changed"] == sum(a != r["answer"] for r, a in zip(before, whole)) > 0
+
+
+def test_questions_file_matches_the_pool_rows_and_the_reference(store, direct_rows, tmp_path):
+    # --questions: one row per question that takes the step, found again among the pool's direct rows
+    # by its ingredient columns, with the scalar executor's answer under the ablation
+    import pyarrow.parquet as pq
+    from tensorqa.ablation import QUESTION_SCHEMA
+
+    path = tmp_path / "q.parquet"
+    report = ablate_store(store, ["before=while"], templates=["relExists", "objRelExists", "objWhat"],
+                          batch_videos=4, progress=False, questions=path)
+    table = pq.read_table(path)
+    assert table.schema.equals(QUESTION_SCHEMA) and not (tmp_path / "q.parquet.partial").exists()
+    keys = [n for n in QUESTION_SCHEMA.names if n not in ("answer", "ablated_answer", "changed")]
+    pool = {tuple(r[k] for k in keys): r for r in direct_rows if r["window"] == "before"}
+    got = {tuple(r[k] for k in keys): r for r in table.to_pylist()}
+    assert len(got) == table.num_rows == report["total"]["with_step"] and set(got) == set(pool)
+    with open_store(store) as s:
+        scenes = {v: s.scene(v) for v in {r["video_id"] for r in pool.values()}}
+    for key, r in got.items():
+        p = pool[key]
+        want = run_program(p["program"].replace("Localize(before,", "Localize(while,"), scenes[p["video_id"]])
+        assert r["answer"] == p["answer"]
+        assert r["ablated_answer"] == (None if isinstance(want, Undefined) else want), (p["program"], r)
+        assert r["changed"] == (r["ablated_answer"] is not None and r["ablated_answer"] != r["answer"])
+    assert sum(r["changed"] for r in got.values()) == report["total"]["changed"] > 0
