@@ -11,9 +11,13 @@ answer grid that AGQA's validity rules keep, :func:`.generate.qualifiers.rule_ce
 as ``tensorqa generate`` selects them):
 
 * ``questions``: how many there are;
-* ``answered``: how many still have an answer under the ablation (an ablated step can leave a
-  question without one, e.g. a "first" that no longer exists);
+* ``with_step``: how many take an ablated step (their window says an ablated temporal word, or
+  the template's program calls an ablated primitive);
+* ``answered``: how many of those still have an answer under the ablation (an ablated step can
+  leave a question without one, e.g. a "first" that no longer exists);
 * ``changed``: how many of those get another answer.
+
+``--questions FILE.parquet`` lists the questions with the step one by one (:data:`QUESTION_SCHEMA`).
 
 A template whose answers rarely change is answered correctly without the step, so a model can
 skip that step too: the measure of how much a benchmark really tests it. For yes/no templates
@@ -129,7 +133,7 @@ def _block_changes(batch, names: list[str], ablations: list[tuple[str, str]], re
 
     text = ", ".join(f"{a}={b}" for a, b in ablations)
     plain_ctx = GridContext(batch, semantics)
-    asked = []  # (template, grid, question cells, their plain answers, which take the step)
+    asked = []  # (template, grid, question cells, their plain answers, which take the step, their CellBlock)
     for name in names:
         spec = TEMPLATES[name]
         grid = evaluate(spec.program, batch, semantics, context=plain_ctx)
