@@ -141,7 +141,9 @@ def test_cli_ablate(store, tmp_path, capsys):
     for args, message in [([str(store), "--ablate", "before"], "expected NAME=REPLACEMENT"),
                           ([str(store), "--ablate", "present_objects=present_relations"], "objRelExists"),
                           ([str(store), "--ablate", "before=while", "--batch-videos", "0"], "--batch-videos"),
-                          ([str(tmp_path / "none.h5"), "--ablate", "before=while"], "none.h5")]:
+                          ([str(tmp_path / "none.h5"), "--ablate", "before=while"], "none.h5"),
+                          ([str(store), "--ablate", "before=while", "--out", str(tmp_path / "no" / "r.json")],
+                           "folder does not exist")]:
         assert main(["ablate", "--quiet", *args]) == 2, args
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and err.startswith("tensorqa: error: ") and message in err, (args, err)
