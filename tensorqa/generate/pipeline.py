@@ -88,7 +88,7 @@ def generate_block(batch, templates: list[str], rel_obj_counts: torch.Tensor, se
     clock = _stage_clock(batch.device)
     ctx = GridContext(batch, semantics)
     keys = np.array([video_key(v) for v in batch.video_ids], dtype=np.int64)
-    refs = act_slots = window_refs = None
+    tables = _ReferenceTables(batch, ctx, seed, keys)
     blocks, kinds = [], []
     for name in templates:
         spec = TEMPLATES[name]
@@ -104,31 +104,20 @@ def generate_block(batch, templates: list[str], rel_obj_counts: torch.Tensor, se
         found = [CellBlock.from_index(name, idx, cells)]
         ref_axes = {axis: kinds_ for axis, kinds_ in spec.references
                     if axis in ("object", "object2") and set(kinds_) & {"first", "last", "whole"}}
+        # reference enumeration, and the block's reference tables built on first use, count as masks
         if ref_axes:
-            if refs is None:
-                refs = object_references(batch, ctx, seed, torch.as_tensor(keys, device=batch.device))
             t3 = clock()
-            found += _reference_blocks(name, grid, kept(), refs, ref_axes)
+            found += _reference_blocks(name, grid, kept(), tables.refs, ref_axes)
             t2 += clock() - t3
         act_axes = [axis for axis, kinds_ in spec.references
                     if axis in ("action", "action2") and "indirect-object" in kinds_]
         if act_axes:
-            if refs is None:
-                refs = object_references(batch, ctx, seed, torch.as_tensor(keys, device=batch.device))
-            if act_slots is None:
-                act_slots = action_reference_slots(batch, refs)
             t3 = clock()
-            found += _action_reference_blocks(name, grid, kept(), refs, act_slots, act_axes)
+            found += _action_reference_blocks(name, grid, kept(), tables.refs, tables.act_slots, act_axes)
             t2 += clock() - t3
         if any((b.window > 0).any() for b in found):
-            if refs is None:
-                refs = object_references(batch, ctx, seed, torch.as_tensor(keys, device=batch.device))
-            if act_slots is None:
-                act_slots = action_reference_slots(batch, refs)
-            if window_refs is None:
-                window_refs = tuple(t.cpu().numpy() for t in (act_slots, refs.kind, refs.relation))
             t3 = clock()
-            found += _window_reference_blocks(found, *window_refs)
+            found += _window_reference_blocks(found, *tables.window)
             t2 += clock() - t3
         kinds += [np.full(len(b), ANSWER_KINDS.index(grid.answer_kind), np.int64) for b in found]
         blocks += found
@@ -154,6 +143,27 @@ def generate_block(batch, templates: list[str], rel_obj_counts: torch.Tensor, se
     times.questions += len(block)
     times.videos += len(batch)
     return table
+
+
+class _ReferenceTables:
+    """A block's object references and the indirect-object action slots built on them (and their
+    host copies for the window references), each computed on first use: a template subset may
+    need none of them."""
+
+    def __init__(self, batch, ctx: GridContext, seed: int, keys: np.ndarray):
+        self.batch, self.ctx, self.seed, self.keys = batch, ctx, seed, keys
+
+    @functools.cached_property
+    def refs(self):
+        return object_references(self.batch, self.ctx, self.seed, torch.as_tensor(self.keys, device=self.batch.device))
+
+    @functools.cached_property
+    def act_slots(self) -> torch.Tensor:
+        return action_reference_slots(self.batch, self.refs)
+
+    @functools.cached_property
+    def window(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return tuple(t.cpu().numpy() for t in (self.act_slots, self.refs.kind, self.refs.relation))
 
 
 def _stage_clock(device: torch.device) -> Callable[[], float]:
