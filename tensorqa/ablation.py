@@ -29,7 +29,11 @@ keeps what it computed first), so the counts do not depend on the block size or 
 Questions that reach an object or an action through a reference ("the object they held first",
 "before taking the thing they held last") are not counted: they ask about the same cells through
 another phrase. ``video`` as the replacement removes a localization: ``before=video`` reads
-"before X" over the whole video.
+"before X" over the whole video. A temporal ablation changes the frames a question reads, not
+what the question says: actWhatAfterAll and actWhatBefore, whose rule the question's word picks
+(``act_what``), keep their rule over the new frames; for every other template the answers are
+those of the program with the word replaced (``tests/test_ablation.py`` checks them against the
+scalar executor).
 """
 
 from __future__ import annotations
