@@ -204,13 +204,14 @@ def test_questions_file_matches_the_pool_rows_and_the_reference(store, direct_ro
     from tensorqa.ablation import QUESTION_SCHEMA
 
     path = tmp_path / "q.parquet"
-    report = ablate_store(store, ["before=while"], templates=["relExists", "objRelExists", "objWhat"],
-                          batch_videos=4, progress=False, questions=path)
+    templates = ("relExists", "objRelExists", "objWhat", "andObjRelExists", "objWhatChoose")
+    report = ablate_store(store, ["before=while"], templates=list(templates), batch_videos=4, progress=False,
+                          questions=path)
     table = pq.read_table(path)
     assert table.schema.equals(QUESTION_SCHEMA) and not (tmp_path / "q.parquet.partial").exists()
     keys = [n for n in QUESTION_SCHEMA.names if n not in ("answer", "ablated_answer", "changed")]
     pool = {tuple(r[k] for k in keys): r for r in direct_rows
-            if r["window"] == "before" and r["template"] in ("relExists", "objRelExists", "objWhat")}
+            if r["window"] == "before" and r["template"] in templates}
     got = {tuple(r[k] for k in keys): r for r in table.to_pylist()}
     assert len(got) == table.num_rows == report["total"]["with_step"] and set(got) == set(pool)
     with open_store(store) as s:
