@@ -42,7 +42,7 @@ import contextlib
 import json
 import os
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 import numpy as np
@@ -53,9 +53,10 @@ from tqdm import tqdm
 
 from . import kernels as kernels_mod
 from .errors import TensorQAError
-from .generate.records import TEMPLATE_NAMES, CellBlock, coded
+from .generate.records import TEMPLATE_NAMES, CellBlock, answer_strings, coded
 from .grid import GridContext, evaluate
 from .primitives import registry
+from .primitives.localize import KIND_NAMES
 from .semantics import get_semantics
 from .store import open_store
 from .vocab import vocab
@@ -79,8 +80,10 @@ class TemplateChange:
     #                         the step is the only way the ablation reaches the answers
 
     def add(self, other: "TemplateChange") -> None:
-        for name in ("questions", "with_step", "answered", "changed", "yes_before", "yes_after", "other_changed"):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
+        """Add ``other``'s counts (every int field) to this row's."""
+        for f in fields(self):
+            if isinstance(getattr(self, f.name), int):
+                setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 
 
 def parse_ablation(text: str) -> tuple[str, str]:
@@ -113,8 +116,6 @@ def _ablated(ablations: list[tuple[str, str]]):
 def _with_step(grid, plan, cells, ablations: list[tuple[str, str]]) -> torch.Tensor:
     """bool[M]: the question cells that take an ablated step: their window says an ablated
     temporal word, or the template's program calls an ablated primitive."""
-    from .primitives.localize import KIND_NAMES
-
     M = cells[0].shape[0]
     names = {registry.canonical(a) for a, _ in ablations if a not in registry.TEMPORAL_WORDS}
     if names & set(plan.primitives):
@@ -186,20 +187,12 @@ QUESTION_SCHEMA = pa.schema([pa.field(n, pa.string(), nullable=False) for n in (
                              pa.field("changed", pa.bool_(), nullable=False)])
 
 
-def _answer_strings(kind: str) -> list[str]:
-    v = vocab()
-    return {"yes/no": ["no", "yes"], "before/after": ["before", "after"], "object": list(v.object_english),
-            "action": list(v.action_phrases)}[kind]
-
-
 def _question_table(block: CellBlock, video_ids: tuple[str, ...], kind: str, answered: np.ndarray,
                     after: np.ndarray) -> pa.Table:
     """QUESTION_SCHEMA rows of ``block`` (the cells that take the step), with their answers under
     the ablation (``after``, meaningful where ``answered``)."""
-    from .primitives.localize import KIND_NAMES
-
     v = vocab()
-    strings = pa.array(_answer_strings(kind), pa.string())
+    strings = pa.array(answer_strings(kind), pa.string())
     before = strings.take(pa.array(block.answer))
     ablated = strings.take(pa.array(np.where(answered, after, 0).astype(np.int32), mask=~answered))
     columns = {
@@ -229,9 +222,9 @@ def ablate_store(store, ablations: list[tuple[str, str]] | list[str], templates:
 
     Returns ``{"ablations", "videos", "seconds", "templates": [TemplateChange as dict, ...],
     "total": {...}}`` (templates in catalogue order)."""
-    from .generate.pipeline import default_batch_videos, resolve_templates
+    from .generate.pipeline import default_batch_videos, resolve_templates, store_rel_obj_counts
 
-    pairs = [parse_ablation(a) if isinstance(a, str) else parse_ablation(f"{a[0]}={a[1]}") for a in ablations]
+    pairs = [parse_ablation(a if isinstance(a, str) else "=".join(a)) for a in ablations]
     if not pairs:
         raise TensorQAError("ablate: name at least one --ablate NAME=REPLACEMENT")
     batch_videos = default_batch_videos(device) if batch_videos is None else batch_videos
@@ -246,10 +239,7 @@ def ablate_store(store, ablations: list[tuple[str, str]] | list[str], templates:
     totals = {n: None for n in names}
     t0 = time.perf_counter()
     with open_store(store) as src:
-        counts = src.meta.get("rel_obj_keyframes")
-        if counts is None:
-            raise TensorQAError(f"{src.path}: store has no relation-object counts (meta 'rel_obj_keyframes'); repack it")
-        rel_obj_counts = torch.tensor(counts, dtype=torch.int64, device=device)
+        rel_obj_counts = store_rel_obj_counts(src, device)
         n = len(src) if max_videos is None else min(len(src), max_videos)
         out = _QuestionWriter(questions) if questions is not None else None
         bar = tqdm(total=n, desc="ablate", unit="video", disable=not progress, dynamic_ncols=True)

@@ -287,13 +287,12 @@ def _ablate_arguments(p: argparse.ArgumentParser) -> None:
 @command("ablate", "how many answers change when a reasoning step (temporal word or primitive) is ablated",
          _ablate_arguments)
 def run_ablate(a: argparse.Namespace) -> int:
-    from .ablation import ablate_store, format_ablation, parse_ablation, write_report
+    from .ablation import ablate_store, format_ablation, write_report
 
-    pairs = [parse_ablation(t) for t in a.ablate]  # checked before the store is read
-    for path in (a.out, a.questions):  # and the outputs' folders, before minutes of work
+    for path in (a.out, a.questions):  # the outputs' folders, before minutes of work
         if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
             raise TensorQAError(f"{path}: its folder does not exist")
-    report = ablate_store(a.store, pairs, templates=a.templates, device=a.device, batch_videos=a.batch_videos,
+    report = ablate_store(a.store, a.ablate, templates=a.templates, device=a.device, batch_videos=a.batch_videos,
                           max_videos=a.max_videos, semantics=a.semantics, kernels=a.kernels,
                           include_retired=a.include_retired, progress=not a.quiet, questions=a.questions)
     print(json.dumps(report, indent=1) if a.json else format_ablation(report))

@@ -311,6 +311,15 @@ def _window_reference_blocks(found: list[CellBlock], slots: np.ndarray, kind: np
     return [b for b in out if len(b)]
 
 
+def store_rel_obj_counts(src, device: str) -> torch.Tensor:
+    """int64[O, R] on ``device``: keyframes per (object, relation) over the whole store, which the
+    dataset-frequency validity rule reads (written by ``pack``)."""
+    counts = src.meta.get("rel_obj_keyframes")
+    if counts is None:
+        raise TensorQAError(f"{src.path}: store has no relation-object counts (meta 'rel_obj_keyframes'); repack it")
+    return torch.tensor(counts, dtype=torch.int64, device=device)
+
+
 def default_batch_videos(device: str) -> int:
     """Videos per block: 16 on the CPU (measured fastest on the 2-core machine: 32 and 64 keep more
     text out of the caches, 8 pays more per-block overhead), 64 on CUDA (benchmarks/RESULTS.md).
@@ -400,10 +409,7 @@ def generate(store: str | os.PathLike, out: str | os.PathLike, templates: list[s
     a, b = shard_range(n, num_shards, shard_index)
     if shard_complete(out, shard_index, num_shards):
         return {"skipped": True, "shard": shard_index, "num_shards": num_shards}
-    counts = src.meta.get("rel_obj_keyframes")
-    if counts is None:
-        raise TensorQAError(f"{src.path}: store has no relation-object counts (meta 'rel_obj_keyframes'); repack it")
-    rel_obj_counts = torch.tensor(counts, dtype=torch.int64, device=device)
+    rel_obj_counts = store_rel_obj_counts(src, device)
     keep_freed_memory()
     out.mkdir(parents=True, exist_ok=True)
     writer = ParquetShardWriter(out, shard_index, num_shards) if fmt == "parquet" else AgqaJsonShardWriter(out, shard_index, num_shards)

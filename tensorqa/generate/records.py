@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import torch
 
-from ..grid import action_word
+from ..grid import ANSWER_KINDS, action_word
 from ..primitives.localize import KIND_NAMES
 from ..program_shapes import PROGRAM_SHAPES
 from ..templates import ACTION_REFERENCE_FRAMES, OBJECT_REFERENCE_FRAMES, TEMPLATES, WINDOW_FRAMES
@@ -286,6 +286,14 @@ def frame_variants(block: CellBlock, video_keys: np.ndarray, rank: np.ndarray, s
     return (x % counts[block.template]).astype(np.int64)
 
 
+def answer_strings(kind: str) -> list[str]:
+    """The released answer strings of an answer kind ("yes/no", "before/after", "object",
+    "action"), indexed by answer id."""
+    v = vocab()
+    return {"yes/no": ["no", "yes"], "before/after": ["before", "after"], "object": list(v.object_english),
+            "action": list(v.action_phrases)}[kind]
+
+
 def video_key(video_id: str) -> int:
     return int.from_bytes(hashlib.blake2b(video_id.encode(), digest_size=8).digest(), "little") >> 1
 
@@ -438,7 +446,7 @@ def render(block: CellBlock, video_ids: tuple[str, ...], splits: tuple[str, ...]
     vids = pa.array(video_ids, pa.string()).take(pa.array(block.video))
     spl = pa.array(splits, pa.string()).take(pa.array(block.video))
     v = vocab()
-    answer_tables = [["no", "yes"], ["before", "after"], list(v.object_english), list(v.action_phrases)]
+    answer_tables = [answer_strings(kind) for kind in ANSWER_KINDS]
     offsets = np.cumsum([0] + [len(a) for a in answer_tables])[:-1]
     answer = coded(sum(answer_tables, []), offsets[answer_kinds] + block.answer)
 
