@@ -26,10 +26,12 @@ must not use them (the template layer reads it from the store's metadata).
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
+from .errors import TensorQAError
 from .scene import VideoScene
 from .vocab import vocab
 
@@ -43,6 +45,10 @@ class AugmentConfig:
     entailments: bool = True
     prune_single_object: bool = True
     exclude_attention: bool = True
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.overlap_margin) and self.overlap_margin >= 0):
+            raise TensorQAError(f"--overlap-margin must be a number of seconds >= 0, got {self.overlap_margin}")
 
     def to_dict(self) -> dict:
         return asdict(self)

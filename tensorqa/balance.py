@@ -104,6 +104,15 @@ class BalanceConfig:
             raise TensorQAError(f"max_steps must be at least 1, got {self.max_steps}")
         if self.smoothing.ratio_decay >= 1 or self.smoothing.ratio_decay <= 0:
             raise TensorQAError(f"ratio_decay must be in (0, 1), got {self.smoothing.ratio_decay}")
+        rule = self.smoothing
+        if not rule.ratio_bound >= 1:  # also refuses NaN
+            raise TensorQAError(f"ratio_bound must be at least 1 (a ratio of answer counts), got {rule.ratio_bound}")
+        for name in ("tail_fraction", "min_keep_fraction", "top_fraction", "top_share"):
+            if not 0 <= getattr(rule, name) <= 1:
+                raise TensorQAError(f"{name} must be in [0, 1], got {getattr(rule, name)}")
+        for name in ("shard_rows", "batch_rows"):
+            if getattr(self, name) < 1:
+                raise TensorQAError(f"{name} must be at least 1, got {getattr(self, name)}")
 
     def as_dict(self) -> dict:
         d = asdict(self)

@@ -68,6 +68,8 @@ def run_pack(a: argparse.Namespace) -> int:
         entailments=not a.no_entailments, prune_single_object=not a.no_prune_single_object,
     )
     kw = dict(config=config, progress=not a.quiet)
+    if a.fps is not None and not a.action_genome:
+        raise TensorQAError("--fps applies to --action-genome frame numbers only")
     t0 = time.perf_counter()
     if a.agqa_stsgs:
         out = pack_agqa_stsgs(a.agqa_stsgs, a.out, **kw)

@@ -162,6 +162,9 @@ class SplitConfig:
     batch_rows: int = BATCH_ROWS
 
     def __post_init__(self):
+        for name in ("shard_rows", "batch_rows"):
+            if getattr(self, name) < 1:
+                raise TensorQAError(f"{name} must be at least 1, got {getattr(self, name)}")
         if isinstance(self.steps_threshold, Mapping):
             unknown = sorted(set(self.steps_threshold) - set(TEMPLATES))
             if unknown:

@@ -88,6 +88,17 @@ def test_impossible_parameters(tmp_path):
     assert_user_error(tensorqa("pack", "--videos", 5, "--out", tmp_path / "no/such/dir/x.h5"), "does not exist")
 
 
+@pytest.mark.parametrize("args, needle", [
+    (["--max-videos", 0], "--max-videos"), (["--max-videos", -3], "--max-videos"),
+    (["--batch-videos", 0], "--batch-videos"), (["--jobs", 0], "--jobs"), (["--threads", 0], "--threads"),
+    (["--num-shards", 2, "--shard-index", 2], "shard index 2"), (["--templates", "objNope"], "objNope"),
+])
+def test_impossible_generate_parameters(tmp_path, small_store, args, needle):
+    out = tmp_path / "pool"
+    assert_user_error(tensorqa("generate", small_store, "--out", out, "--quiet", *args), needle)
+    assert not out.exists()  # refused before anything is written
+
+
 def test_failed_pack_keeps_the_existing_store(tmp_path, small_store):
     out = tmp_path / "keep.h5"
     out.write_bytes(small_store.read_bytes())
@@ -97,3 +108,32 @@ def test_failed_pack_keeps_the_existing_store(tmp_path, small_store):
     assert_user_error(tensorqa("pack", "--charades", csv, "--out", out))
     assert out.read_bytes() == before
     assert not list(tmp_path.glob("*.partial"))
+
+
+@pytest.fixture(scope="module")
+def small_pool(tmp_path_factory, small_store):
+    out = tmp_path_factory.mktemp("cli") / "pool"
+    r = tensorqa("generate", small_store, "--out", out, "--max-videos", 6, "--quiet")
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+@pytest.mark.parametrize("command, args, needle", [
+    ("balance", ["--shard-rows", 0], "shard_rows"), ("balance", ["--ratio-bound", 0.5], "ratio_bound"),
+    ("balance", ["--ratio-bound", "nan"], "ratio_bound"), ("balance", ["--max-steps", 0], "max_steps"),
+    ("split", ["--shard-rows", -5], "shard_rows"),
+])
+def test_impossible_pool_parameters(tmp_path, small_pool, command, args, needle):
+    out = tmp_path / "out"
+    assert_user_error(tensorqa(command, small_pool, "--out", out, "--quiet", *args), needle)
+    assert not out.exists()  # refused before the pool is read
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--overlap-margin", -1], "--overlap-margin"), (["--overlap-margin", "nan"], "--overlap-margin"),
+    (["--fps", 30], "--fps"),  # frame rates belong to Action Genome frame numbers
+])
+def test_impossible_pack_parameters(tmp_path, args, needle):
+    out = tmp_path / "x.h5"
+    assert_user_error(tensorqa("pack", "--videos", 3, "--out", out, "--quiet", *args), needle)
+    assert not out.exists()

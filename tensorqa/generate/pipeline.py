@@ -376,6 +376,8 @@ def generate(store: str | os.PathLike, out: str | os.PathLike, templates: list[s
     Returns the shard's statistics (questions, videos, per-template counts, stage seconds)."""
     if threads is not None and threads < 1:
         raise TensorQAError(f"--threads must be at least 1, got {threads}")
+    if max_videos is not None and max_videos < 1:
+        raise TensorQAError(f"--max-videos must be at least 1, got {max_videos}")
     if jobs == "auto":
         from .jobs import auto_jobs
 
