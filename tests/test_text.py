@@ -69,6 +69,20 @@ def test_compose_matches_python_formatting(M):
     assert compose(lex, group, patterns.__getitem__, slots).to_pylist() == expected
 
 
+@pytest.mark.parametrize("min_run_rows", [1, 1 << 62])  # every row in a run / every row by group
+@pytest.mark.parametrize("runs", [False, True])
+def test_compose_fills_runs_and_groups_alike(monkeypatch, min_run_rows, runs):
+    # Rows of one group in long runs (as a block's programs come, per video and template) or mixed.
+    monkeypatch.setattr(text, "MIN_RUN_ROWS", min_run_rows)
+    rng = np.random.default_rng(11)
+    lex, _, group, patterns, slots, expected = _random_case(rng, 700)
+    if runs:
+        order = np.argsort(group, kind="stable")  # 7 runs of ~100 rows
+        group, slots = group[order], {k: v[order] for k, v in slots.items()}
+        expected = [expected[i] for i in order]
+    assert compose(lex, group, patterns.__getitem__, slots).to_pylist() == expected
+
+
 def test_compose_across_output_chunks_and_extended_lexicon(monkeypatch):
     # Chunks of 7 rows (500 rows span 72 chunks), and per-block strings appended to the lexicon.
     monkeypatch.setattr(text, "CHUNK_ROWS", 7)

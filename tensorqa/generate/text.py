@@ -215,10 +215,37 @@ def compose(lexicon: Lexicon, group: np.ndarray, pattern: Callable[[int], list[s
     # the texts come out in row order from one take, with no reordering of strings afterwards.
     lengths = np.array([len(a) for a in plans], np.int64)
     row_lengths = lengths.take(ginv)
-    starts = np.cumsum(row_lengths) - row_lengths
+    ends = np.cumsum(row_lengths)
+    ids = np.empty(int(ends[-1]), np.int32)
+    runs = np.flatnonzero(ginv[1:] != ginv[:-1]) + 1  # where the group changes
+    if len(runs) * MIN_RUN_ROWS <= M:
+        _fill_runs(ids, ends - row_lengths, ginv, np.concatenate([[0], runs, [M]]), plans, lengths, columns)
+    else:
+        _fill_groups(ids, ends - row_lengths, ginv, plans, columns)
+    return gather_text(lexicon.array() if lexicon_array is None else lexicon_array, ids, row_lengths)
+
+
+# compose fills runs of rows of one group in place when the runs average at least this many rows
+MIN_RUN_ROWS = 32
+
+
+def _fill_runs(ids, starts, ginv, bounds, plans, lengths, columns) -> None:
+    """Rows ``bounds[i]:bounds[i+1]`` (one group, P atoms each) occupy a contiguous [rows, P]
+    block of ``ids``: each atom position is one strided copy of a slot column's slice, or a fill."""
+    group_of, at, count, width = ginv[bounds[:-1]], starts[bounds[:-1]], np.diff(bounds), lengths[ginv[bounds[:-1]]]
+    for a, k, s, n, w in zip(bounds[:-1].tolist(), group_of.tolist(), at.tolist(), count.tolist(), width.tolist()):
+        if not w:
+            continue
+        block = ids[s:s + n * w].reshape(n, w)
+        for j, (col, lit_id) in enumerate(plans[k]):
+            block[:, j] = columns[col][a:a + n] if col else lit_id
+
+
+def _fill_groups(ids, starts, ginv, plans, columns) -> None:
+    """Each group's rows at once, wherever they are: an atom position is a gather of the rows'
+    slot values (or a literal) scattered to the rows' atom offsets."""
     order = stable_order(ginv, len(plans))
     row_start = np.concatenate([[0], np.cumsum(np.bincount(ginv, minlength=len(plans)))])
-    ids = np.empty(int(row_lengths.sum()), np.int32)
     for k, atoms in enumerate(plans):
         if not atoms:
             continue
@@ -226,4 +253,3 @@ def compose(lexicon: Lexicon, group: np.ndarray, pattern: Callable[[int], list[s
         at = starts[rows]
         for j, (col, lit_id) in enumerate(atoms):
             ids[at + j] = columns[col][rows] if col else lit_id
-    return gather_text(lexicon.array() if lexicon_array is None else lexicon_array, ids, row_lengths)
