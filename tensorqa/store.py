@@ -19,6 +19,8 @@ renamed when complete: an interrupted write never leaves a file that looks finis
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -213,6 +215,17 @@ class SceneStore:
         self._pos = {vid: i for i, vid in enumerate(self.video_ids)}
         self.source: str = str(self._f.attrs.get("source", ""))
         self.meta: dict = json.loads(self._f.attrs.get("meta_json", "{}"))
+
+    @functools.cached_property
+    def fingerprint(self) -> str:
+        """16 hex digits that tell stores apart: a hash of the source, the metadata (augmentation
+        rules, seed, ...), the video ids and every video's keyframe and instance counts. Packing
+        is deterministic, so two stores packed alike share it wherever they lie."""
+        h = hashlib.blake2b(digest_size=8)
+        h.update(self.source.encode() + b"\0" + json.dumps(self.meta, sort_keys=True).encode() + b"\0")
+        h.update("\n".join(self.video_ids).encode() + b"\0")
+        h.update(self.num_frames.tobytes() + self.num_instances.tobytes())
+        return h.hexdigest()
 
     def _validate(self) -> None:
         a, p = self._f.attrs, self.path

@@ -6,8 +6,10 @@ Hugging Face layout::
     OUT/data/<split>-<i:05d>-of-<K:05d>.parquet     shard i of K, one file per split
     OUT/data/.done-<i:05d>-of-<K:05d>.json          written last: shard i is complete
 
-A shard is written to ``*.partial`` files renamed at the end, then its ``.done`` marker; a shard
-whose marker exists is complete and is skipped on restart, a half-written one is redone.
+A shard is written to ``*.partial`` files renamed at the end, then its ``.done`` marker, which
+records what decided the records (store, seed, templates, ...). On restart a shard whose marker
+exists is complete and is skipped, a half-written one is redone, and a folder that holds another
+run's shards (other parameters, another shard count) is refused (:func:`resume_shard`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -84,6 +87,47 @@ def done_marker(out: Path, index: int, count: int) -> Path:
 
 def shard_complete(out: str | os.PathLike, index: int, count: int) -> bool:
     return done_marker(Path(out), index, count).exists()
+
+
+_SHARD_FILE = re.compile(r"-(\d{5})-of-(\d{5})\.(?:parquet|json)$")
+
+
+def resume_shard(out: str | os.PathLike, index: int, count: int, params: dict) -> bool:
+    """Whether shard ``index`` of ``count`` is already complete in ``out`` (a restart skips it).
+
+    Refuses (TensorQAError) a folder that holds another run's records, which a restart would
+    otherwise mix with this run's or keep in place of them: shard files of another shard count,
+    or done markers that record other ``params`` (the values that decide the records: store,
+    seed, templates, ...; markers of older versions record fewer, and only those are compared)."""
+    out = Path(out)
+    for folder in (out / "data", out / "agqa"):
+        for path in sorted(folder.glob("*-of-*")) if folder.is_dir() else ():
+            m = _SHARD_FILE.search(path.name)
+            if m and int(m.group(2)) != count:
+                raise TensorQAError(f"{out}: holds {path.name}, a shard of a {int(m.group(2))}-shard run, and this run "
+                                    f"writes {count} shard(s): write to another --out, or remove the old files")
+    for marker in sorted((out / "data").glob(f".done-*-of-{count:05d}.json")):
+        try:
+            recorded = json.loads(marker.read_text())
+        except (OSError, ValueError) as e:
+            raise TensorQAError(f"{marker}: unreadable done marker ({e}); remove it to redo its shard") from None
+        for key, value in params.items():
+            if key in recorded and recorded[key] != value:
+                if key == "store_id":
+                    what = "from another scene store"
+                elif key == "pool_videos":
+                    what = f"for {recorded[key]:,} videos (this run: {value:,})"
+                else:
+                    what = f"with {key} {_brief(recorded[key])} (this run: {_brief(value)})"
+                raise TensorQAError(f"{out}: holds shards generated {what}: write to another --out, "
+                                    "or remove the old pool")
+    return done_marker(out, index, count).exists()
+
+
+def _brief(value) -> str:
+    if isinstance(value, list):
+        return "[" + ", ".join(map(str, value[:3])) + (f", ... {len(value)} in all]" if len(value) > 3 else "]")
+    return repr(value)
 
 
 # Long, mostly distinct text columns are written plain (dictionary encoding them falls back

@@ -3,7 +3,9 @@ sizes and shard counts, restart behaviour, record well-formedness, CLI errors.""
 
 import os
 import random
+import re
 from collections import Counter
+from pathlib import Path
 import subprocess
 import sys
 
@@ -260,13 +262,41 @@ def test_complete_shards_are_skipped_and_partial_ones_redone(tmp_path, store):
     out = tmp_path / "restart"
     generate(store, out, num_shards=2, shard_index=0, progress=False, templates=["objExists"])
     assert shard_complete(out, 0, 2) and not shard_complete(out, 1, 2)
-    assert generate(store, out, num_shards=2, shard_index=0, progress=False)["skipped"]
+    assert generate(store, out, num_shards=2, shard_index=0, progress=False, templates=["objExists"])["skipped"]
     # a half-written shard: partial files and no marker -> generated again from scratch
     (out / "data" / "train-00001-of-00002.parquet.partial").write_bytes(b"garbage")
     stats = generate(store, out, num_shards=2, shard_index=1, progress=False, templates=["objExists"])
     assert stats["questions"] > 0 and shard_complete(out, 1, 2)
     assert not list((out / "data").glob("*.partial"))
     pq.read_table(out / "data" / "train-00001-of-00002.parquet")
+
+
+def test_a_restart_refuses_a_folder_of_another_run(tmp_path, store):
+    # Shards are skipped only when their done markers record this run's parameters: another seed,
+    # template set, store, video count, format or shard count would mix two pools in one folder
+    # (or keep the old one in place of the new).
+    out = tmp_path / "p"
+    first = dict(num_shards=2, shard_index=0, progress=False, templates=["objExists", "relExists"], max_videos=6)
+    generate(store, out, **first)
+    files = {p.name: p.read_bytes() for p in (out / "data").iterdir()}
+    other = pack_default(tmp_path / "other.h5", videos=6, seed=6, progress=False)
+    for change, needle in [({"seed": 1}, "seed 0 (this run: 1)"), ({"templates": ["objExists"]}, "templates"),
+                           ({"max_videos": 5}, "for 6 videos (this run: 5)"), ({"semantics": "strict"}, "semantics"),
+                           ({"fmt": "agqa-json"}, "format"), ({"num_shards": 3}, "of a 2-shard run"),
+                           ({"store": other}, "another scene store")]:
+        args = {**first, **change}
+        source = args.pop("store", store)
+        with pytest.raises(TensorQAError, match=re.escape(needle)):
+            generate(source, out, **args)
+        with pytest.raises(TensorQAError, match=re.escape(needle)):  # the other shard of a run, too
+            generate(source, out, **{**args, "shard_index": 1})
+    with pytest.raises(TensorQAError, match="of a 2-shard run"):
+        generate(store, out, jobs=3, progress=False, templates=first["templates"], max_videos=6)
+    assert {p.name: p.read_bytes() for p in (out / "data").iterdir()} == files  # nothing written, nothing lost
+    # the same run from a copy of the store elsewhere, or with other blocks: still a restart
+    copy = tmp_path / "elsewhere.h5"
+    copy.write_bytes(Path(store).read_bytes())
+    assert generate(copy, out, **first, batch_videos=2)["skipped"]
 
 
 def test_torchrun_environment_picks_the_shard(tmp_path, store, monkeypatch):

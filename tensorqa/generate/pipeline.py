@@ -38,7 +38,7 @@ from ..semantics import get_semantics
 from ..store import open_store
 from ..templates import ACTIVE_TEMPLATES, TEMPLATES, template_spec
 from ..vocab import vocab
-from ..writers import AgqaJsonShardWriter, ParquetShardWriter, shard_complete, write_dataset_card
+from ..writers import AgqaJsonShardWriter, ParquetShardWriter, resume_shard, write_dataset_card
 from .grounding import with_grounding
 from .qualifiers import rule_cells
 from .records import MAX_STEPS, TEMPLATE_NAMES, CellBlock, frame_variants, question_steps, render, video_key
@@ -409,7 +409,15 @@ def generate(store: str | os.PathLike, out: str | os.PathLike, templates: list[s
     src = open_store(store)
     n = len(src) if max_videos is None else min(len(src), max_videos)
     a, b = shard_range(n, num_shards, shard_index)
-    if shard_complete(out, shard_index, num_shards):
+    grounding = fmt == "agqa-json" if grounding is None else grounding
+    params = record_params(src, names, seed, sem.name, fmt, grounding, n)
+    try:
+        complete = resume_shard(out, shard_index, num_shards, params)
+    except BaseException:
+        src.close()
+        raise
+    if complete:
+        src.close()
         return {"skipped": True, "shard": shard_index, "num_shards": num_shards}
     rel_obj_counts = store_rel_obj_counts(src, device)
     keep_freed_memory()
@@ -419,7 +427,6 @@ def generate(store: str | os.PathLike, out: str | os.PathLike, templates: list[s
     t_start = time.perf_counter()
     bar = tqdm(total=b - a, desc=f"generate shard {shard_index + 1}/{num_shards}", unit="video",
                disable=not progress, dynamic_ncols=True)
-    grounding = fmt == "agqa-json" if grounding is None else grounding
     backend = kernels_mod.configure(kernels, device)
     gc_was_enabled = gc.isenabled()
     gc.disable()  # blocks make no reference cycles; the collector's scans were 2 % of a run
@@ -440,8 +447,8 @@ def generate(store: str | os.PathLike, out: str | os.PathLike, templates: list[s
                 bar.set_postfix(questions=f"{times.questions:,}",
                                 q_per_s=f"{times.questions / max(time.perf_counter() - t_start, 1e-9):,.0f}")
         t0 = time.perf_counter()
-        stats = {"shard": shard_index, "num_shards": num_shards, "templates": names, "seed": seed,
-                 "semantics": sem.name, "store": str(Path(src.path).resolve()), "device": device,
+        stats = {"shard": shard_index, "num_shards": num_shards, **params, "store": str(Path(src.path).resolve()),
+                 "device": device,
                  "backend": kernels_mod.backend_for(kernels, device), **times.as_dict(),
                  "seconds": round(time.perf_counter() - t_start, 3)}
         writer.close(stats)
@@ -458,6 +465,15 @@ def generate(store: str | os.PathLike, out: str | os.PathLike, templates: list[s
     if fmt == "parquet":
         write_dataset_card(out, "tensorqa unbalanced AGQA-style pool", _card_body(stats))
     return stats
+
+
+def record_params(src, templates: list[str], seed: int, semantics: str, fmt: str, grounding: bool,
+                  videos: int) -> dict:
+    """What decides a shard's records besides its index, as its done marker records it: a restart
+    into the same folder must match (``writers.resume_shard``). Devices, kernels, block sizes
+    and process counts are not among them: the records do not depend on them."""
+    return {"store_id": src.fingerprint, "templates": list(templates), "seed": seed, "semantics": semantics,
+            "format": fmt, "grounding": bool(grounding), "pool_videos": videos}
 
 
 def _card_body(stats: dict) -> str:
