@@ -85,6 +85,13 @@ def done_marker(out: Path, index: int, count: int) -> Path:
     return Path(out) / "data" / f".done-{index:05d}-of-{count:05d}.json"
 
 
+def write_done_marker(path: Path, stats: dict) -> None:
+    """The marker, whole or not at all (written aside and renamed): other shards read it when they start."""
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(json.dumps(stats, sort_keys=True))
+    os.replace(partial, path)
+
+
 def shard_complete(out: str | os.PathLike, index: int, count: int) -> bool:
     return done_marker(Path(out), index, count).exists()
 
@@ -297,7 +304,7 @@ class ParquetShardWriter:
             self._writers[split].close()
             os.replace(self._partial(split), self.data / shard_name(split, self.index, self.count))
         marker = done_marker(self.out, self.index, self.count)
-        marker.write_text(json.dumps({"rows": self.rows, **(stats or {})}, sort_keys=True))
+        write_done_marker(marker, {"rows": self.rows, **(stats or {})})
 
     def abort(self) -> None:
         for split, w in self._writers.items():
@@ -414,7 +421,7 @@ class AgqaJsonShardWriter:
             f.close()
             os.replace(self._partial(split), self.paths[split])
         (self.out / "data").mkdir(exist_ok=True)
-        done_marker(self.out, self.index, self.count).write_text(json.dumps({"rows": self.rows, **(stats or {})}, sort_keys=True))
+        write_done_marker(done_marker(self.out, self.index, self.count), {"rows": self.rows, **(stats or {})})
 
     def abort(self) -> None:
         for split, f in self.files.items():
