@@ -452,6 +452,10 @@ def main(argv: list[str] | None = None) -> int:
         # the interpreter flushes stdout again at exit, which would raise once more: point it at nothing
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141  # 128 + SIGPIPE, what a shell reports for a command killed by it
+    except OSError as e:  # the file system said no: a path that is a file, not writable, a full disk
+        said = f"{e.filename}: {e.strerror}" if e.filename is not None and e.strerror else str(e)
+        print(f"tensorqa: error: {said}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -68,8 +68,11 @@ class StoreWriter:
     def __init__(self, path: str | os.PathLike, source: str = "", meta: dict | None = None):
         self.path = Path(path)
         self.partial = self.path.with_name(self.path.name + ".partial")
-        if self.path.parent and not self.path.parent.exists():
-            raise TensorQAError(f"{self.path}: output directory {self.path.parent} does not exist")
+        if not self.path.parent.is_dir():
+            raise TensorQAError(f"{self.path}: output directory {self.path.parent} does not exist"
+                                + (" (it is a file)" if self.path.parent.exists() else ""))
+        if self.path.is_dir():
+            raise TensorQAError(f"{self.path}: is a folder; the store is a file (.h5)")
         v = vocab()
         self._O, self._R = v.num_objects, v.num_relations
         self._f = h5py.File(self.partial, "w")

@@ -137,3 +137,15 @@ def test_impossible_pack_parameters(tmp_path, args, needle):
     out = tmp_path / "x.h5"
     assert_user_error(tensorqa("pack", "--videos", 3, "--out", out, "--quiet", *args), needle)
     assert not out.exists()
+
+
+def test_output_paths_that_cannot_be_written(tmp_path, small_store, small_pool):
+    # a file where a folder goes, a folder where a file goes, a path under a file: one line each
+    a_file = tmp_path / "a_file"
+    a_file.write_text("keep me")
+    assert_user_error(tensorqa("generate", small_store, "--out", a_file, "--quiet"), "is a file")
+    assert_user_error(tensorqa("pack", "--videos", 2, "--out", tmp_path, "--quiet"), "is a folder")
+    assert_user_error(tensorqa("pack", "--videos", 2, "--out", a_file / "x.h5", "--quiet"), "a_file")
+    assert_user_error(tensorqa("balance", small_pool, "--out", a_file / "balanced", "--quiet"), "a_file")
+    assert_user_error(tensorqa("split", small_pool, "--out", a_file, "--quiet"), "a_file")
+    assert a_file.read_text() == "keep me"

@@ -406,6 +406,8 @@ def generate(store: str | os.PathLike, out: str | os.PathLike, templates: list[s
     names = resolve_templates(templates, include_retired)
     sem = get_semantics(semantics)
     out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise TensorQAError(f"--out {out}: is a file; the pool is a folder")
     src = open_store(store)
     n = len(src) if max_videos is None else min(len(src), max_videos)
     a, b = shard_range(n, num_shards, shard_index)
