@@ -328,7 +328,14 @@ def read_pool(out: str | os.PathLike, columns: list[str] | None = None) -> pa.Ta
     files = sorted(Path(out, "data").glob("*.parquet"), key=lambda p: (SPLITS.index(p.name.split("-")[0]), p.name))
     if not files:
         raise TensorQAError(f"{out}: no Parquet shards under data/")
-    return pa.concat_tables([pq.read_table(f, columns=columns) for f in files])
+    tables = []
+    for f in files:
+        try:
+            tables.append(pq.read_table(f, columns=columns))
+        except (OSError, pa.ArrowException) as e:
+            what = "the columns " + ", ".join(columns) if columns else "it"
+            raise TensorQAError(f"{f}: cannot read {what} as Parquet ({e})") from None
+    return pa.concat_tables(tables)
 
 
 def string_offsets(arr: pa.Array) -> np.ndarray:

@@ -149,3 +149,19 @@ def test_output_paths_that_cannot_be_written(tmp_path, small_store, small_pool):
     assert_user_error(tensorqa("balance", small_pool, "--out", a_file / "balanced", "--quiet"), "a_file")
     assert_user_error(tensorqa("split", small_pool, "--out", a_file, "--quiet"), "a_file")
     assert a_file.read_text() == "keep me"
+
+
+@pytest.mark.parametrize("damage", ["truncated", "not parquet"])
+def test_damaged_pool_shards(tmp_path, small_pool, damage):
+    import shutil
+
+    pool = tmp_path / "pool"
+    shutil.copytree(small_pool, pool)
+    shard = sorted((pool / "data").glob("train-*.parquet"))[0]
+    shard.write_bytes(shard.read_bytes()[: shard.stat().st_size // 2] if damage == "truncated" else b"hello")
+    for args in (["stats", pool], ["balance", pool, "--out", tmp_path / "b", "--quiet"],
+                 ["split", pool, "--out", tmp_path / "s", "--quiet"],
+                 ["decompose", pool, "--out", tmp_path / "d", "--limit", 1, "--quiet"],
+                 ["baseline", "--pool", pool, "--kind", "random", "--out", tmp_path / "p.json"]):
+        assert_user_error(tensorqa(*args), shard.name)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pool"]  # nothing written

@@ -61,17 +61,26 @@ def pool_files(pool: str | os.PathLike) -> dict[str, list[Path]]:
     return files
 
 
+def open_shard(f: Path, **options) -> pq.ParquetFile:
+    """A pool shard opened for reading; a file that is not Parquet, or is cut short, raises
+    :class:`TensorQAError` naming it."""
+    try:
+        return pq.ParquetFile(f, **options)
+    except (OSError, pa.ArrowException) as err:
+        raise TensorQAError(f"{f}: not a readable Parquet file ({err})") from None
+
+
 def check_columns(files: Sequence[Path], columns: Sequence[str]) -> None:
-    """Raise naming the file and column if a shard lacks one of ``columns``."""
+    """Raise naming the file and column if a shard lacks one of ``columns`` (or is not Parquet)."""
     for f in files:
-        names = set(pq.read_schema(f).names)
+        names = set(open_shard(f).schema_arrow.names)
         for c in columns:
             if c not in names:
                 raise TensorQAError(f"{f}: column {c!r} is missing (expected tensorqa.writers.RECORD_SCHEMA)")
 
 
 def count_rows(files: Sequence[Path]) -> int:
-    return sum(pq.ParquetFile(f).metadata.num_rows for f in files)
+    return sum(open_shard(f).metadata.num_rows for f in files)
 
 
 def iter_batches(files: Sequence[Path], columns: Sequence[str] | None, batch_rows: int = BATCH_ROWS,
@@ -79,7 +88,7 @@ def iter_batches(files: Sequence[Path], columns: Sequence[str] | None, batch_row
     """Record batches of the given columns over ``files`` in order; ``dictionary`` columns come as
     dictionary arrays (cheap for low-cardinality strings such as template, window, answer)."""
     for f in files:
-        pf = pq.ParquetFile(f, read_dictionary=list(dictionary) or None)
+        pf = open_shard(f, read_dictionary=list(dictionary) or None)
         try:
             yield from pf.iter_batches(batch_size=batch_rows, columns=list(columns) if columns else None)
         except (OSError, pa.ArrowInvalid) as err:
