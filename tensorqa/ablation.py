@@ -222,25 +222,19 @@ def ablate_store(store, ablations: list[tuple[str, str]] | list[str], templates:
 
     Returns ``{"ablations", "videos", "seconds", "templates": [TemplateChange as dict, ...],
     "total": {...}}`` (templates in catalogue order)."""
-    from .generate.pipeline import default_batch_videos, resolve_templates, store_rel_obj_counts
+    from .generate.pipeline import checked_run_options, resolve_templates, store_rel_obj_counts, videos_used
 
     pairs = [parse_ablation(a if isinstance(a, str) else "=".join(a)) for a in ablations]
     if not pairs:
         raise TensorQAError("ablate: name at least one --ablate NAME=REPLACEMENT")
-    batch_videos = default_batch_videos(device) if batch_videos is None else batch_videos
-    if batch_videos < 1:
-        raise TensorQAError(f"--batch-videos must be at least 1, got {batch_videos}")
-    if max_videos is not None and max_videos < 1:
-        raise TensorQAError(f"--max-videos must be at least 1, got {max_videos}")
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise TensorQAError(f"--device {device}: CUDA is not available on this machine")
+    batch_videos = checked_run_options(device, batch_videos, max_videos)
     names = resolve_templates(templates, include_retired)
     sem = get_semantics(semantics)
     totals = {n: None for n in names}
     t0 = time.perf_counter()
     with open_store(store) as src:
         rel_obj_counts = store_rel_obj_counts(src, device)
-        n = len(src) if max_videos is None else min(len(src), max_videos)
+        n = videos_used(src, max_videos)
         out = _QuestionWriter(questions) if questions is not None else None
         bar = tqdm(total=n, desc="ablate", unit="video", disable=not progress, dynamic_ncols=True)
         try:

@@ -30,7 +30,7 @@ from ..errors import TensorQAError
 from ..semantics import get_semantics
 from ..store import open_store
 from ..writers import resume_shard
-from .pipeline import StageTimes, record_params, resolve_templates
+from .pipeline import StageTimes, default_grounding, record_params, resolve_templates, videos_used
 
 # statistics summed over shards: StageTimes' counters and stage seconds
 SUMMED = tuple(f.name for f in fields(StageTimes) if f.name != "per_template")
@@ -124,12 +124,11 @@ def generate_jobs(jobs: int, *, num_shards, shard_index, progress: bool, threads
         raise TensorQAError("--jobs runs every shard of this machine itself: "
                             "do not combine it with --num-shards / --shard-index or torchrun")
     with open_store(kwargs["store"]) as src:  # a bad store or --out fails here, once, not in every child
-        n = len(src) if kwargs.get("max_videos") is None else min(len(src), kwargs["max_videos"])
-        fmt, grounding = kwargs.get("fmt", "parquet"), kwargs.get("grounding")
-        names = resolve_templates(kwargs.get("templates"), kwargs.get("include_retired", False))
+        n = videos_used(src, kwargs["max_videos"])
+        names = resolve_templates(kwargs["templates"], kwargs["include_retired"])
         resume_shard(kwargs["out"], 0, jobs, record_params(
-            src, names, kwargs.get("seed", 0), get_semantics(kwargs.get("semantics", "agqa")).name, fmt,
-            fmt == "agqa-json" if grounding is None else grounding, n))
+            src, names, kwargs["seed"], get_semantics(kwargs["semantics"]).name, kwargs["fmt"],
+            default_grounding(kwargs["fmt"], kwargs["grounding"]), n))
     kwargs["threads"] = threads or max(1, usable_cores() // jobs)
     ctx = mp.get_context("spawn")
     done = ctx.Array("q", 2 * jobs, lock=False)  # per shard: videos done, questions so far (one writer each)

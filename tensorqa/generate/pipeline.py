@@ -320,6 +320,29 @@ def store_rel_obj_counts(src, device: str) -> torch.Tensor:
     return torch.tensor(counts, dtype=torch.int64, device=device)
 
 
+def checked_run_options(device: str, batch_videos: int | None, max_videos: int | None) -> int:
+    """The block size (``batch_videos``, or the device's default) after refusing impossible run
+    options: what ``generate`` and ``ablate`` share."""
+    if max_videos is not None and max_videos < 1:
+        raise TensorQAError(f"--max-videos must be at least 1, got {max_videos}")
+    batch_videos = default_batch_videos(device) if batch_videos is None else batch_videos
+    if batch_videos < 1:
+        raise TensorQAError(f"--batch-videos must be at least 1, got {batch_videos}")
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise TensorQAError(f"--device {device}: CUDA is not available on this machine")
+    return batch_videos
+
+
+def videos_used(src, max_videos: int | None) -> int:
+    """How many of the store's videos a run reads: all, or the first ``max_videos``."""
+    return len(src) if max_videos is None else min(len(src), max_videos)
+
+
+def default_grounding(fmt: str, grounding: bool | None) -> bool:
+    """``--grounding`` unless given: on for AGQA JSON, off for Parquet."""
+    return fmt == "agqa-json" if grounding is None else bool(grounding)
+
+
 def default_batch_videos(device: str) -> int:
     """Videos per block: 16 on the CPU (measured fastest on the 2-core machine: 32 and 64 keep more
     text out of the caches, 8 pays more per-block overhead), 64 on CUDA (benchmarks/RESULTS.md).
@@ -376,8 +399,10 @@ def generate(store: str | os.PathLike, out: str | os.PathLike, templates: list[s
     Returns the shard's statistics (questions, videos, per-template counts, stage seconds)."""
     if threads is not None and threads < 1:
         raise TensorQAError(f"--threads must be at least 1, got {threads}")
-    if max_videos is not None and max_videos < 1:
-        raise TensorQAError(f"--max-videos must be at least 1, got {max_videos}")
+    batch_videos = checked_run_options(device, batch_videos, max_videos)
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise TensorQAError(f"--out {out}: is a file; the pool is a folder")
     if jobs == "auto":
         from .jobs import auto_jobs
 
@@ -395,23 +420,15 @@ def generate(store: str | os.PathLike, out: str | os.PathLike, templates: list[s
         torch.set_num_threads(threads)
     if fmt not in ("parquet", "agqa-json"):
         raise TensorQAError(f"--format must be parquet or agqa-json, not {fmt!r}")
-    batch_videos = default_batch_videos(device) if batch_videos is None else batch_videos
-    if batch_videos < 1:
-        raise TensorQAError(f"--batch-videos must be at least 1, got {batch_videos}")
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise TensorQAError(f"--device {device}: CUDA is not available on this machine")
     device = rank_device(device)
     num_shards = int(os.environ.get("WORLD_SIZE", 1)) if num_shards is None else num_shards
     shard_index = int(os.environ.get("RANK", 0)) if shard_index is None else shard_index
     names = resolve_templates(templates, include_retired)
     sem = get_semantics(semantics)
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise TensorQAError(f"--out {out}: is a file; the pool is a folder")
     src = open_store(store)
-    n = len(src) if max_videos is None else min(len(src), max_videos)
+    n = videos_used(src, max_videos)
     a, b = shard_range(n, num_shards, shard_index)
-    grounding = fmt == "agqa-json" if grounding is None else grounding
+    grounding = default_grounding(fmt, grounding)
     params = record_params(src, names, seed, sem.name, fmt, grounding, n)
     try:
         complete = resume_shard(out, shard_index, num_shards, params)
@@ -475,7 +492,7 @@ def record_params(src, templates: list[str], seed: int, semantics: str, fmt: str
     into the same folder must match (``writers.resume_shard``). Devices, kernels, block sizes
     and process counts are not among them: the records do not depend on them."""
     return {"store_id": src.fingerprint, "templates": list(templates), "seed": seed, "semantics": semantics,
-            "format": fmt, "grounding": bool(grounding), "pool_videos": videos}
+            "format": fmt, "grounding": grounding, "pool_videos": videos}
 
 
 def _card_body(stats: dict) -> str:
