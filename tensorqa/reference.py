@@ -405,8 +405,7 @@ class _Executor:
             raise TensorQAError(f"program: {verb_word.text!r} is not a verb") from None
         o = self.object(obj_node)
         voc = self.vocab
-        classes = [a for a in range(voc.num_actions)
-                   if voc.action_verb[a] == verb and voc.action_object[a] == o and voc.action_merged_into[a] == a]
+        classes = voc.actions_named(verb, o)
         if len(classes) == 1:
             return classes[0]
         if not classes:
@@ -657,6 +656,8 @@ class _Executor:
         firsts = [i for i in candidates if i.start == earliest]
         if len(firsts) != 1:
             raise _Undefined(f"actFirst: {len(firsts)} actions start first")
+        if sum(i.end >= t for i in v.instances) < 2:
+            raise _Undefined("actFirst: not more than one instance ends at or after t")
         return firsts[0].cls
 
     def act_last(self, w: _Window) -> int:
@@ -673,9 +674,10 @@ class _Executor:
             seen |= v.classes_at(f)
         if len(seen) > 1:
             raise _Undefined(f"actLast: {len(seen)} actions within the last seconds of the window")
-        t = v.secs[fl]
-        if fl == v.num_frames - 1 and not self.sem.act_last_video_end_is_last_keyframe:
-            t = math.inf
+        # the generator means t = +inf at the video's last keyframe; its answer uses the keyframe's
+        # time there (act_last_video_end_is_last_keyframe), its "more than one candidate" rule does not
+        t_meant = math.inf if fl == v.num_frames - 1 else v.secs[fl]
+        t = v.secs[fl] if self.sem.act_last_video_end_is_last_keyframe else t_meant
         candidates = [i for i in v.instances if i.end < t]
         if not candidates:
             raise _Undefined("actLast: no action ends in the window")
@@ -683,6 +685,8 @@ class _Executor:
         lasts = [i for i in candidates if i.end == latest]
         if len(lasts) != 1:
             raise _Undefined(f"actLast: {len(lasts)} actions end last")
+        if sum(i.end < t_meant for i in v.instances) < 2:
+            raise _Undefined("actLast: not more than one candidate instance")
         return lasts[0].cls
 
     def act_what(self, w: _Window) -> int:

@@ -73,6 +73,12 @@ class Semantics:
     # AGQA's solver), so the other object of the pair seen there makes the answer undefined.
     choose_stretch_includes_stop: bool = True
 
+    # §b.1 objLastVerify: the generator's "last keyframe of the relation in W" helper finds nothing
+    # when the relation occurs at exactly one keyframe of W (it needs two hits), so no objLastVerify
+    # question is asked for such a (relation, window) (True, AGQA). False: one keyframe is enough.
+    # Reader: validity rules (generate/qualifiers.py).
+    obj_last_verify_needs_two_keyframes: bool = True
+
     # -- durations (§b.1, f9) ----------------------------------------------------------------------------
     # Longest / shortest / length compare: lengths (end - start, seconds) must differ by MORE than
     # this many seconds.
@@ -98,6 +104,12 @@ class Semantics:
     # f6. The three checks the original intends but never fires (relExists touching/no; objTime
     # object exclusion; Verify "> 1 candidate"): False (AGQA) = do not apply them.
     apply_nonfiring_checks: bool = False
+    # §b.1 and/xor: P-validObjRel's clause "the reference is not defined through the question's
+    # relation" never fires in andObjRelExists / xorObjRelExists (the generator's check receives
+    # plain ids), so "held the first thing taken and the thing they held" is asked (False, AGQA).
+    # True: the clause applies there as in every other template. The touching restriction applies
+    # either way. Reader: reference enumeration (generate/pipeline.py).
+    and_xor_reference_relation_check: bool = False
     # f8. Pairs of a two-item slot are enumerated once (combinations, in a deterministic order).
     pairs_as_combinations: bool = True
     # f10. Open-answer smoothing applies only the last pass's removals (False, AGQA); True: all.
@@ -144,6 +156,8 @@ STRICT = replace(
     apply_nonfiring_checks=True,
     interaction="unified",
     smoothing_applies_all_passes=True,
+    obj_last_verify_needs_two_keyframes=False,
+    and_xor_reference_relation_check=True,
 )
 PRESETS = {"agqa": AGQA, "strict": STRICT}
 

@@ -105,6 +105,19 @@ class Vocab:
             m |= m[:, k : k + 1] & m[k : k + 1, :]
         return m
 
+    def merged_action_object(self, a: int) -> int:
+        """Action a's object in its merged form (semantics §b.3: c038's towel is blanket), the form
+        the store and object references use; NO_OBJECT for actions without one."""
+        o = self.action_object[a]
+        return self.object_merged_into[o] if o != NO_OBJECT else NO_OBJECT
+
+    def actions_named(self, verb: int, obj: int) -> list[int]:
+        """The canonical (not merged-away) action classes with this verb whose object is ``obj``,
+        both objects compared merged: what ``ToAction(verb, obj)`` may denote."""
+        o = self.object_merged_into[obj]
+        return [a for a in range(self.num_actions)
+                if self.action_verb[a] == verb and self.action_merged_into[a] == a and self.merged_action_object(a) == o]
+
     @functools.cached_property
     def hash(self) -> str:
         """Short sha256 of the canonical JSON of every table: identifies this vocabulary."""

@@ -330,8 +330,9 @@ def test_bad_parameters(tmp_path, store):
 
 
 def test_indirect_object_actions(store, pool):
-    # §b.3 "Actions": actTime (both actions) and relTime (its action) also ask about an action whose
-    # object is described by a reference, printed as ToAction(<verb>, <object reference>). The
+    # §b.3 "Actions": actTime (both actions), relTime and objTime (their action) also ask about an
+    # action whose object is described by a reference, printed as ToAction(<verb>, <object reference>).
+    # objTime's object may be a reference at the same time (each adds a step). The
     # scalar executor resolves ToAction to the class with that verb and object occurring in the
     # video, and must give each record's answer.
     import re
@@ -340,18 +341,21 @@ def test_indirect_object_actions(store, pool):
 
     _, table = pool
     rows = [r for r in table.select(["video_id", "template", "program", "answer", "question", "action_ref",
-                                     "action2_ref", "action", "action2", "steps", "i_obj", "is_direct"]).to_pylist()
+                                     "action2_ref", "action", "action2", "steps", "i_obj", "is_direct",
+                                     "object_ref"]).to_pylist()
             if r["action_ref"] or r["action2_ref"]]
-    assert {r["template"] for r in rows} == {"actTime", "relTime"}
+    assert {r["template"] for r in rows} == {"actTime", "relTime", "objTime"}
     assert {r["action_ref"] for r in rows} | {r["action2_ref"] for r in rows} <= {"", "first", "last", "whole"}
-    assert all(r["template"] == "actTime" for r in rows if r["action2_ref"])  # relTime has one action
+    assert all(r["template"] == "actTime" for r in rows if r["action2_ref"])  # relTime, objTime: one action
+    assert any(r["object_ref"] for r in rows if r["template"] == "objTime")  # object and action indirect
     v = vocab()
     with open_store(store) as s:
         scenes = {vid: s.scene(vid) for vid in {r["video_id"] for r in rows}}
     wrong = []
     for r in random.Random(2).sample(rows, min(600, len(rows))):
         n_refs = r["program"].count("ToAction(")
-        assert n_refs in (1, 2) and r["steps"] == 5 + n_refs  # base 5, one step per reference
+        # base 5, one step per reference (objTime's object reference included)
+        assert n_refs in (1, 2) and r["steps"] == 5 + n_refs + bool(r["object_ref"])
         assert r["i_obj"] == 1 and r["is_direct"] == 0
         assert "{" not in r["question"] and "ToAction" not in r["question"] and r["question"].endswith("?")
         # the reference is never defined through the action's own verb (e.g. "holding the object

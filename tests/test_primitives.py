@@ -343,9 +343,18 @@ def test_act_first_last_what():
     v = pos[("video", ())]
     assert ok[0, v] and V.actions[int(cls[0, v])] == "c015"
     # after c015 (keyframes 2..6, from 4 s): within 5 s: 4, 6, 8 s -> c076 only; t = 4 - 1 = 3 s;
-    # instances starting at or after 3 s: c076
+    # instances starting at or after 3 s: c076. But c076 is the only instance ending at or after t:
+    # §b.1's "more than one instance" rule -> undefined
     a = pos[("after", ("c015",))]
-    assert ok[0, a] and V.actions[int(cls[0, a])] == "c076"
+    assert not ok[0, a]
+    # with a second late instance (c123 [11, 12]: outside the 5 s) it is defined: c076
+    late = make_scene("ACT03", [(24 * i + 1, 2.0 * i) for i in range(7)],
+                      actions=[("c015", 0.0, 2.5), ("c076", 7.0, 12.0), ("c123", 11.0, 12.0)])
+    b3 = SceneBatch.from_scenes([late])
+    w3 = localize(b3, AGQA)
+    a3 = {(k, x): j for j, (k, x, _) in enumerate(windows_of(w3))}[("after", ("c015",))]
+    cls3, ok3 = act_first(b3, b3.act, w3, AGQA)
+    assert ok3[0, a3] and V.actions[int(cls3[0, a3])] == "c076"
     # actLast over the video: last keyframe 12 s; AGQA keeps t = 12 s, so c076 (ending at 12) is
     # excluded and c015 ends last before it; STRICT uses +inf at the video's end: c076
     cls, ok = act_last(b, act, w, AGQA)

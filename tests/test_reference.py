@@ -328,17 +328,22 @@ def test_act_last_whole_video_quirk():
 
 def test_act_last_before():
     # X = pillow [9, 10]: "before X" is pos 0..8, its last keyframe is X's first (9 s), t = 9.
-    # The last 5 s (4..9 s) show only X; opening [1, 3] is the only instance ending before t.
+    # The last 5 s (4..9 s) show only X; opening [1, 3] and closing [1, 1.5] end before t, opening
+    # last.
     program = P("actLast", window=f"Localize(before, {PILLOW})")
-    assert ask(program, scene(actions=[(OPEN_DOOR, 1.0, 3.0), (PILLOW, 9.0, 10.0)])) == OPEN_DOOR
+    actions = [(CLOSE_DOOR, 1.0, 1.5), (OPEN_DOOR, 1.0, 3.0), (PILLOW, 9.0, 10.0)]
+    assert ask(program, scene(actions=actions)) == OPEN_DOOR
+    # §b.1 "more than one candidate": with opening the only instance ending before t -> undefined
+    assert undefined(ask(program, scene(actions=[(OPEN_DOOR, 1.0, 3.0), (PILLOW, 9.0, 10.0)])))
     # opening [1, 4] is seen at 4 s, within 5 s of 9 s, with X -> two classes -> undefined
-    assert undefined(ask(program, scene(actions=[(OPEN_DOOR, 1.0, 4.0), (PILLOW, 9.0, 10.0)])))
+    assert undefined(ask(program, scene(actions=[(CLOSE_DOOR, 1.0, 1.5), (OPEN_DOOR, 1.0, 4.0), (PILLOW, 9.0, 10.0)])))
 
 
 def test_act_last_scan_switch():
-    # X = pillow [2, 3]: "before X" = pos 0, 1. Opening [0.5, 1] covers pos 0. The document's rule
-    # reads both keyframes (opening and X -> undefined); AGQA's loop bound never reads W's first.
-    s = scene(actions=[(OPEN_DOOR, 0.5, 1.0), (PILLOW, 2.0, 3.0)])
+    # X = pillow [2, 3]: "before X" = pos 0, 1. Opening [0.5, 1.5] and closing [0.25, 1] cover pos 0
+    # and end before t = 2 s, opening last. The document's rule reads both keyframes (three classes
+    # -> undefined); AGQA's loop bound never reads W's first.
+    s = scene(actions=[(CLOSE_DOOR, 0.25, 1.0), (OPEN_DOOR, 0.5, 1.5), (PILLOW, 2.0, 3.0)])
     program = P("actLast", window=f"Localize(before, {PILLOW})")
     assert undefined(ask(program, s))
     assert ask(program, s, Semantics(act_last_scan_skips_window_start=True)) == OPEN_DOOR

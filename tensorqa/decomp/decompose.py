@@ -268,8 +268,7 @@ class _VideoDecomposer:
         obj = node.args[1]
         name = obj.text if isinstance(obj, Word) else self.node(reference_question(obj)).answer
         o = v.object_index(name)
-        classes = [a for a in range(v.num_actions)
-                   if v.action_verb[a] == verb and v.action_object[a] == o and v.action_merged_into[a] == a]
+        classes = v.actions_named(verb, o)
         if len(classes) > 1:
             seen = set(self.inst_cls[self.inst_frames.any(1)].tolist())
             classes = [a for a in classes if a in seen]

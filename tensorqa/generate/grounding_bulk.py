@@ -120,7 +120,8 @@ def _tables() -> dict[str, Any]:
         "category": np.array([_CATEGORY[TEMPLATES[t].program] for t in names], np.int64),
         "forward": np.array([TEMPLATES[t].program in _FORWARD for t in names]),
         "has_window": np.array([TEMPLATES[t].has_window for t in names]),
-        "action_object": np.asarray(v.action_object, np.int64),
+        # merged form: the object an indirect-object action's reference points at (§b.3)
+        "action_object": np.asarray([v.merged_action_object(a) for a in range(v.num_actions)], np.int64),
     }
 
 

@@ -234,7 +234,7 @@ def _ground_one(video: _Video, row: Mapping[str, Any]) -> dict[str, list[str]]:
         for phrase in _object_reference_phrases(ref, refs[slot]):  # any wording variant
             text = _action_reference_text(a, phrase)
             if question.startswith(text, pos):
-                inner = video.reference(ref, refs[slot], v.action_object[a])
+                inner = video.reference(ref, refs[slot], v.merged_action_object(a))
                 for k, before in enumerate(_action_reference_layout(a)):
                     start = pos + before + k * len(phrase)
                     keys.append((start, start + len(phrase), inner))

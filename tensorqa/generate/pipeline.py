@@ -42,7 +42,7 @@ from ..writers import AgqaJsonShardWriter, ParquetShardWriter, resume_shard, wri
 from .grounding import with_grounding
 from .qualifiers import rule_cells
 from .records import MAX_STEPS, TEMPLATE_NAMES, CellBlock, frame_variants, question_steps, render, video_key
-from .references import action_reference_slots, object_references, reference_rule, slots_by_object
+from .references import action_reference_slots, object_references, reference_rule, reference_rule_for, slots_by_object
 from .text import stable_order
 
 ANSWER_KINDS = ("yes/no", "before/after", "object", "action")
@@ -95,11 +95,10 @@ def generate_block(batch, templates: list[str], rel_obj_counts: torch.Tensor, se
         t0 = clock()
         grid = evaluate(spec.program, batch, semantics, context=ctx)
         t1 = clock()
-        # the rules once: direct cells take each pair once (keep & pairs), reference cells both orders
-        keep_both, pairs, cells = rule_cells(spec.program, grid, ctx, rel_obj_counts, spec.windows)
-        idx = (keep_both if pairs is None else keep_both & pairs).nonzero(as_tuple=True)
-        # what the reference cells' enumeration starts from: the kept cells, pairs in both orders
-        kept = functools.cache(lambda: ((idx if pairs is None else keep_both.nonzero(as_tuple=True)), cells))
+        # the rules once; a pair slot's direct cells come once, in referent order (keep & pairs), and
+        # its reference forms are enumerated from those cells (§b.0: candidates expand in place)
+        keep, pairs, cells = rule_cells(spec.program, grid, ctx, rel_obj_counts, spec.windows)
+        idx = (keep if pairs is None else keep & pairs).nonzero(as_tuple=True)
         t2 = clock()
         found = [CellBlock.from_index(name, idx, cells)]
         ref_axes = {axis: kinds_ for axis, kinds_ in spec.references
@@ -107,13 +106,16 @@ def generate_block(batch, templates: list[str], rel_obj_counts: torch.Tensor, se
         # reference enumeration, and the block's reference tables built on first use, count as masks
         if ref_axes:
             t3 = clock()
-            found += _reference_blocks(name, grid, kept(), tables.refs, ref_axes)
+            found += _reference_blocks(name, grid, (idx, cells), tables.refs, ref_axes)
             t2 += clock() - t3
         act_axes = [axis for axis, kinds_ in spec.references
                     if axis in ("action", "action2") and "indirect-object" in kinds_]
         if act_axes:
             t3 = clock()
-            found += _action_reference_blocks(name, grid, kept(), tables.refs, tables.act_slots, act_axes)
+            if len(act_axes) == 2:  # actTime: a pair of actions
+                found += _action_reference_blocks(name, grid, (idx, cells), tables.refs, tables.act_slots, act_axes)
+            else:  # relTime, objTime: every kept cell, direct or with object references
+                found += _indirect_action_blocks(found, act_axes[0], *tables.window)
             t2 += clock() - t3
         if any((b.window > 0).any() for b in found):
             t3 = clock()
@@ -179,15 +181,18 @@ def _stage_clock(device: torch.device) -> Callable[[], float]:
 
 def _reference_blocks(name, grid, kept, refs, ref_axes) -> list[CellBlock]:
     """Cells whose object slot(s) hold references, enumerated sparsely: a reference cell is valid
-    exactly when its referent's direct cell is (the same answer and rules, with pairs unordered)
-    and the reference rules hold. One-object templates: (ref). Pairs: (direct, ref) and
-    (ref, ref), each unordered pair once in list order (directs first, references by axis position).
+    exactly when its referent's direct cell is (the same answer and rules) and the reference rules
+    of the template hold (:func:`reference_rule_for`). One-object templates: (ref). Pairs: (direct,
+    ref), (ref, direct) and (ref, ref) of every kept direct pair: AGQA's generator expands each
+    candidate object in place into its forms, so a pair comes in the order of its referents
+    (§b.0), whatever forms it takes.
 
-    ``kept``: (index tensors of the cells that pass the template's rules, both orders of a pair;
-    their :class:`Cells`)."""
+    ``kept``: (index tensors of the cells that pass the template's rules, each pair once in
+    referent order; their :class:`Cells`)."""
     idx, cells = kept
     video = grid.video[idx[0]]
     relation = cells.full(cells.ids("relation"))[idx] if cells.has("relation") else None
+    rule = reference_rule_for(name, grid.semantics)
     O = vocab().num_objects
     K = refs.valid.shape[1]
 
@@ -199,24 +204,22 @@ def _reference_blocks(name, grid, kept, refs, ref_axes) -> list[CellBlock]:
         cand = table.reshape(-1, table.shape[-1]).index_select(0, video * O + obj.clamp(min=0))  # [M, S]
         through = torch.take(mine.relation, video[:, None] * K + cand.clamp(min=0))
         rel = None if relation is None else relation[:, None]
-        ok = (cand >= 0) & reference_rule(rel, through)
-        return mine, cand, ok, cand  # list order: the reference's axis position
+        ok = (cand >= 0) & reference_rule(rel, through, **rule)
+        return mine, cand, ok
 
     axes = ("object", "object2") if "object2" in ref_axes else ("object",)
     return _slot_reference_blocks(name, kept, video, axes, candidates)
 
 
 def _action_reference_blocks(name, grid, kept, refs, act_slots, act_axes) -> list[CellBlock]:
-    """Cells whose action slot(s) hold indirect-object actions (§b.3 "Actions"), enumerated
-    sparsely from the kept direct cells: ``ToAction(verb, <reference>)`` denotes the same action
-    as the direct cell (``act_slots`` only lists references for which it resolves back), so the
-    answer and the template's rules are the direct cell's. One action slot: (ref). Pairs
-    (actTime): (direct, ref) and (ref, ref), each unordered pair once in list order: directs
-    first, then indirect actions ordered by (action, reference position). ``kept``: as for
-    :func:`_reference_blocks`."""
+    """actTime's cells whose action slot(s) hold indirect-object actions (§b.3 "Actions"),
+    enumerated sparsely from the kept direct cells: ``ToAction(verb, <reference>)`` denotes the
+    same action as the direct cell (``act_slots`` only lists references for which it resolves
+    back), so the answer and the template's rules are the direct cell's. (direct, ref),
+    (ref, direct) and (ref, ref) of every kept direct pair, which comes in action order (§b.0).
+    ``kept``: as for :func:`_reference_blocks`."""
     idx, cells = kept
     video = grid.video[idx[0]]
-    K = refs.valid.shape[1]
     B, A, S = act_slots.shape
     slot_rows = act_slots.reshape(B * A, S)
 
@@ -224,37 +227,61 @@ def _action_reference_blocks(name, grid, kept, refs, act_slots, act_axes) -> lis
         act = cells.full(cells.ids(axis))[idx]
         cand = slot_rows.index_select(0, video * A + act.clamp(min=0))  # [M, S] reference positions
         ok = (cand >= 0) & (act >= 0)[:, None]
-        return refs, cand, ok, act[:, None] * K + cand  # list order: (action, reference position)
+        return refs, cand, ok
 
-    axes = ("action", "action2") if "action2" in act_axes else ("action",)
-    return _slot_reference_blocks(name, kept, video, axes, candidates)
+    return _slot_reference_blocks(name, kept, video, tuple(act_axes), candidates)
 
 
 def _slot_reference_blocks(name, kept, video, axes, candidates) -> list[CellBlock]:
     """The enumeration :func:`_reference_blocks` and :func:`_action_reference_blocks` share, over
-    one slot axis, or a pair of them (unordered pairs once each: (direct, ref), then (ref, ref)
-    in list order). ``candidates(axis)`` gives, per kept cell and reference slot: (the references,
-    their positions int[M, S], which apply bool[M, S], their list-order keys int[M, S])."""
+    one slot axis, or a pair of them (every kept direct pair in the forms (direct, ref),
+    (ref, direct), (ref, ref)). ``candidates(axis)`` gives, per kept cell and reference slot:
+    (the references, their positions int[M, S], which apply bool[M, S])."""
     idx, cells = kept
 
     def block(m, refs_by_axis):
         return CellBlock.from_index(name, tuple(i[m] for i in idx), cells, refs_by_axis)
 
     if len(axes) == 1:
-        refs, cand, ok, _ = candidates(axes[0])
+        refs, cand, ok = candidates(axes[0])
         m, _ = ok.nonzero(as_tuple=True)
         return [block(m, {axes[0]: _reference_columns(refs, video[m], cand[ok])})]  # cand[ok] is cand[m, j]
     first, second = axes
-    refs1, cand1, ok1, key1 = candidates(first)
-    refs2, cand2, ok2, key2 = candidates(second)
-    m, _ = ok2.nonzero(as_tuple=True)  # (direct, ref): every ordered direct cell
+    refs1, cand1, ok1 = candidates(first)
+    refs2, cand2, ok2 = candidates(second)
+    m, _ = ok2.nonzero(as_tuple=True)  # (direct, ref)
     out = [block(m, {second: _reference_columns(refs2, video[m], cand2[ok2])})]
-    both = ok1[:, :, None] & ok2[:, None, :] & (key1[:, :, None] < key2[:, None, :])  # (ref i, ref j), i before j
+    m, _ = ok1.nonzero(as_tuple=True)  # (ref, direct)
+    out.append(block(m, {first: _reference_columns(refs1, video[m], cand1[ok1])}))
+    both = ok1[:, :, None] & ok2[:, None, :]  # (ref, ref)
     m, j1, j2 = both.nonzero(as_tuple=True)
     v, S = video[m], cand1.shape[1]
+    S2 = cand2.shape[1]
     out.append(block(m, {first: _reference_columns(refs1, v, torch.take(cand1, m * S + j1)),
-                         second: _reference_columns(refs2, v, torch.take(cand2, m * S + j2))}))
+                         second: _reference_columns(refs2, v, torch.take(cand2, m * S2 + j2))}))
     return out
+
+
+def _indirect_action_blocks(found: list[CellBlock], axis: str, slots: np.ndarray, kind: np.ndarray,
+                            relation: np.ndarray) -> list[CellBlock]:
+    """Kept cells of a one-action template (relTime, objTime), direct or with object references,
+    whose action slot holds an indirect-object action (§b.3): ``ToAction(verb, <reference>)``
+    denotes the same action in the same video (``slots`` lists only the references for which it
+    resolves back), so the answer and every rule are the cell's own. One row per (cell, reference).
+
+    slots: int64[B, A, S] (:func:`action_reference_slots`); kind / relation: int64[B, K]."""
+    cells = CellBlock.concat(found)
+    B, A, S = slots.shape
+    K = kind.shape[1]
+    video = cells.video.astype(np.int64)
+    action = getattr(cells, axis).astype(np.int64)
+    cand = np.where((action >= 0)[:, None], slots.reshape(B * A, S).take(video * A + np.maximum(action, 0), axis=0), -1)
+    has = cand >= 0
+    m, _ = np.nonzero(has)  # row-major: cand[has] is cand[m, j]
+    at = video.take(m) * K + cand[has]
+    block = cells.take(m, **{axis + "_ref": kind.reshape(-1).take(at).astype(np.int32),
+                             axis + "_ref_rel": relation.reshape(-1).take(at).astype(np.int32)})
+    return [block] if len(block) else []
 
 
 def _reference_columns(refs, video: torch.Tensor, position: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

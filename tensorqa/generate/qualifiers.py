@@ -259,6 +259,15 @@ class Cells:
             return out
         return self.ctx._get(f"episode_answer:{template}", table)[self.vid, self.ids("window"), r.clamp(min=0)]
 
+    def occurrence_count(self, r: torch.Tensor) -> torch.Tensor:
+        """int64: keyframes of the cell's window at which relation r holds (with any object)."""
+        def table() -> torch.Tensor:  # [B, W, R + 1]; the last column (r = -1) is 0
+            b = self.ctx.batch
+            occurs = (b.rel & b.frame_mask[:, :, None, None]).any(2).float()  # [B, F, R]
+            n = torch.bmm(self.ctx.windows.mask.float(), occurs).round().long()  # [B, W, R]
+            return torch.cat([n, torch.zeros_like(n[..., :1])], -1)
+        return self.ctx._get("occurrence_count", table)[self.vid, self.ids("window"), r]
+
     def relates(self, o: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
         """bool: relation r holds with object o somewhere in the cell's window."""
         rel = self.ctx.relate("all")  # [B, W, O, R]
@@ -337,6 +346,9 @@ def _episode_verify(c: Cells) -> torch.Tensor:
           & c.not_in_action_relation(r) & c.not_in_action_object(o))
     if c.grid.semantics.apply_nonfiring_checks:  # §b.1: the "more than one candidate" check AGQA never fires
         ok &= c.relate_count(r) > 1
+    if c.grid.shape == "objLastVerify" and c.grid.semantics.obj_last_verify_needs_two_keyframes:
+        # §b.1 objLastVerify: AGQA's "last keyframe of the relation" helper needs two hits in W
+        ok &= c.occurrence_count(r) >= 2
     return ok
 
 

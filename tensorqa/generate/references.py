@@ -119,14 +119,34 @@ def slots_by_object(refs: References, num_objects: int) -> torch.Tensor:
     return table
 
 
-def reference_rule(relation: torch.Tensor | None, through: torch.Tensor) -> torch.Tensor:
-    """§b.1 rules on a reference used with the question's relation: not defined through that
-    relation; for touching, not through any contact relation. relation / through: int64 ids."""
+def reference_rule(relation: torch.Tensor | None, through: torch.Tensor, own_relation: bool = True,
+                   touching: bool = True) -> torch.Tensor:
+    """§b.1 rules on a reference used with the question's relation. ``own_relation``: the
+    reference is not defined through that relation (P-validObjRel's reference clause; AGQA's
+    and/xor never apply it, ``Semantics.and_xor_reference_relation_check``). ``touching``: for
+    touching, not through any contact relation (objRelExists and and/xor only; the choose and
+    verify templates have no such rule). relation / through: int64 ids."""
+    ok = torch.ones_like(through, dtype=torch.bool)
     if relation is None:
-        return torch.ones_like(through, dtype=torch.bool)
-    t = vocab_tables(str(through.device))
-    contact = t.relation_kind[through.clamp(min=0)] == KIND_CODE["contact"]
-    return (through != relation) & ~((relation == vocab().relation_index("touching")) & contact)
+        return ok
+    if own_relation:
+        ok = ok & (through != relation)
+    if touching:
+        t = vocab_tables(str(through.device))
+        contact = t.relation_kind[through.clamp(min=0)] == KIND_CODE["contact"]
+        ok = ok & ~((relation == vocab().relation_index("touching")) & contact)
+    return ok
+
+
+# templates whose reference rules include the touching restriction (§b.1 objRelExists)
+TOUCHING_RULE_TEMPLATES = ("objRelExists", "andObjRelExists", "xorObjRelExists")
+AND_XOR_TEMPLATES = ("andObjRelExists", "xorObjRelExists")
+
+
+def reference_rule_for(template: str, semantics) -> dict:
+    """The keyword switches of :func:`reference_rule` that apply in ``template``."""
+    own = semantics.and_xor_reference_relation_check if template in AND_XOR_TEMPLATES else True
+    return {"own_relation": own, "touching": template in TOUCHING_RULE_TEMPLATES}
 
 
 # -- indirect-object actions (§b.3 "Actions") ---------------------------------------------------------------
@@ -136,6 +156,12 @@ def reference_rule(relation: torch.Tensor | None, through: torch.Tensor) -> torc
 # merged-away) action classes. Excluded outright: the picture object and c044.
 _NEVER_ACTIONS = ("c044",)
 _NEVER_OBJECTS = ("picture",)
+
+
+def merged_action_objects() -> tuple[int, ...]:
+    """Each action's object in its merged form (-1 for none): :meth:`Vocab.merged_action_object`."""
+    v = vocab()
+    return tuple(v.merged_action_object(a) for a in range(v.num_actions))
 
 
 @functools.cache
@@ -150,16 +176,17 @@ def _indirect_action_tables(device: str) -> tuple[torch.Tensor, torch.Tensor, to
     v = vocab()
     A = v.num_actions
     canonical = [v.action_merged_into[a] == a for a in range(A)]
+    obj = merged_action_objects()
     objects_of_verb: dict[int, set[int]] = {}
     for a in range(A):
-        if canonical[a] and v.action_object[a] >= 0:
-            objects_of_verb.setdefault(v.action_verb[a], set()).add(v.action_object[a])
-    never_obj = {v.object_index(o) for o in _NEVER_OBJECTS}
-    eligible = [canonical[a] and v.action_object[a] >= 0 and v.actions[a] in ACTION_REFERENCE_FRAMES
-                and len(objects_of_verb.get(v.action_verb[a], ())) >= 2 and v.action_object[a] not in never_obj
+        if canonical[a] and obj[a] >= 0:
+            objects_of_verb.setdefault(v.action_verb[a], set()).add(obj[a])
+    never_obj = {v.object_merged_into[v.object_index(o)] for o in _NEVER_OBJECTS}
+    eligible = [canonical[a] and obj[a] >= 0 and v.actions[a] in ACTION_REFERENCE_FRAMES
+                and len(objects_of_verb.get(v.action_verb[a], ())) >= 2 and obj[a] not in never_obj
                 and v.actions[a] not in _NEVER_ACTIONS for a in range(A)]
     same = [[int(canonical[a] and canonical[b] and v.action_verb[a] == v.action_verb[b]
-                 and v.action_object[a] == v.action_object[b]) for b in range(A)] for a in range(A)]
+                 and obj[a] == obj[b]) for b in range(A)] for a in range(A)]
     own = [v.verb_relation[v.action_verb[a]] for a in range(A)]
     return (torch.tensor(eligible, dtype=torch.bool, device=device), torch.tensor(same, dtype=torch.long, device=device),
             torch.tensor(own, dtype=torch.long, device=device))
@@ -175,11 +202,10 @@ def action_reference_slots(batch, refs: References) -> torch.Tensor:
     class with the same (verb, object) occurs there (the executor's rule, reference.py)."""
     device = refs.valid.device
     eligible, same, own = _indirect_action_tables(str(device))
-    v = vocab()
     present = batch.act.any(1).float()  # [B, A]: the class has an instance with a keyframe
     # [B, A]: exactly one class of the (verb, object) pair occurs (float matmul: CUDA has no int64 one)
     unique = (present @ same.T.float()) == 1
-    act_obj = torch.tensor(v.action_object, dtype=torch.long, device=device)
+    act_obj = torch.tensor(merged_action_objects(), dtype=torch.long, device=device)
     ok = (refs.valid[:, None, :] & (refs.referent[:, None, :] == act_obj[None, :, None])
           & (refs.relation[:, None, :] != own[None, :, None]) & (eligible & (act_obj >= 0))[None, :, None]
           & unique[:, :, None])  # [B, A, K]

@@ -182,7 +182,8 @@ def act_first(batch: SceneBatch, act: torch.Tensor, windows: Windows, semantics)
 
     act: bool[B, F, A] (``batch.act``). Returns (class int64[*L], defined bool[*L]). Undefined
     when W is empty, when the keyframes of W up to the first one more than ``act_window_s`` after
-    W's first keyframe show more than one class, or when no single instance starts first.
+    W's first keyframe show more than one class, when no single instance starts first, or when
+    at most one instance ends at or after t (§b.1 "more than one instance").
     """
     x = _Edges(batch, act, windows)
     s, e = x.s, x.e
@@ -195,7 +196,8 @@ def act_first(batch: SceneBatch, act: torch.Tensor, windows: Windows, semantics)
     t = x.first_start_time(s, semantics)
     cand = x.real & (x.start >= t[..., None])
     cls, unique = _unique_instance(cand, x.start.expand_as(cand), x.cls, largest=False)
-    return cls, x.valid & (seen <= 1) & unique
+    many = (x.real & (x.end >= t[..., None])).sum(-1) > 1  # §b.1: more than one instance ends at or after t
+    return cls, x.valid & (seen <= 1) & unique & many
 
 
 @register("act_last")
@@ -206,7 +208,9 @@ def act_last(batch: SceneBatch, act: torch.Tensor, windows: Windows, semantics) 
 
     act: bool[B, F, A]. Returns (class int64[*L], defined bool[*L]). Undefined when W is empty,
     when the keyframes of W scanned back from its last one, up to the first more than
-    ``act_window_s`` earlier, show more than one class, or when no single instance ends last.
+    ``act_window_s`` earlier, show more than one class, when no single instance ends last, or
+    when at most one instance ends before t taken as +inf at the video's last keyframe (§b.1
+    "more than one candidate").
     """
     x = _Edges(batch, act, windows)
     s, e = x.s, x.e
@@ -219,12 +223,14 @@ def act_last(batch: SceneBatch, act: torch.Tensor, windows: Windows, semantics) 
     early = scanned & (x.secs < limit[..., None])
     cut = torch.where(early.any(-1), x.F - 1 - early.flip(-1).to(torch.uint8).argmax(-1), scan_from - 1) if x.F else s
     seen = x.classes_between(cut + 1, e)
-    t = secs_l
-    if not semantics.act_last_video_end_is_last_keyframe:
-        t = torch.where(last == x.nf - 1, torch.full_like(t, math.inf), t)
+    # t: +inf at the video's last keyframe is what the generator means; its answer rule uses the
+    # keyframe's time there (act_last_video_end_is_last_keyframe), its candidate count does not
+    t_meant = torch.where(last == x.nf - 1, torch.full_like(secs_l, math.inf), secs_l)
+    t = secs_l if semantics.act_last_video_end_is_last_keyframe else t_meant
     cand = x.real & (x.end < t[..., None])
     cls, unique = _unique_instance(cand, x.end.expand_as(cand), x.cls, largest=True)
-    return cls, x.valid & (seen <= 1) & unique
+    many = (x.real & (x.end < t_meant[..., None])).sum(-1) > 1  # §b.1: more than one candidate
+    return cls, x.valid & (seen <= 1) & unique & many
 
 
 @register("act_what")

@@ -358,7 +358,7 @@ _ROWS: dict[str, tuple] = {
     ),
     "objTime": (
         "objTime", (OBJ_ACT, SEQUENCING), "time", "object", "compare", 5, 5, "before-after",
-        "{object}-{action}", (), {"object": _ANY_OBJECT, "action": _DIRECT}, 6.4, 0.5,
+        "{object}-{action}", (), {"object": _ANY_OBJECT, "action": _ACTION_REF}, 6.4, 0.5,
         ("object", "action"),
     ),
 }
@@ -447,20 +447,24 @@ def _action_reference_frames() -> dict[str, str]:
 
     Indirect-object actions keep the action's own wording and swap only its object, as the real
     record LSKA2-2205 does ("taking food from somewhere" -> "taking the object they were on the
-    side of first from somewhere"). The noun phrase is an optional determiner (a, an, some, the,
-    their) plus an object word of the vocabulary, singular or plural; every occurrence is
-    replaced ("watching {object} or something on {object}"). Actions without an object, or whose
-    phrase names no object word (c147 "cooking something"), have no entry. Which actions may
-    actually take an indirect object (verbs that admit varying objects, never c044 or pictures)
-    is the generator's rule, not this table's.
+    side of first from somewhere"). AGQA's generator makes the indirect form by replacing the
+    English word of the action's own object, in its merged form (semantics §b.3: c038's towel is
+    "blanket"), in the phrase; a phrase that does not contain that word gets no indirect form
+    (c145 "working on a book", whose object is paper; c147 "cooking something"). The noun phrase
+    replaced is an optional determiner (a, an, some, the, their) plus that word, singular or
+    plural; every occurrence is replaced. Which actions may actually take an indirect object
+    (verbs that admit varying objects, never c044 or pictures) is the generator's rule, not this
+    table's.
     """
     v = vocab()
-    nouns = sorted(set(v.object_english), key=len, reverse=True)
-    pattern = re.compile(r"\b" + _DETERMINER + r"(?:" + "|".join(map(re.escape, nouns)) + r")(?:s|es)?\b")
     frames = {}
     for action, phrase, obj in zip(v.actions, v.action_phrases, v.action_object):
         if obj == NO_OBJECT:
             continue
+        word = v.object_english[v.object_merged_into[obj]]
+        if word not in phrase:  # the generator's test: the word as a substring of the phrase
+            continue
+        pattern = re.compile(r"\b" + _DETERMINER + re.escape(word) + r"(?:s|es)?\b")
         frame = pattern.sub("{object}", phrase)
         if frame != phrase:
             frames[action] = frame
