@@ -128,6 +128,8 @@ def _unique_instance(cand: torch.Tensor, key: torch.Tensor, cls: torch.Tensor, l
                      ) -> tuple[torch.Tensor, torch.Tensor]:
     """Among candidate instances cand bool[*L, N], the one with the smallest (largest) key
     float32[*L, N]; defined when exactly one instance attains it. Returns (class, defined) [*L]."""
+    if cand.shape[-1] == 0:  # a batch without action instances
+        return _only_instance(cand, cls)
     k = torch.where(cand, key, -math.inf if largest else math.inf)
     best = k.amax(-1, keepdim=True) if largest else k.amin(-1, keepdim=True)
     return _only_instance(cand & (k == best), cls)
