@@ -436,10 +436,9 @@ def rule_cells(template_program: str, grid: AnswerGrid, ctx: GridContext, rel_ob
                windows: tuple[str, ...]) -> tuple[torch.Tensor, torch.Tensor | None, Cells]:
     """(keep, pairs, cells): ``keep`` bool[B, *n], the cells that are defined, real, of an allowed
     time kind and pass the template's rules, with both orders of a pair; ``pairs``, a mask of
-    the first order of each pair (broadcastable; None when the template has no two-item slot or
-    the semantics keeps ordered pairs). ``keep & pairs`` is :func:`valid_cells`: computed this
-    way, the rules run once for both the direct cells and the reference cells (which take pairs
-    unordered)."""
+    the first order of each pair, by id (broadcastable; None when the template has no two-item
+    slot or the semantics keeps ordered pairs). ``keep & pairs`` is :func:`valid_cells`, the direct
+    cells ``generate`` and ``ablate`` ask."""
     c = Cells(grid, ctx, rel_obj_counts)
     extra = c.window_allowed(windows) if grid.windows is not None else torch.ones((), dtype=torch.bool, device=c.device)
     pairs = None
