@@ -43,6 +43,11 @@ KIND_ORDER = ("contact", "verb", "spatial", "attention")
 NO_RELATION = "none"  # the object is annotated, the person stands in no relation to it
 
 
+def seconds(x) -> float:
+    """A float32 time as the shortest decimal that reads back as it (2.2, not 2.200000047683716)."""
+    return float(str(np.float32(x)))
+
+
 def keyframe_id(frame: int) -> str:
     """AGQA's vertex id of a keyframe: its Charades frame number on 6 digits."""
     return f"{int(frame):06d}"
@@ -129,9 +134,9 @@ def timeline_data(scene: VideoScene, record: Mapping[str, Any] | None = None, se
     given (see the module docstring)."""
     v = vocab()
     s = scene.sorted()
-    secs = [float(x) for x in s.frame_secs]
+    secs = [seconds(x) for x in s.frame_secs]
     bars = [{"instance": iid, "action": v.actions[c], "phrase": v.action_phrases[c],
-             "start_s": float(a), "end_s": float(b), "highlight": False}
+             "start_s": seconds(a), "end_s": seconds(b), "highlight": False}
             for iid, c, a, b in zip(instance_ids(s), s.inst_cls.tolist(), s.inst_start, s.inst_end)]
     ticks = [{"frame": int(f), "id": keyframe_id(f), "secs": t, "highlight": False} for f, t in zip(s.frame_ids, secs)]
     objects, cells = relation_cells(s)
