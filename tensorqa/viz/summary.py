@@ -3,7 +3,8 @@ pyarrow group-by scan of five columns, taken as it is) and what the figures deri
 
     pool_summary(pool) -> dict
         pool, kind ("unbalanced" / "balanced"), stats (exactly ``tensorqa stats --json``'s object),
-        binary: [{"template", "questions", "top_answer", "top_share"}]  per binary template [T_b]
+        binary: [{"template", "questions", "top_answer", "top_share"}]  per yes/no or before/after
+                template [T_b] (FIXED_PAIRS)
         structural_share: {structure: share}, steps_share: {steps: share}
     agqa_table14() -> [{"template", "unbalanced", "balanced"}]  AGQA's counts per template [T]
 """
@@ -16,6 +17,12 @@ from pathlib import Path
 
 from ..generate.stats import pool_stats
 from ..templates import TEMPLATES
+
+
+# binary templates whose two answers are fixed words: their balance is the share of one of them.
+# The choose templates (answer: one of the question's two options) are binary too, but which
+# option the answer is is not a column, so their answer shares say nothing about that balance.
+FIXED_PAIRS = ("yes-no", "before-after")
 
 
 def pool_kind(pool: str | os.PathLike) -> str:
@@ -40,7 +47,7 @@ def pool_summary(pool: str | os.PathLike) -> dict:
     binary = [{"template": r["template"], "questions": r["questions"],
                "top_answer": r["top_answers"][0][0] if r["top_answers"] else None,
                "top_share": r["top_answers"][0][1] if r["top_answers"] else None}
-              for r in stats["templates"] if TEMPLATES[r["template"]].ans_type == "binary" and r["questions"]]
+              for r in stats["templates"] if TEMPLATES[r["template"]].answer_space in FIXED_PAIRS and r["questions"]]
     return {"pool": str(pool), "kind": pool_kind(pool), "stats": stats, "binary": binary,
             "structural_share": _shares(stats["structural"]), "steps_share": _shares(stats["steps"])}
 
