@@ -1,0 +1,169 @@
+"""The figure data of ``tensorqa show``: one video's timeline, and a question's evidence on it.
+
+Plain Python values only (no plotting library), so tests check them against the store and the
+record:
+
+    timeline_data(scene, record=None, semantics="agqa") -> dict
+        video_id, split, duration_s
+        bars:   [{"instance": "c076/1", "action": "c076", "phrase", "start_s", "end_s", "highlight"}]
+                one per action instance [N], in the scene's (start, end, class) order
+        ticks:  [{"frame": 105, "id": "000105", "secs": 4.4, "highlight"}]  one per keyframe [F]
+        objects: ["o4", ...]  the grid's rows: object classes annotated at some keyframe [O']
+        cells:  [{"object", "frame", "relations": ["r15", "v029"], "kind", "highlight"}]  one per
+                (object, keyframe) where the object is annotated [<= O' x F]
+        question, window, grounding: None without a record (below)
+
+With a record (a RECORD_SCHEMA row as a dict):
+
+    question:  {"question_id", "template", "text", "program", "answer"}
+    window:    {"kind", "frames": [frame numbers], "start_s", "end_s"}: the keyframes of the
+               program's Localize(...) (agqa_semantics.md §a.1, by ``reference.localize_frames``),
+               every keyframe for the whole video, the answered side for the compare-time
+               templates (§a.2; kind "compare-before" / "compare-after"); None when there is none
+    grounding: {"keyframes": [frame numbers], "objects": [[o, frame]], "relations": [[r, frame]],
+               "instances": ["c076/1"], "spans": {"start-end": [ids]}}: the record's sg_grounding
+               (computed by ``generate.grounding.ground_record`` when the pool has none); a keyframe
+               is highlighted when any vertex id names it (``000105``, ``o4/000105``, ``r15/000105``)
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Mapping
+
+import numpy as np
+
+from ..program import Call, Word, parse_program
+from ..scene import VideoScene
+from ..vocab import vocab
+
+# a grid cell takes the first kind among its relations: contact is the most telling evidence,
+# attention (looking at / not looking at) the least
+KIND_ORDER = ("contact", "verb", "spatial", "attention")
+NO_RELATION = "none"  # the object is annotated, the person stands in no relation to it
+
+
+def seconds(x) -> float:
+    """A float32 time as the shortest decimal that reads back as it (2.2, not 2.200000047683716)."""
+    return float(str(np.float32(x)))
+
+
+def keyframe_id(frame: int) -> str:
+    """AGQA's vertex id of a keyframe: its Charades frame number on 6 digits."""
+    return f"{int(frame):06d}"
+
+
+def parse_grounding(grounding: Mapping[str, list[str]] | str | None) -> dict:
+    """Vertex ids of an sg_grounding, by kind: keyframes (frame numbers, ascending), objects and
+    relations ([id, frame] pairs), action instances (``cNNN/k``)."""
+    spans = json.loads(grounding) if isinstance(grounding, str) else dict(grounding or {})
+    frames, objects, relations, instances = set(), set(), set(), set()
+    for ids in spans.values():
+        for vid in ids:
+            head, _, tail = vid.partition("/")
+            if not tail:
+                frames.add(int(head))
+            elif head.startswith("c"):
+                instances.add(vid)
+            else:
+                frames.add(int(tail))
+                (objects if head.startswith("o") else relations).add((head, int(tail)))
+    return {"keyframes": sorted(frames), "objects": [list(x) for x in sorted(objects, key=lambda x: (x[1], x[0]))],
+            "relations": [list(x) for x in sorted(relations, key=lambda x: (x[1], x[0]))],
+            "instances": sorted(instances), "spans": spans}
+
+
+def instance_ids(scene: VideoScene) -> list[str]:
+    """``cNNN/k`` of each instance [N] of a sorted scene: k counts the class's instances from 1 in
+    start order (the numbering of ``export_agqa.video_graph``)."""
+    v = vocab()
+    seen: dict[int, int] = {}
+    out = []
+    for c in scene.inst_cls.tolist():
+        seen[c] = seen.get(c, 0) + 1
+        out.append(f"{v.actions[c]}/{seen[c]}")
+    return out
+
+
+def window_frames(program: str, scene: VideoScene, semantics: str = "agqa", window: str = "",
+                  answer: str = "") -> tuple[str, list[int]] | None:
+    """(kind, frame numbers [W]) of a program's window: its first ``Localize(...)`` (§a.1); for the
+    compare-time templates (``Localize(temporal tag, X)``) the side the answer names (§a.2:
+    "compare-before", strictly before X's first keyframe, or "compare-after", strictly after its
+    last); all keyframes when ``window`` is "video" and the program has no localization. None
+    otherwise, or when the window is not offered or is empty on this video."""
+    from ..reference import Undefined, localize_frames
+
+    node = next((n for n in parse_program(program).walk() if isinstance(n, Call) and n.func == "Localize"), None)
+    if node is None:
+        return ("video", [int(f) for f in scene.frame_ids]) if window == "video" else None
+    kind = str(node.args[0])
+    if kind == "temporal tag":
+        if answer not in ("before", "after"):
+            return None
+        during = localize_frames(Call("Localize", [Word("while"), node.args[1]]), scene, semantics=semantics)
+        if isinstance(during, Undefined) or not during:
+            return None
+        fids = [int(f) for f in scene.frame_ids]
+        frames = [f for f in fids if f < during[0]] if answer == "before" else [f for f in fids if f > during[-1]]
+        return (f"compare-{answer}", frames) if frames else None
+    frames = localize_frames(node, scene, semantics=semantics)
+    return None if isinstance(frames, Undefined) or not frames else (kind, [int(f) for f in frames])
+
+
+def relation_cells(scene: VideoScene) -> tuple[list[str], list[dict]]:
+    """The grid's rows (object ids annotated at some keyframe) and its cells, one per annotated
+    (object, keyframe): the person's relations to the object there and their kind (KIND_ORDER)."""
+    v = vocab()
+    kinds = np.array(v.relation_kinds)
+    present = scene.obj | scene.rel.any(axis=2)  # bool[F, O]
+    rows = [o for o in range(v.num_objects) if present[:, o].any()]
+    cells = []
+    for o in rows:
+        for f in np.flatnonzero(present[:, o]).tolist():
+            rs = np.flatnonzero(scene.rel[f, o]).tolist()
+            have = set(kinds[rs].tolist())
+            kind = next((k for k in KIND_ORDER if k in have), NO_RELATION)
+            cells.append({"object": v.object_ids[o], "frame": int(scene.frame_ids[f]),
+                          "relations": [v.relation_ids[r] for r in rs], "kind": kind, "highlight": False})
+    return [v.object_ids[o] for o in rows], cells
+
+
+def timeline_data(scene: VideoScene, record: Mapping[str, Any] | None = None, semantics: str = "agqa") -> dict:
+    """The figure data of one video, with a question's window and grounding when ``record`` is
+    given (see the module docstring)."""
+    v = vocab()
+    s = scene.sorted()
+    secs = [seconds(x) for x in s.frame_secs]
+    bars = [{"instance": iid, "action": v.actions[c], "phrase": v.action_phrases[c],
+             "start_s": seconds(a), "end_s": seconds(b), "highlight": False}
+            for iid, c, a, b in zip(instance_ids(s), s.inst_cls.tolist(), s.inst_start, s.inst_end)]
+    ticks = [{"frame": int(f), "id": keyframe_id(f), "secs": t, "highlight": False} for f, t in zip(s.frame_ids, secs)]
+    objects, cells = relation_cells(s)
+    duration = max([0.0] + secs + [b["end_s"] for b in bars])
+    data = {"video_id": s.video_id, "split": s.split, "duration_s": duration, "bars": bars, "ticks": ticks,
+            "objects": objects, "cells": cells, "question": None, "window": None, "grounding": None}
+    if record is None:
+        return data
+    data["question"] = {k: record.get(src) for k, src in (("question_id", "question_id"), ("template", "template"),
+                        ("text", "question"), ("program", "program"), ("answer", "answer"))}
+    found = window_frames(record["program"], s, semantics, record.get("window") or "", record.get("answer") or "")
+    if found:
+        kind, frames = found
+        at = {int(f): t for f, t in zip(s.frame_ids, secs)}
+        data["window"] = {"kind": kind, "frames": frames,
+                          "start_s": at[frames[0]], "end_s": at[frames[-1]]}
+    grounding = record.get("sg_grounding")
+    if grounding is None:
+        from ..generate.grounding import ground_record
+
+        grounding = ground_record(record, s, semantics)
+    g = data["grounding"] = parse_grounding(grounding)
+    lit_frames, lit_objects, lit_instances = set(g["keyframes"]), {tuple(x) for x in g["objects"]}, set(g["instances"])
+    for t in ticks:
+        t["highlight"] = t["frame"] in lit_frames
+    for c in cells:
+        c["highlight"] = (c["object"], c["frame"]) in lit_objects
+    for b in bars:
+        b["highlight"] = b["instance"] in lit_instances
+    return data
