@@ -26,6 +26,7 @@ import time
 from typing import Callable
 
 from .errors import TensorQAError
+from .outputs import check_output_file, check_output_folder
 
 # name -> (add_arguments, run, help)
 COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int], str]] = {}
@@ -68,6 +69,7 @@ def run_pack(a: argparse.Namespace) -> int:
         entailments=not a.no_entailments, prune_single_object=not a.no_prune_single_object,
     )
     kw = dict(config=config, progress=not a.quiet)
+    check_output_file(a.out, what="the store is a file (.h5)")  # before the inputs are read
     if a.fps is not None and not a.action_genome:
         raise TensorQAError("--fps applies to --action-genome frame numbers only")
     t0 = time.perf_counter()
@@ -147,6 +149,7 @@ def run_balance(a: argparse.Namespace) -> int:
             except ValueError:
                 raise TensorQAError(f"--shares {item!r}: expected STRUCTURE=SHARE, e.g. query=0.5") from None
         overrides["structure_shares"] = shares
+    check_output_folder(a.out, what="the balanced pool is a folder")
     t0 = time.perf_counter()
     report = balance_pool(a.pool, a.out, balance_config(a.preset, **overrides), preset=a.preset, progress=not a.quiet)
     print(json.dumps(report, indent=1) if a.json else format_report(report))
@@ -184,6 +187,7 @@ def run_split(a: argparse.Namespace) -> int:
         except (OSError, ValueError) as err:
             raise TensorQAError(f"{what} {path}: {err}") from None
 
+    check_output_folder(a.out, what="the pool is a folder")
     threshold = DEFAULT_MAX_STEPS if a.max_steps is None else a.max_steps
     if a.steps_table:
         threshold = {str(k): int(v) for k, v in load_json(a.steps_table, "--steps-table").items()}
@@ -291,9 +295,9 @@ def _ablate_arguments(p: argparse.ArgumentParser) -> None:
 def run_ablate(a: argparse.Namespace) -> int:
     from .ablation import ablate_store, format_ablation, write_report
 
-    for path in (a.out, a.questions):  # the outputs' folders, before minutes of work
-        if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
-            raise TensorQAError(f"{path}: its folder does not exist")
+    for flag, path in (("--out", a.out), ("--questions", a.questions)):  # before minutes of work
+        if path:
+            check_output_file(path, flag)
     report = ablate_store(a.store, a.ablate, templates=a.templates, device=a.device, batch_videos=a.batch_videos,
                           max_videos=a.max_videos, semantics=a.semantics, kernels=a.kernels,
                           include_retired=a.include_retired, progress=not a.quiet, questions=a.questions)
@@ -342,6 +346,7 @@ def _decompose_arguments(p: argparse.ArgumentParser) -> None:
 def run_decompose(a: argparse.Namespace) -> int:
     from .decomp.decompose import decompose, format_report
 
+    check_output_folder(a.out)
     report = decompose(a.pool, a.out, store=a.store, split=a.split, limit=a.limit, fmt=a.fmt,
                        semantics=a.semantics, progress=not a.quiet, workers=a.workers)
     print(json.dumps(report, indent=1) if a.json else format_report(report))
@@ -362,6 +367,8 @@ def run_evaluate(a: argparse.Namespace) -> int:
     from .decomp.hierarchies import load_hierarchies
     from .decomp.metrics import evaluate_predictions, format_coverage, format_report, load_predictions, write_report
 
+    if a.out:
+        check_output_folder(a.out)
     t0 = time.perf_counter()
     h = load_hierarchies(a.hierarchies)
     preds = load_predictions(a.predictions)
@@ -394,6 +401,9 @@ def _baseline_arguments(p: argparse.ArgumentParser) -> None:
 def run_baseline(a: argparse.Namespace) -> int:
     from .decomp.baseline import baseline_predictions, pool_baseline_predictions, write_predictions
 
+    check_output_file(a.out)
+    if a.seed < 0:
+        raise TensorQAError(f"--seed must be at least 0, got {a.seed}")
     if a.pool:
         if a.fit:
             raise TensorQAError("--fit goes with --hierarchies; with --pool use --fit-split")
@@ -421,6 +431,7 @@ def run_export_agqa(a: argparse.Namespace) -> int:
     from .export_agqa import export_agqa
     from .store import open_store
 
+    check_output_file(a.out, what="the output is a pickle file")  # before the graphs are built
     t0 = time.perf_counter()
     with open_store(a.store) as s:
         out = export_agqa(s, a.out, video_ids=a.videos)

@@ -14,6 +14,7 @@ run's shards (other parameters, another shard count) is refused (:func:`resume_s
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -284,6 +285,7 @@ class ParquetShardWriter:
 
     def _flush(self, split: str, final: bool) -> None:
         schema = self.schema or RECORD_SCHEMA
+        self._current = self.data / shard_name(split, self.index, self.count)
         if split not in self._writers:
             self._writers[split] = parquet_writer(self._partial(split), schema)
         pending = pa.concat_tables(self._pending[split]) if self._pending[split] else schema.empty_table()
@@ -307,9 +309,32 @@ class ParquetShardWriter:
         write_done_marker(marker, {"rows": self.rows, **(stats or {})})
 
     def abort(self) -> None:
-        for split, w in self._writers.items():
-            w.close()
+        """Remove the shard's partial files (closing a writer can fail again on a full disk)."""
+        for w in self._writers.values():
+            try:
+                w.close()
+            except Exception:  # noqa: BLE001 - the file is removed anyway
+                pass
+        self._writers.clear()
+        for split in SPLITS:
             self._partial(split).unlink(missing_ok=True)
+        marker = done_marker(self.out, self.index, self.count)
+        marker.with_name(marker.name + ".partial").unlink(missing_ok=True)
+
+    def write_error(self, e: OSError) -> TensorQAError:
+        """One line for a write the file system refused, naming the file (pyarrow's errors do not)."""
+        return _write_error(e, getattr(self, "_current", None) or self.data / shard_name("train", self.index, self.count))
+
+
+def _write_error(e: OSError, path: Path) -> TensorQAError:
+    if e.filename:
+        path = Path(str(e.filename).removesuffix(".partial"))
+    reason = e.strerror or (str(e).strip().splitlines() or [type(e).__name__])[0]
+    if True:  # pyarrow: "Error writing bytes ... [errno 28] No space left on device" -> the reason only
+        for code in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EACCES, errno.EROFS):
+            if os.strerror(code) in str(e):
+                reason = os.strerror(code)
+    return TensorQAError(f"{path}: cannot write ({reason}); this shard's partial files were removed")
 
 
 def write_dataset_card(out: str | os.PathLike, title: str, body: str = "") -> Path:
@@ -422,6 +447,9 @@ class AgqaJsonShardWriter:
             self.files[split].write(("," if self.rows[split] else "") + "\n" + json.dumps(qid) + ": " + json.dumps(row))
             self.rows[split] += 1
 
+    def write_error(self, e: OSError) -> TensorQAError:
+        return _write_error(e, self.paths["train"])
+
     def close(self, stats: dict | None = None) -> None:
         for split, f in self.files.items():
             f.write("\n}\n")
@@ -432,5 +460,10 @@ class AgqaJsonShardWriter:
 
     def abort(self) -> None:
         for split, f in self.files.items():
-            f.close()
+            try:
+                f.close()
+            except OSError:  # a full disk fails the last flush: the file is removed anyway
+                pass
             self._partial(split).unlink(missing_ok=True)
+        marker = done_marker(self.out, self.index, self.count)
+        marker.with_name(marker.name + ".partial").unlink(missing_ok=True)

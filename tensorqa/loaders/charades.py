@@ -13,6 +13,7 @@ ends exchanged, ``"drop"`` discards it, ``"error"`` refuses the file.
 from __future__ import annotations
 
 import csv
+import math
 import os
 import re
 from dataclasses import dataclass
@@ -54,7 +55,8 @@ def split_from_name(path: PathLike, split: str | None) -> str:
     if "test" in name:
         return "test"
     if split is None:
-        raise TensorQAError(f"{path}: cannot tell the split from the file name; pass split='train' or 'test'")
+        raise TensorQAError(f"{path}: cannot tell the split from the file name: it must contain 'train' or 'test' "
+                            "(as Charades_v1_train.csv and Charades_v1_test.csv do); rename or copy the file")
     if split not in SPLITS:
         raise TensorQAError(f"{path}: split must be 'train' or 'test', not {split!r}")
     return split
@@ -88,6 +90,15 @@ def read_charades_csv(
 
 
 def _read_one(path: Path, split: str | None, reversed_intervals: str):
+    lines = [1]  # the line being read, for a decoding error met while the csv reader pulls text
+    try:
+        yield from _read_rows(path, split, reversed_intervals, lines)
+    except UnicodeDecodeError as e:
+        raise TensorQAError(f"{path}:{lines[0]}: not UTF-8 text (byte {e.object[e.start]:#04x}); "
+                            "Charades CSVs are UTF-8") from None
+
+
+def _read_rows(path: Path, split: str | None, reversed_intervals: str, lines: list):
     file_split = split_from_name(path, split)
     action_index = vocab().action_index
     try:
@@ -104,9 +115,10 @@ def _read_one(path: Path, split: str | None, reversed_intervals: str):
         if missing:
             raise TensorQAError(f"{path}:1: missing column(s) {', '.join(missing)} in header {','.join(header)}")
         col = {name: header.index(name) for name in header}
-        next_line = reader.line_num + 1
+        next_line = lines[0] = reader.line_num + 1
         for row in reader:
             line, next_line = next_line, reader.line_num + 1  # a quoted field may span lines
+            lines[0] = next_line
             where = f"{path}:{line}"
             if not row:
                 continue
@@ -120,6 +132,8 @@ def _read_one(path: Path, split: str | None, reversed_intervals: str):
                 length = float(get("length"))
             except ValueError:
                 raise TensorQAError(f"{where}: length {get('length')!r} is not a number") from None
+            if not (math.isfinite(length) and length >= 0):
+                raise TensorQAError(f"{where}: length {get('length')!r} is not a finite number of seconds >= 0")
             actions = []
             for entry in get("actions").split(";"):
                 if not entry.strip():
@@ -135,6 +149,10 @@ def _read_one(path: Path, split: str | None, reversed_intervals: str):
                     start, end = float(parts[1]), float(parts[2])
                 except ValueError:
                     raise TensorQAError(f"{where}: action entry {entry!r} has a non-numeric time") from None
+                if not (math.isfinite(start) and math.isfinite(end)):
+                    raise TensorQAError(f"{where}: action entry {entry!r} has a time that is not a finite number")
+                if start < 0 or end < 0:
+                    raise TensorQAError(f"{where}: action entry {entry!r} has a negative time")
                 if end < start:
                     if reversed_intervals == "error":
                         raise TensorQAError(f"{where}: action entry {entry!r} ends before it starts")
