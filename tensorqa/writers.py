@@ -338,14 +338,35 @@ def _write_error(e: OSError, path: Path) -> TensorQAError:
 
 
 def write_dataset_card(out: str | os.PathLike, title: str, body: str = "") -> Path:
-    """``OUT/README.md`` with the ``configs`` block that Hugging Face ``datasets`` reads."""
+    """``OUT/README.md`` with the ``configs`` block that Hugging Face ``datasets`` reads.
+
+    Only the splits that have rows are declared (:func:`splits_with_rows`): ``datasets.load_dataset``
+    refuses a declared split whose files hold no rows ("corresponds to no data"), and a small store
+    or a range of train videos gives an empty test split. The empty split's shard files stay (every
+    shard has one file per split), undeclared."""
     card = ["---", "configs:", "- config_name: default", "  data_files:"]
-    for split in SPLITS:
+    for split in splits_with_rows(out) or SPLITS:
         card += [f"  - split: {split}", f"    path: data/{split}-*"]
     card += ["---", "", f"# {title}", "", body.strip(), ""]
     path = Path(out) / "README.md"
     path.write_text("\n".join(card))
     return path
+
+
+def splits_with_rows(out: str | os.PathLike) -> list[str]:
+    """The splits whose Parquet shards in ``OUT/data`` hold at least one row (row counts from the
+    files' footers: nothing is read but metadata)."""
+    found = []
+    for split in SPLITS:
+        for f in sorted(Path(out, "data").glob(f"{split}-*.parquet")):
+            try:
+                rows = pq.ParquetFile(f).metadata.num_rows
+            except (OSError, pa.ArrowException):
+                rows = 1  # unreadable here: declared, and the reader names the file
+            if rows:
+                found.append(split)
+                break
+    return found
 
 
 def read_pool(out: str | os.PathLike, columns: list[str] | None = None) -> pa.Table:
@@ -356,11 +377,35 @@ def read_pool(out: str | os.PathLike, columns: list[str] | None = None) -> pa.Ta
     tables = []
     for f in files:
         try:
-            tables.append(pq.read_table(f, columns=columns))
+            table = pq.read_table(f, columns=columns)
         except (OSError, pa.ArrowException) as e:
             what = "the columns " + ", ".join(columns) if columns else "it"
-            raise TensorQAError(f"{f}: cannot read {what} as Parquet ({e})") from None
+            first = (str(e).strip().splitlines() or [type(e).__name__])[0]  # pyarrow appends the whole schema
+            missing = [c for c in columns or () if c not in _file_columns(f)]
+            if missing:
+                raise TensorQAError(f"{f}: no column {missing[0]!r} (a pool shard has the columns of "
+                                    "tensorqa.writers.RECORD_SCHEMA)") from None
+            raise TensorQAError(f"{f}: cannot read {what} as Parquet ({first})") from None
+        if tables and [(f.name, f.type) for f in table.schema] != [(f.name, f.type) for f in tables[0].schema]:
+            for field in table.schema:
+                want = tables[0].schema.field(field.name).type if field.name in tables[0].schema.names else None
+                if want is not None and field.type != want:
+                    raise TensorQAError(f"{f}: column {field.name!r} is {field.type}, but {files[0].name} has it as "
+                                        f"{want}: the shards are not one pool")
+            if set(table.schema.names) != set(tables[0].schema.names):
+                raise TensorQAError(f"{f}: its columns differ from {files[0].name}'s: the shards are not one pool")
+            table = table.select(tables[0].schema.names)
+        if tables and table.schema != tables[0].schema:  # nullability or metadata only: the first file's
+            table = table.cast(tables[0].schema)
+        tables.append(table)
     return pa.concat_tables(tables)
+
+
+def _file_columns(path: Path) -> list[str]:
+    try:
+        return pq.ParquetFile(path).schema_arrow.names
+    except (OSError, pa.ArrowException):
+        return []
 
 
 def string_offsets(arr: pa.Array) -> np.ndarray:

@@ -13,6 +13,7 @@ ends exchanged, ``"drop"`` discards it, ``"error"`` refuses the file.
 from __future__ import annotations
 
 import csv
+import io
 import math
 import os
 import re
@@ -90,22 +91,18 @@ def read_charades_csv(
 
 
 def _read_one(path: Path, split: str | None, reversed_intervals: str):
-    lines = [1]  # the line being read, for a decoding error met while the csv reader pulls text
-    try:
-        yield from _read_rows(path, split, reversed_intervals, lines)
-    except UnicodeDecodeError as e:
-        raise TensorQAError(f"{path}:{lines[0]}: not UTF-8 text (byte {e.object[e.start]:#04x}); "
-                            "Charades CSVs are UTF-8") from None
-
-
-def _read_rows(path: Path, split: str | None, reversed_intervals: str, lines: list):
     file_split = split_from_name(path, split)
     action_index = vocab().action_index
     try:
-        handle = open(path, newline="", encoding="utf-8")
+        data = path.read_bytes()  # a few MiB: decoded at once, so a bad byte is found with its line
     except OSError as e:
         raise TensorQAError(f"{path}: cannot open Charades CSV ({e.strerror or e})") from None
-    with handle:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise TensorQAError(f"{path}:{line}: not UTF-8 text (byte {data[e.start]:#04x}); Charades CSVs are UTF-8") from None
+    with io.StringIO(text, newline="") as handle:
         reader = csv.reader(handle)
         header = next(reader, None)
         if header is None:
@@ -115,10 +112,9 @@ def _read_rows(path: Path, split: str | None, reversed_intervals: str, lines: li
         if missing:
             raise TensorQAError(f"{path}:1: missing column(s) {', '.join(missing)} in header {','.join(header)}")
         col = {name: header.index(name) for name in header}
-        next_line = lines[0] = reader.line_num + 1
+        next_line = reader.line_num + 1
         for row in reader:
             line, next_line = next_line, reader.line_num + 1  # a quoted field may span lines
-            lines[0] = next_line
             where = f"{path}:{line}"
             if not row:
                 continue
