@@ -66,7 +66,7 @@ def check_output_file(path: str | os.PathLike, flag: str | None = "--out", what:
     parent = path.absolute().parent
     if not parent.is_dir():
         _existing_parent(path, flag)
-        raise TensorQAError(f"{_named(path, flag)}: its folder {parent} does not exist")
+        raise TensorQAError(f"{_named(path, flag)}: its folder does not exist ({parent})")
     return path
 
 
