@@ -45,6 +45,7 @@ files are byte-identical for the same input and seed.
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -98,7 +99,7 @@ class BalanceConfig:
             raise TensorQAError(f"structure shares: unknown structure(s) {unknown}; expected {list(STRUCTURALS)}")
         if shares.get("query", 0) <= 0:
             raise TensorQAError("structure shares: query needs a positive share (it fixes the total)")
-        if any(v < 0 for v in shares.values()) or sum(shares.values()) > 1 + 1e-9:
+        if any(not math.isfinite(v) or v < 0 for v in shares.values()) or sum(shares.values()) > 1 + 1e-9:
             raise TensorQAError(f"structure shares {shares}: must be >= 0 and sum to at most 1")
         if self.max_steps is not None and self.max_steps < 1:
             raise TensorQAError(f"max_steps must be at least 1, got {self.max_steps}")
@@ -107,6 +108,8 @@ class BalanceConfig:
         rule = self.smoothing
         if not rule.ratio_bound >= 1:  # also refuses NaN
             raise TensorQAError(f"ratio_bound must be at least 1 (a ratio of answer counts), got {rule.ratio_bound}")
+        if not math.isfinite(rule.ratio_bound):  # smoothing lowers the bound towards 1: from inf it never gets there
+            raise TensorQAError(f"ratio_bound must be a finite number, got {rule.ratio_bound}")
         for name in ("tail_fraction", "min_keep_fraction", "top_fraction", "top_share"):
             if not 0 <= getattr(rule, name) <= 1:
                 raise TensorQAError(f"{name} must be in [0, 1], got {getattr(rule, name)}")

@@ -28,6 +28,7 @@ import time
 from typing import Callable
 
 from .errors import TensorQAError
+from .outputs import check_output_file, check_output_folder
 
 # name -> (add_arguments, run, help)
 COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int], str]] = {}
@@ -49,9 +50,11 @@ def _pack_arguments(p: argparse.ArgumentParser) -> None:
     src.add_argument("--videos", type=int, default=9601, help="number of default videos (default 9601, AGQA's count)")
     src.add_argument("--seed", type=int, default=0, help="seed of the default / Charades-grounded synthesis")
     src.add_argument("--charades", nargs="+", metavar="CSV", help="Charades_v1_{train,test}.csv files")
-    src.add_argument("--action-genome", metavar="DIR", help="folder with object_bbox_and_relationship.pkl and person_bbox.pkl")
+    src.add_argument("--action-genome", metavar="DIR", help="folder with object_bbox_and_relationship.pkl and person_bbox.pkl "
+                     "(pickles are not trusted: read with a restricted unpickler, plain data and numpy arrays only)")
     src.add_argument("--fps", type=float, default=None, help="Action Genome frame rate (default 24)")
-    src.add_argument("--agqa-stsgs", nargs="+", metavar="PKL", help="AGQA_{train,test}_stsgs.pkl files")
+    src.add_argument("--agqa-stsgs", nargs="+", metavar="PKL", help="AGQA_{train,test}_stsgs.pkl files (not trusted: "
+                     "read with a restricted unpickler that loads plain data only and runs nothing in the file)")
     aug = p.add_argument_group("augmentation rules (AGQA §3.1), all on by default")
     for rule in ("merge-synonyms", "adjust-boundaries", "verb-relations", "entailments", "prune-single-object"):
         aug.add_argument(f"--no-{rule}", action="store_true", help=f"switch off {rule.replace('-', ' ')}")
@@ -70,6 +73,7 @@ def run_pack(a: argparse.Namespace) -> int:
         entailments=not a.no_entailments, prune_single_object=not a.no_prune_single_object,
     )
     kw = dict(config=config, progress=not a.quiet)
+    check_output_file(a.out, what="the store is a file (.h5)")  # before the inputs are read
     if a.fps is not None and not a.action_genome:
         raise TensorQAError("--fps applies to --action-genome frame numbers only")
     t0 = time.perf_counter()
@@ -149,6 +153,7 @@ def run_balance(a: argparse.Namespace) -> int:
             except ValueError:
                 raise TensorQAError(f"--shares {item!r}: expected STRUCTURE=SHARE, e.g. query=0.5") from None
         overrides["structure_shares"] = shares
+    check_output_folder(a.out, what="the balanced pool is a folder")
     t0 = time.perf_counter()
     report = balance_pool(a.pool, a.out, balance_config(a.preset, **overrides), preset=a.preset, progress=not a.quiet)
     print(json.dumps(report, indent=1) if a.json else format_report(report))
@@ -181,17 +186,37 @@ def run_split(a: argparse.Namespace) -> int:
 
     def load_json(path: str, what: str):
         try:
-            with open(path) as f:
+            with open(path, encoding="utf-8") as f:
                 return json.load(f)
-        except (OSError, ValueError) as err:
-            raise TensorQAError(f"{what} {path}: {err}") from None
+        except (OSError, ValueError) as err:  # UnicodeDecodeError is a ValueError
+            raise TensorQAError(f"{what} {path}: {str(err).splitlines()[0] if str(err) else type(err).__name__}") from None
 
+    check_output_folder(a.out, what="the pool is a folder")
+    if a.max_steps is not None and a.max_steps < 1:  # as balance refuses it
+        raise TensorQAError(f"--max-steps must be at least 1, got {a.max_steps}")
     threshold = DEFAULT_MAX_STEPS if a.max_steps is None else a.max_steps
     if a.steps_table:
-        threshold = {str(k): int(v) for k, v in load_json(a.steps_table, "--steps-table").items()}
+        table = load_json(a.steps_table, "--steps-table")
+        if not isinstance(table, dict):
+            raise TensorQAError(f"--steps-table {a.steps_table}: expected a JSON object {{template: steps}}, "
+                                f"found a {type(table).__name__}")
+        for k, v in table.items():
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise TensorQAError(f"--steps-table {a.steps_table}: {k}: expected an integer number of steps, got {v!r}")
+        threshold = {str(k): v for k, v in table.items()}
     novel = NovelCompositions.agqa()
     if a.novel:
         spec = load_json(a.novel, "--novel")
+        if not isinstance(spec, dict):
+            raise TensorQAError(f"--novel {a.novel}: expected a JSON object, found a {type(spec).__name__}")
+        for key, value in spec.items():
+            pairs = key == "object_relation_pairs"
+            ok = isinstance(value, list) and all(
+                (isinstance(w, list) and len(w) == 2 and all(isinstance(x, str) for x in w)) if pairs else isinstance(w, str)
+                for w in value)
+            if not ok:
+                want = "a list of [object, relation] word pairs" if pairs else "a list of words"
+                raise TensorQAError(f"--novel {a.novel}: {key}: expected {want}, got {json.dumps(value)[:60]}")
         default = NovelCompositions.agqa()
         novel = NovelCompositions.from_words(
             spec.get("sequencing_actions", default.sequencing_actions),
@@ -293,9 +318,9 @@ def _ablate_arguments(p: argparse.ArgumentParser) -> None:
 def run_ablate(a: argparse.Namespace) -> int:
     from .ablation import ablate_store, format_ablation, write_report
 
-    for path in (a.out, a.questions):  # the outputs' folders, before minutes of work
-        if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
-            raise TensorQAError(f"{path}: its folder does not exist")
+    for flag, path in (("--out", a.out), ("--questions", a.questions)):  # before minutes of work
+        if path:
+            check_output_file(path, flag)
     report = ablate_store(a.store, a.ablate, templates=a.templates, device=a.device, batch_videos=a.batch_videos,
                           max_videos=a.max_videos, semantics=a.semantics, kernels=a.kernels,
                           include_retired=a.include_retired, progress=not a.quiet, questions=a.questions)
@@ -324,7 +349,8 @@ def run_stats(a: argparse.Namespace) -> int:
 def _decompose_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("pool", help="a question pool (Parquet shards) from tensorqa generate, balance or split")
     p.add_argument("--out", required=True, metavar="DIR",
-                   help="output folder: <video_id>.json + isolated.json (AGQA-Decomp) and parquet/; built in "
+                   help="output folder: hierarchies/ (AGQA-Decomp's folder: <video_id>.json + isolated.json, "
+                        "nothing else), parquet/ and decompose/ (report) beside it; built in "
                         "DIR.partial (a rerun resumes it) and renamed when complete")
     p.add_argument("--store", metavar="FILE", help="the scene store the pool was generated from "
                                                   "(default: the store the pool records, if any)")
@@ -344,6 +370,7 @@ def _decompose_arguments(p: argparse.ArgumentParser) -> None:
 def run_decompose(a: argparse.Namespace) -> int:
     from .decomp.decompose import decompose, format_report
 
+    check_output_folder(a.out)
     report = decompose(a.pool, a.out, store=a.store, split=a.split, limit=a.limit, fmt=a.fmt,
                        semantics=a.semantics, progress=not a.quiet, workers=a.workers)
     print(json.dumps(report, indent=1) if a.json else format_report(report))
@@ -352,7 +379,8 @@ def run_decompose(a: argparse.Namespace) -> int:
 
 
 def _evaluate_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--hierarchies", required=True, metavar="DIR", help="AGQA-Decomp folder: <video_id>.json files (+ isolated.json)")
+    p.add_argument("--hierarchies", required=True, metavar="DIR", help="AGQA-Decomp folder: <video_id>.json files "
+                   "(+ isolated.json), or a tensorqa decompose output (its hierarchies/)")
     p.add_argument("--predictions", required=True, metavar="FILE",
                    help="JSON: the official [{csv_q_id, prediction}, ...] list or a {key: prediction} map")
     p.add_argument("--out", metavar="DIR", help="write summary.json and the CSV tables here")
@@ -364,6 +392,8 @@ def run_evaluate(a: argparse.Namespace) -> int:
     from .decomp.hierarchies import load_hierarchies
     from .decomp.metrics import evaluate_predictions, format_coverage, format_report, load_predictions, write_report
 
+    if a.out:
+        check_output_folder(a.out)
     t0 = time.perf_counter()
     h = load_hierarchies(a.hierarchies)
     preds = load_predictions(a.predictions)
@@ -396,6 +426,9 @@ def _baseline_arguments(p: argparse.ArgumentParser) -> None:
 def run_baseline(a: argparse.Namespace) -> int:
     from .decomp.baseline import baseline_predictions, pool_baseline_predictions, write_predictions
 
+    check_output_file(a.out)
+    if a.seed < 0:
+        raise TensorQAError(f"--seed must be at least 0, got {a.seed}")
     if a.pool:
         if a.fit:
             raise TensorQAError("--fit goes with --hierarchies; with --pool use --fit-split")
@@ -423,6 +456,7 @@ def run_export_agqa(a: argparse.Namespace) -> int:
     from .export_agqa import export_agqa
     from .store import open_store
 
+    check_output_file(a.out, what="the output is a pickle file")  # before the graphs are built
     t0 = time.perf_counter()
     with open_store(a.store) as s:
         out = export_agqa(s, a.out, video_ids=a.videos)

@@ -65,6 +65,7 @@ from typing import Iterable, Union
 import numpy as np
 
 from .errors import TensorQAError
+from .outputs import check_output_file
 from .scene import VideoScene
 from .store import SceneStore, open_store
 from .vocab import vocab
@@ -254,7 +255,11 @@ def _dump(data: dict, path: Path, levels: int) -> None:
         if isinstance(e, RecursionError):
             raise TensorQAError(f"{path}: a video graph nests too deeply for pickle (RecursionError)") from None
         raise e
-    os.replace(partial, path)
+    try:
+        os.replace(partial, path)
+    except OSError as e:
+        partial.unlink(missing_ok=True)
+        raise TensorQAError(f"{path}: cannot write ({e.strerror or e})") from None
 
 
 def export_agqa(store: SceneStore | PathLike, path: PathLike, video_ids: Iterable[str] | None = None) -> Path:
@@ -267,6 +272,7 @@ def export_agqa(store: SceneStore | PathLike, path: PathLike, video_ids: Iterabl
     path = Path(path)
     if not path.parent.is_dir():
         raise TensorQAError(f"{path}: output directory {path.parent} does not exist")
+    check_output_file(path, None, what="the output is a pickle file")  # not a folder or device: before any work
     if isinstance(video_ids, str):
         video_ids = [video_ids]
     own = not isinstance(store, SceneStore)

@@ -67,8 +67,12 @@ def pack_default(out: str | os.PathLike, videos: int = 9601, seed: int = 0, **kw
     """The embedded default dataset: ``videos`` synthetic Charades-grounded videos from ``seed``."""
     from .synthetic import synthesize
 
+    from .synthetic import MAX_SYNTHETIC_VIDEOS
+
     if videos < 1:
         raise TensorQAError(f"--videos must be at least 1, got {videos}")
+    if videos > MAX_SYNTHETIC_VIDEOS:  # refused before the scripts of every video are drawn
+        raise TensorQAError(f"--videos must be at most {MAX_SYNTHETIC_VIDEOS:,} (the synthetic video ids), got {videos:,}")
     return pack_scenes(synthesize(videos, seed), out, source="default", total=videos,
                        meta={"seed": seed, "videos": videos}, **kw)
 

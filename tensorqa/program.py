@@ -361,4 +361,18 @@ def parse_program(text: str) -> Node:
     """Parse AGQA program text (or a skeleton with ``<slots>``) into a tree."""
     if not isinstance(text, str):
         raise TensorQAError(f"program: expected text, got {type(text).__name__}")
+    depth = deepest = 0
+    for ch in text:  # refused before the recursive parser (and every tree walk after it) could overflow
+        if ch in "([":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in ")]":
+            depth -= 1
+    if deepest > MAX_PROGRAM_DEPTH:
+        raise TensorQAError(f"program: nests {deepest} levels deep, more than the {MAX_PROGRAM_DEPTH} "
+                            f"any template builds: {text[:60]!r}...")
     return _Parser(text).parse()
+
+
+# AGQA's programs nest at most a few dozen brackets (templates with references and localizations)
+MAX_PROGRAM_DEPTH = 200

@@ -169,6 +169,11 @@ class SplitConfig:
             unknown = sorted(set(self.steps_threshold) - set(TEMPLATES))
             if unknown:
                 raise TensorQAError(f"steps threshold: unknown template(s) {unknown}")
+        thresholds = self.steps_threshold.items() if isinstance(self.steps_threshold, Mapping) \
+            else [("max_steps", self.steps_threshold)]
+        for name, m in thresholds:  # as balance's max_steps: a positive number of steps
+            if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
+                raise TensorQAError(f"steps threshold {name}: must be an integer of at least 1, got {m!r}")
 
     def threshold_of(self, template: str) -> int:
         if isinstance(self.steps_threshold, Mapping):
@@ -229,12 +234,22 @@ def read_video_list(path: str | os.PathLike) -> frozenset[str]:
     """Video ids from a text file (one per line, ``#`` comments) or a JSON list."""
     import json
 
-    text = Path(path).read_text()
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise TensorQAError(f"{path}: not UTF-8 text (byte {e.object[e.start]:#04x} at offset {e.start}); "
+                            "expected video ids, one per line, or a JSON list") from None
+    except OSError as e:
+        raise TensorQAError(f"{path}: cannot read ({e.strerror or e})") from None
+    if "\0" in text:
+        raise TensorQAError(f"{path}: holds NUL bytes (a binary file?); expected video ids, one per line, or a JSON list")
     if text.lstrip().startswith("["):
         try:
             ids = json.loads(text)
         except ValueError as err:
             raise TensorQAError(f"{path}: not a JSON list of video ids ({err})") from None
+        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+            raise TensorQAError(f"{path}: not a JSON list of video id strings")
     else:
         ids = [line.split("#", 1)[0].strip() for line in text.splitlines()]
     ids = frozenset(str(i) for i in ids if str(i))

@@ -31,6 +31,7 @@ import numpy as np
 import torch
 
 from .errors import TensorQAError
+from .outputs import check_output_file
 from .scene import SceneBatch, VideoScene
 from .vocab import vocab
 
@@ -73,9 +74,12 @@ class StoreWriter:
                                 + (" (it is a file)" if self.path.parent.exists() else ""))
         if self.path.is_dir():
             raise TensorQAError(f"{self.path}: is a folder; the store is a file (.h5)")
+        check_output_file(self.path, None, what="the store is a file (.h5)")  # not a device, fifo, ...
         v = vocab()
         self._O, self._R = v.num_objects, v.num_relations
-        self._f = h5py.File(self.partial, "w")
+        # built in memory (the stores are MiBs) and written out by Python at close: HDF5 meets no
+        # write error of its own (a full disk made its flushes fail over many lines, then crash)
+        self._f = h5py.File(self.partial.name, "w", driver="core", backing_store=False)
         attrs = self._f.attrs
         attrs["format"], attrs["format_version"] = FORMAT, FORMAT_VERSION
         attrs["vocab_hash"], attrs["vocab_json"] = v.hash, v.to_json()
@@ -150,18 +154,30 @@ class StoreWriter:
         self._f.attrs["meta_json"] = json.dumps(meta, sort_keys=True)
 
     def close(self) -> Path:
-        ids = self._f["video_id"][:]
-        if len(set(ids.tolist())) != len(ids):
-            dup = next(i for i in ids.tolist() if ids.tolist().count(i) > 1).decode()
+        try:
+            ids = self._f["video_id"][:].tolist()
+            if len(set(ids)) != len(ids):
+                seen: set = set()
+                dup = next(i for i in ids if i in seen or seen.add(i)).decode()
+                raise TensorQAError(f"{self.path}: video id {dup} appears more than once")
+            self._f.flush()
+            image = self._f.id.get_file_image()
+            self._f.close()
+            with open(self.partial, "wb") as f:
+                f.write(image)
+            os.replace(self.partial, self.path)
+        except BaseException as e:
             self.abort()
-            raise TensorQAError(f"{self.path}: video id {dup} appears more than once")
-        self._f.close()
-        os.replace(self.partial, self.path)
+            if isinstance(e, OSError):  # a full disk, a quota: HDF5's messages run over several lines
+                raise _write_error(self.path, e) from None
+            raise
         return self.path
 
     def abort(self) -> None:
         try:
             self._f.close()
+        except Exception:  # noqa: BLE001 - the file is removed anyway (a full disk fails its flush)
+            pass
         finally:
             self.partial.unlink(missing_ok=True)
 
@@ -173,6 +189,21 @@ class StoreWriter:
             self.close()
         else:
             self.abort()
+            if isinstance(exc, OSError) and not isinstance(exc, (BrokenPipeError, FileNotFoundError)):
+                raise _write_error(self.path, exc) from None
+
+
+def _write_error(path: Path, e: OSError) -> TensorQAError:
+    """One line for a write that the file system refused (HDF5 says it over several lines)."""
+    import errno as errno_mod
+
+    reason = e.strerror or (str(e).strip().splitlines() or [type(e).__name__])[0]
+    text = str(e)
+    for code in (errno_mod.ENOSPC, errno_mod.EDQUOT, errno_mod.EFBIG, errno_mod.EACCES, errno_mod.EROFS):
+        if e.errno == code or os.strerror(code) in text or f"errno = {code}" in text:
+            reason = os.strerror(code)
+            break
+    return TensorQAError(f"{path}: cannot write the store ({reason}); nothing was kept")
 
 
 def _fit(a: np.ndarray, width: int) -> np.ndarray:
@@ -216,6 +247,7 @@ class SceneStore:
         self.num_frames = self._read("num_frames", slice(None)).astype(np.int64)
         self.num_instances = self._read("num_inst", slice(None)).astype(np.int64)
         self._pos = {vid: i for i, vid in enumerate(self.video_ids)}
+        self._validate_contents()
         self.source: str = str(self._f.attrs.get("source", ""))
         self.meta: dict = json.loads(self._f.attrs.get("meta_json", "{}"))
 
@@ -244,11 +276,46 @@ class SceneStore:
             if name not in self._f:
                 raise TensorQAError(f"{p}: missing dataset '{name}'")
             d = self._f[name]
+            if not isinstance(d, h5py.Dataset):
+                raise TensorQAError(f"{p}: '{name}' is not a dataset")
             if d.ndim != rank or (V is not None and d.shape[0] != V):
                 raise TensorQAError(f"{p}: dataset '{name}' has shape {d.shape}, expected rank {rank} with {V} videos")
+            want = np.dtype(dtype)
+            if d.dtype.kind != want.kind or (want.kind != "S" and d.dtype != want):
+                raise TensorQAError(f"{p}: dataset '{name}' has dtype {d.dtype}, expected {want}")
             V = d.shape[0]
         if self._f["rel_bits"].shape[2] != v.num_objects:
             raise TensorQAError(f"{p}: dataset 'rel_bits' has {self._f['rel_bits'].shape[2]} objects, expected {v.num_objects}")
+
+    def _validate_contents(self) -> None:
+        """The per-video columns, read anyway, and the action classes (V x N int16, small): what a
+        tampered or inconsistent file would turn into a wrong pool or an index error later."""
+        p = self.path
+        if len(self._pos) != len(self.video_ids):
+            seen: set = set()
+            dup = next(v for v in self.video_ids if v in seen or seen.add(v))
+            raise TensorQAError(f"{p}: dataset 'video_id': video id {dup!r} appears more than once")
+        bad = sorted(set(self.splits) - {"train", "test"})
+        if bad:
+            raise TensorQAError(f"{p}: dataset 'split': {bad[0]!r} is not 'train' or 'test'")
+        for name, counts, axis_of in (("num_frames", self.num_frames, "frame_ids"),
+                                      ("num_inst", self.num_instances, "inst_cls")):
+            width = self._f[axis_of].shape[1]
+            wrong = np.flatnonzero((counts < 0) | (counts > width))
+            if len(wrong):
+                i = int(wrong[0])
+                raise TensorQAError(f"{p}: dataset '{name}': video {self.video_ids[i]!r} has {counts[i]}, "
+                                    f"outside 0..{width} (the padded axis of '{axis_of}')")
+        N = self._f["inst_cls"].shape[1]
+        if N and len(self):
+            cls = self._read("inst_cls", slice(None))
+            used = np.arange(N)[None, :] < self.num_instances[:, None]
+            A = vocab().num_actions
+            wrong = np.argwhere(used & ((cls < 0) | (cls >= A)))
+            if len(wrong):
+                i, j = map(int, wrong[0])
+                raise TensorQAError(f"{p}: dataset 'inst_cls': video {self.video_ids[i]!r} has action class "
+                                    f"{int(cls[i, j])}, outside the vocabulary's 0..{A - 1}")
 
     def _read(self, name: str, sel) -> np.ndarray:
         try:

@@ -77,6 +77,10 @@ class Script(NamedTuple):
     actions: tuple[tuple[int, float, float], ...]
 
 
+# how many synthetic video ids there are (four base-36 digits): the most videos ``pack`` synthesizes
+MAX_SYNTHETIC_VIDEOS = 36**4
+
+
 def synthetic_video_id(index: int) -> str:
     """``'Q'`` + the index in base 36, upper case, zero-padded to 4 digits (``Q0000`` ... ``QZZZZ``)."""
     if not 0 <= index < 36**4:

@@ -14,6 +14,7 @@ run's shards (other parameters, another shard count) is refused (:func:`resume_s
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -284,6 +285,7 @@ class ParquetShardWriter:
 
     def _flush(self, split: str, final: bool) -> None:
         schema = self.schema or RECORD_SCHEMA
+        self._current = self.data / shard_name(split, self.index, self.count)
         if split not in self._writers:
             self._writers[split] = parquet_writer(self._partial(split), schema)
         pending = pa.concat_tables(self._pending[split]) if self._pending[split] else schema.empty_table()
@@ -307,20 +309,64 @@ class ParquetShardWriter:
         write_done_marker(marker, {"rows": self.rows, **(stats or {})})
 
     def abort(self) -> None:
-        for split, w in self._writers.items():
-            w.close()
+        """Remove the shard's partial files (closing a writer can fail again on a full disk)."""
+        for w in self._writers.values():
+            try:
+                w.close()
+            except Exception:  # noqa: BLE001 - the file is removed anyway
+                pass
+        self._writers.clear()
+        for split in SPLITS:
             self._partial(split).unlink(missing_ok=True)
+        marker = done_marker(self.out, self.index, self.count)
+        marker.with_name(marker.name + ".partial").unlink(missing_ok=True)
+
+    def write_error(self, e: OSError) -> TensorQAError:
+        """One line for a write the file system refused, naming the file (pyarrow's errors do not)."""
+        return _write_error(e, getattr(self, "_current", None) or self.data / shard_name("train", self.index, self.count))
+
+
+def _write_error(e: OSError, path: Path) -> TensorQAError:
+    if e.filename:
+        path = Path(str(e.filename).removesuffix(".partial"))
+    reason = e.strerror or (str(e).strip().splitlines() or [type(e).__name__])[0]
+    if True:  # pyarrow: "Error writing bytes ... [errno 28] No space left on device" -> the reason only
+        for code in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EACCES, errno.EROFS):
+            if os.strerror(code) in str(e):
+                reason = os.strerror(code)
+    return TensorQAError(f"{path}: cannot write ({reason}); this shard's partial files were removed")
 
 
 def write_dataset_card(out: str | os.PathLike, title: str, body: str = "") -> Path:
-    """``OUT/README.md`` with the ``configs`` block that Hugging Face ``datasets`` reads."""
+    """``OUT/README.md`` with the ``configs`` block that Hugging Face ``datasets`` reads.
+
+    Only the splits that have rows are declared (:func:`splits_with_rows`): ``datasets.load_dataset``
+    refuses a declared split whose files hold no rows ("corresponds to no data"), and a small store
+    or a range of train videos gives an empty test split. The empty split's shard files stay (every
+    shard has one file per split), undeclared."""
     card = ["---", "configs:", "- config_name: default", "  data_files:"]
-    for split in SPLITS:
+    for split in splits_with_rows(out) or SPLITS:
         card += [f"  - split: {split}", f"    path: data/{split}-*"]
     card += ["---", "", f"# {title}", "", body.strip(), ""]
     path = Path(out) / "README.md"
     path.write_text("\n".join(card))
     return path
+
+
+def splits_with_rows(out: str | os.PathLike) -> list[str]:
+    """The splits whose Parquet shards in ``OUT/data`` hold at least one row (row counts from the
+    files' footers: nothing is read but metadata)."""
+    found = []
+    for split in SPLITS:
+        for f in sorted(Path(out, "data").glob(f"{split}-*.parquet")):
+            try:
+                rows = pq.ParquetFile(f).metadata.num_rows
+            except (OSError, pa.ArrowException):
+                rows = 1  # unreadable here: declared, and the reader names the file
+            if rows:
+                found.append(split)
+                break
+    return found
 
 
 def read_pool(out: str | os.PathLike, columns: list[str] | None = None) -> pa.Table:
@@ -331,11 +377,35 @@ def read_pool(out: str | os.PathLike, columns: list[str] | None = None) -> pa.Ta
     tables = []
     for f in files:
         try:
-            tables.append(pq.read_table(f, columns=columns))
+            table = pq.read_table(f, columns=columns)
         except (OSError, pa.ArrowException) as e:
             what = "the columns " + ", ".join(columns) if columns else "it"
-            raise TensorQAError(f"{f}: cannot read {what} as Parquet ({e})") from None
+            first = (str(e).strip().splitlines() or [type(e).__name__])[0]  # pyarrow appends the whole schema
+            missing = [c for c in columns or () if c not in _file_columns(f)]
+            if missing:
+                raise TensorQAError(f"{f}: no column {missing[0]!r} (a pool shard has the columns of "
+                                    "tensorqa.writers.RECORD_SCHEMA)") from None
+            raise TensorQAError(f"{f}: cannot read {what} as Parquet ({first})") from None
+        if tables and [(f.name, f.type) for f in table.schema] != [(f.name, f.type) for f in tables[0].schema]:
+            for field in table.schema:
+                want = tables[0].schema.field(field.name).type if field.name in tables[0].schema.names else None
+                if want is not None and field.type != want:
+                    raise TensorQAError(f"{f}: column {field.name!r} is {field.type}, but {files[0].name} has it as "
+                                        f"{want}: the shards are not one pool")
+            if set(table.schema.names) != set(tables[0].schema.names):
+                raise TensorQAError(f"{f}: its columns differ from {files[0].name}'s: the shards are not one pool")
+            table = table.select(tables[0].schema.names)
+        if tables and table.schema != tables[0].schema:  # nullability or metadata only: the first file's
+            table = table.cast(tables[0].schema)
+        tables.append(table)
     return pa.concat_tables(tables)
+
+
+def _file_columns(path: Path) -> list[str]:
+    try:
+        return pq.ParquetFile(path).schema_arrow.names
+    except (OSError, pa.ArrowException):
+        return []
 
 
 def string_offsets(arr: pa.Array) -> np.ndarray:
@@ -422,6 +492,9 @@ class AgqaJsonShardWriter:
             self.files[split].write(("," if self.rows[split] else "") + "\n" + json.dumps(qid) + ": " + json.dumps(row))
             self.rows[split] += 1
 
+    def write_error(self, e: OSError) -> TensorQAError:
+        return _write_error(e, self.paths["train"])
+
     def close(self, stats: dict | None = None) -> None:
         for split, f in self.files.items():
             f.write("\n}\n")
@@ -432,5 +505,10 @@ class AgqaJsonShardWriter:
 
     def abort(self) -> None:
         for split, f in self.files.items():
-            f.close()
+            try:
+                f.close()
+            except OSError:  # a full disk fails the last flush: the file is removed anyway
+                pass
             self._partial(split).unlink(missing_ok=True)
+        marker = done_marker(self.out, self.index, self.count)
+        marker.with_name(marker.name + ".partial").unlink(missing_ok=True)

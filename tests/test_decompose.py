@@ -264,12 +264,12 @@ def test_output_layout_and_tables_agree(generated):
     nodes = pq.read_table(out / "parquet/nodes.parquet").to_pylist()
     edges = pq.read_table(out / "parquet/edges.parquet").to_pylist()
     dags = pq.read_table(out / "parquet/dags.parquet").to_pylist()
-    isolated = json.loads((out / "isolated.json").read_text())
+    isolated = json.loads((out / "hierarchies/isolated.json").read_text())
     pool = read_pool(root / "pool", columns=POOL_COLUMNS).to_pylist()
     videos = list(dict.fromkeys(r["video_id"] for r in pool))
     assert report["questions"] == len(dags) == len(pool) and report["videos"] == len(videos) == 6
     assert report["dags"] + report["isolated"] == report["questions"] and len(isolated) == report["isolated"]
-    assert sorted(p.stem for p in out.glob("*.json") if p.name != "isolated.json") == sorted(videos)
+    assert sorted(p.stem for p in (out / "hierarchies").glob("*.json") if p.name != "isolated.json") == sorted(videos)
     # one node per (video, key), one text per (video, key), every edge between known nodes
     by_key = {(n["video_id"], n["key"]): n for n in nodes}
     assert len(by_key) == len(nodes) == report["distinct_subquestions"]
@@ -277,7 +277,7 @@ def test_output_layout_and_tables_agree(generated):
     assert all((e["video_id"], e["parent_key"]) in by_key and (e["video_id"], e["child_key"]) in by_key for e in edges)
     # the JSON files say the same: every sub-question of a file is a node with that key, type and answer
     for v in videos:
-        for main_key, dag in json.loads((out / f"{v}.json").read_text()).items():
+        for main_key, dag in json.loads((out / f"hierarchies/{v}.json").read_text()).items():
             assert next(iter(dag["subquestion"].values()))["key"] == main_key  # the question comes first
             for text, info in dag["subquestion"].items():
                 n = by_key[(v, info["key"])]
@@ -329,7 +329,7 @@ def test_interrupted_run_resumes(mini, tmp_path, monkeypatch):
     resumed = decompose(root / "pool", tmp_path / "out", store=store, progress=False)
     fresh = decompose(root / "pool", tmp_path / "fresh", store=store, progress=False)
     for name in ("V1.json", "V2.json", "isolated.json"):
-        assert (tmp_path / "out" / name).read_text() == (tmp_path / "fresh" / name).read_text()
+        assert (tmp_path / "out/hierarchies" / name).read_text() == (tmp_path / "fresh/hierarchies" / name).read_text()
     assert resumed["dags"] == fresh["dags"] == 8 + 4 and resumed["isolated"] == 1  # V1: 9 questions, 1 isolated; V2: 4
 
 
@@ -385,7 +385,7 @@ def test_parquet_only_and_split_selection(mini, tmp_path):
     # question 6 keeps its Interaction composition only (its Between one is left out)
     assert {(e["rule"], e["position"]) for e in edges if e["parent_key"] == "V1-6"} == {("Interaction", 0), ("Interaction", 1)}
     empty = decompose(root / "pool", tmp_path / "train", store=store, split="train", progress=False)
-    assert empty["questions"] == 0 and json.loads((tmp_path / "train/isolated.json").read_text()) == []
+    assert empty["questions"] == 0 and json.loads((tmp_path / "train/hierarchies/isolated.json").read_text()) == []
 
 
 def test_workers_give_the_same_files(generated, tmp_path):
@@ -394,8 +394,8 @@ def test_workers_give_the_same_files(generated, tmp_path):
     pool = root / "pool"
     one = decompose(pool, tmp_path / "one", store=store, progress=False)
     two = decompose(pool, tmp_path / "two", store=store, progress=False, workers=2)
-    names = sorted(p.name for p in (tmp_path / "one").glob("*.json"))
-    assert names and names == sorted(p.name for p in (tmp_path / "two").glob("*.json"))
+    names = sorted(p.name for p in (tmp_path / "one/hierarchies").glob("*.json"))
+    assert names and names == sorted(p.name for p in (tmp_path / "two/hierarchies").glob("*.json"))
     for name in names:
-        assert (tmp_path / "one" / name).read_text() == (tmp_path / "two" / name).read_text()
+        assert (tmp_path / "one/hierarchies" / name).read_text() == (tmp_path / "two/hierarchies" / name).read_text()
     assert {k: v for k, v in one.items() if "seconds" not in k} == {k: v for k, v in two.items() if "seconds" not in k}

@@ -32,12 +32,14 @@ Identical sub-questions of one video are one node: one text, one key (``<video>-
 sub-question that is itself a question of the pool keeps its question's text and ``question_id``).
 
 Output folder (written to ``OUT.partial`` and renamed to ``OUT`` when complete; a rerun resumes
-the videos already done in ``OUT.partial``)::
+the videos already done in ``OUT.partial``). ``OUT/hierarchies/`` is exactly AGQA-Decomp's folder
+(nothing but ``<video_id>.json`` files and ``isolated.json``: the official evaluation reads every
+entry of it), and the Parquet tables and run metadata lie beside it::
 
-    OUT/<video_id>.json      {main key: {"subquestion": {text: {type, answer, program, key}},
-                                         "hierarchy": {text: {rule: [child texts]}}}}   (agqa-json)
-    OUT/isolated.json        [{type, answer, key, question, program, video_id}]: questions without
-                             a composition                                               (agqa-json)
+    OUT/hierarchies/<video_id>.json   {main key: {"subquestion": {text: {type, answer, program, key}},
+                                        "hierarchy": {text: {rule: [child texts]}}}}     (agqa-json)
+    OUT/hierarchies/isolated.json     [{type, answer, key, question, program, video_id}]: questions
+                                      without a composition                               (agqa-json)
     OUT/parquet/nodes.parquet   one row per distinct sub-question per video              (parquet)
     OUT/parquet/edges.parquet   one row per (parent, rule, child position)
     OUT/parquet/dags.parquet    one row per question: its DAG's size, or isolated
@@ -76,6 +78,8 @@ from .metrics import Predictions
 from .subquestions import PRESENT, SubQuestion, compositions, from_program, reference_question, texts
 
 FORMATS = ("agqa-json", "parquet", "both")
+# the AGQA-Decomp folder inside a decompose output (its files only; load_hierarchies finds it)
+HIERARCHIES_DIR = "hierarchies"
 POOL_COLUMNS = ["question_id", "video_id", "split", "template", "question", "answer", "program"]
 
 NODE_SCHEMA = pa.schema([
@@ -506,6 +510,8 @@ def decompose(pool: str | os.PathLike, out: str | os.PathLike, store: str | os.P
                     raise TensorQAError(f"{stage}: exists but was not written by tensorqa decompose; remove it")
                 shutil.rmtree(stage)  # an interrupted run with other parameters: start again
         parts.mkdir(parents=True, exist_ok=True)
+        if fmt in ("agqa-json", "both"):
+            (stage / HIERARCHIES_DIR).mkdir(exist_ok=True)
         _write_atomic(params_file, json.dumps(params, sort_keys=True))
         write_json = fmt in ("agqa-json", "both")
         todo = [i for i, v in enumerate(questions.videos) if not (parts / f"{v}.json").exists()]
@@ -542,7 +548,7 @@ def decompose(pool: str | os.PathLike, out: str | os.PathLike, store: str | os.P
 def _decompose_one(v: str, rows: list[dict], scene, sem, stage: Path, parts: Path, write_json: bool) -> None:
     res = decompose_video(v, rows, scene, sem)
     if write_json and res.hierarchies:
-        _write_atomic(stage / f"{v}.json", json.dumps(res.hierarchies))
+        _write_atomic(stage / HIERARCHIES_DIR / f"{v}.json", json.dumps(res.hierarchies))
     _write_atomic(parts / f"{v}.json", json.dumps({
         "isolated": res.isolated, "nodes": res.nodes, "edges": res.edges, "dags": res.dags, "stats": res.stats}))
 
@@ -580,7 +586,7 @@ def _finish(stage: Path, parts: Path, videos: list[str], params: dict, fmt: str,
         fallbacks.update(s["fallbacks"])
         collisions += s["text_collisions"]
     if fmt in ("agqa-json", "both"):
-        _write_atomic(stage / "isolated.json", json.dumps(isolated))
+        _write_atomic(stage / HIERARCHIES_DIR / "isolated.json", json.dumps(isolated))
     if fmt in ("parquet", "both"):
         (stage / "parquet").mkdir(exist_ok=True)
         for name, schema in (("nodes", NODE_SCHEMA), ("edges", EDGE_SCHEMA), ("dags", DAG_SCHEMA)):

@@ -370,6 +370,8 @@ def load_hierarchies(path: str | os.PathLike, progress: bool = False, workers: i
         raise TensorQAError(f"{root}: no such directory")
     if not root.is_dir():
         raise TensorQAError(f"{root}: not a directory (expected an AGQA-Decomp hierarchy folder)")
+    if (root / "hierarchies").is_dir() and not (root / ISOLATED_FILE).exists():
+        root = root / "hierarchies"  # the output folder of tensorqa decompose: its AGQA-Decomp folder
     files = sorted(p for p in root.iterdir() if p.suffix == ".json" and p.name != ISOLATED_FILE)
     iso_path = root / ISOLATED_FILE
     if not files and not iso_path.exists():

@@ -14,6 +14,7 @@ complete, the rest are redone on the next run (the writers' restart rules). ``--
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import os
 import queue
@@ -30,7 +31,8 @@ from ..errors import TensorQAError
 from ..semantics import get_semantics
 from ..store import open_store
 from ..writers import resume_shard
-from .pipeline import StageTimes, default_grounding, record_params, resolve_templates, videos_used
+from ..outputs import output_lock
+from .pipeline import StageTimes, default_grounding, record_params, resolve_templates, shard_lock_name, videos_used
 
 # statistics summed over shards: StageTimes' counters and stage seconds
 SUMMED = tuple(f.name for f in fields(StageTimes) if f.name != "per_template")
@@ -38,6 +40,10 @@ SUMMED = tuple(f.name for f in fields(StageTimes) if f.name != "per_template")
 # Peak resident memory of one shard process at the default block size, rounded up from
 # benchmarks/RESULTS.md: 2.5 GiB on the CPU (16-video blocks), 4.8 GiB on CUDA (64-video blocks).
 PROCESS_GIB = {"cpu": 3.0, "cuda": 6.0}
+
+# the most shard processes one run starts (--jobs 100000 kept starting processes for minutes);
+# a run also starts no more processes than it has videos
+MAX_JOBS = 1024
 
 
 def memory_gib() -> float | None:
@@ -108,7 +114,8 @@ def _shard(index: int, jobs: int, kwargs: dict, done, results, parent: int | Non
             done[2 * index] += videos
             done[2 * index + 1] = questions
 
-        stats = generate(**kwargs, num_shards=jobs, shard_index=index, progress=False, on_block=on_block)
+        # the parent holds the shards' locks for the run (pipeline.shard_lock_name)
+        stats = generate(**kwargs, num_shards=jobs, shard_index=index, progress=False, on_block=on_block, lock=False)
         results.put((index, "ok", stats))
     except TensorQAError as e:
         results.put((index, "error", str(e)))
@@ -120,15 +127,31 @@ def generate_jobs(jobs: int, *, num_shards, shard_index, progress: bool, threads
     """Run shards 0..jobs-1 of ``jobs`` as processes; returns the merged statistics."""
     if jobs < 1:
         raise TensorQAError(f"--jobs must be at least 1, got {jobs}")
+    if jobs > MAX_JOBS:
+        raise TensorQAError(f"--jobs must be at most {MAX_JOBS:,} processes, got {jobs:,} (this machine has "
+                            f"{usable_cores()} cores; --jobs auto picks a count)")
     if num_shards is not None or shard_index is not None or "WORLD_SIZE" in os.environ:
         raise TensorQAError("--jobs runs every shard of this machine itself: "
                             "do not combine it with --num-shards / --shard-index or torchrun")
+    held = contextlib.ExitStack()  # the shards' locks, for the whole run (the processes take none)
     with open_store(kwargs["store"]) as src:  # a bad store or --out fails here, once, not in every child
         n = videos_used(src, kwargs["max_videos"])
+        jobs = max(1, min(jobs, n))  # a shard per process, at least one video per shard
         names = resolve_templates(kwargs["templates"], kwargs["include_retired"])
-        resume_shard(kwargs["out"], 0, jobs, record_params(
-            src, names, kwargs["seed"], get_semantics(kwargs["semantics"]).name, kwargs["fmt"],
-            default_grounding(kwargs["fmt"], kwargs["grounding"]), n))
+        try:
+            for i in range(jobs):
+                held.enter_context(output_lock(kwargs["out"], shard_lock_name(i, jobs)))
+            resume_shard(kwargs["out"], 0, jobs, record_params(
+                src, names, kwargs["seed"], get_semantics(kwargs["semantics"]).name, kwargs["fmt"],
+                default_grounding(kwargs["fmt"], kwargs["grounding"]), n))
+        except BaseException:
+            held.close()
+            raise
+    with held:
+        return _run_jobs(jobs, n, progress, threads, kwargs)
+
+
+def _run_jobs(jobs: int, n: int, progress: bool, threads: int | None, kwargs: dict) -> dict:
     kwargs["threads"] = threads or max(1, usable_cores() // jobs)
     ctx = mp.get_context("spawn")
     done = ctx.Array("q", 2 * jobs, lock=False)  # per shard: videos done, questions so far (one writer each)
@@ -172,12 +195,21 @@ def generate_jobs(jobs: int, *, num_shards, shard_index, progress: bool, threads
     finally:
         if installed:
             signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
-        for p in procs:
+        started = [p for p in procs if p.pid is not None]  # SIGTERM may come while they start
+        for p in started:
             if p.is_alive():
                 p.terminate()
+        for p in started:
             p.join()
+            p.close()
+        # drain what the shards put (an unread queue keeps its feeder thread and semaphores alive),
+        # then release the queue's pipe and semaphores now rather than at interpreter exit
+        with contextlib.suppress(Exception):
+            while True:
+                results.get_nowait()
         results.close()
         results.join_thread()
+        del results
         bar.close()
     return _merge(stats, time.perf_counter() - t0)
 

@@ -17,9 +17,11 @@ Shards: shard i of K takes the i-th contiguous range of videos; ``--num-shards``
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +36,7 @@ from .. import kernels as kernels_mod
 from ..errors import TensorQAError
 from ..grid import GridContext, evaluate
 from ..memory import keep_freed_memory
+from ..outputs import check_output_folder, output_lock
 from ..semantics import get_semantics
 from ..store import open_store
 from ..templates import ACTIVE_TEMPLATES, TEMPLATES, template_spec
@@ -66,6 +69,8 @@ class StageTimes:
 
 
 def shard_range(n_videos: int, num_shards: int, shard_index: int) -> tuple[int, int]:
+    if num_shards < 1:
+        raise TensorQAError(f"--num-shards must be at least 1, got {num_shards}")
     if num_shards < 1 or not 0 <= shard_index < num_shards:
         raise TensorQAError(f"shard index {shard_index} is not in 0..{num_shards - 1}")
     return n_videos * shard_index // num_shards, n_videos * (shard_index + 1) // num_shards
@@ -352,12 +357,24 @@ def checked_run_options(device: str, batch_videos: int | None, max_videos: int |
     options: what ``generate`` and ``ablate`` share."""
     if max_videos is not None and max_videos < 1:
         raise TensorQAError(f"--max-videos must be at least 1, got {max_videos}")
+    if not isinstance(device, str) or not re.fullmatch(r"cpu|cuda(:\d+)?", device):
+        raise TensorQAError(f"--device {device}: expected cpu, cuda or cuda:N")
     batch_videos = default_batch_videos(device) if batch_videos is None else batch_videos
     if batch_videos < 1:
         raise TensorQAError(f"--batch-videos must be at least 1, got {batch_videos}")
     if device.startswith("cuda") and not torch.cuda.is_available():
         raise TensorQAError(f"--device {device}: CUDA is not available on this machine")
     return batch_videos
+
+
+MAX_SEED = 2**63 - 1
+
+
+def check_seed(seed, flag: str = "--seed") -> int:
+    """A seed is an integer in 0..2**63 - 1 (the question-frame hash reads it as an int64)."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed <= MAX_SEED:
+        raise TensorQAError(f"{flag} must be an integer in 0..{MAX_SEED}, got {seed!r}")
+    return int(seed)
 
 
 def videos_used(src, max_videos: int | None) -> int:
@@ -403,7 +420,7 @@ def generate(store: str | os.PathLike, out: str | os.PathLike, templates: list[s
              shard_index: int | None = None, fmt: str = "parquet", seed: int = 0, semantics: str = "agqa",
              include_retired: bool = False, progress: bool = True, max_videos: int | None = None,
              kernels: str = "auto", grounding: bool | None = None, jobs: int | str = 1, threads: int | None = None,
-             on_block: Callable[[int, int], None] | None = None) -> dict:
+             on_block: Callable[[int, int], None] | None = None, lock: bool = True) -> dict:
     """Generate the unbalanced pool of ``store`` into ``out`` (Hugging Face layout, or AGQA JSON).
 
     ``jobs``: run that many shard processes side by side on this machine (:mod:`.jobs`; shards
@@ -423,13 +440,18 @@ def generate(store: str | os.PathLike, out: str | os.PathLike, templates: list[s
     that measured slower than torch there, and the torch primitives elsewhere; "on" / "off" force
     them. The output is the same either way.
 
+    ``lock``: hold an exclusive lock on the shard in ``out`` (:func:`shard_lock_name`) while it is
+    written, so that a second run of the same shard into the same folder is refused (the ``--jobs``
+    parent holds its shards' locks for its processes).
+
     Returns the shard's statistics (questions, videos, per-template counts, stage seconds)."""
     if threads is not None and threads < 1:
         raise TensorQAError(f"--threads must be at least 1, got {threads}")
+    check_seed(seed)
+    if num_shards is not None and num_shards < 1:
+        raise TensorQAError(f"--num-shards must be at least 1, got {num_shards}")
     batch_videos = checked_run_options(device, batch_videos, max_videos)
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise TensorQAError(f"--out {out}: is a file; the pool is a folder")
+    out = check_output_folder(out, what="the pool is a folder")
     if jobs == "auto":
         from .jobs import auto_jobs
 
@@ -457,15 +479,21 @@ def generate(store: str | os.PathLike, out: str | os.PathLike, templates: list[s
     a, b = shard_range(n, num_shards, shard_index)
     grounding = default_grounding(fmt, grounding)
     params = record_params(src, names, seed, sem.name, fmt, grounding, n)
+    held = contextlib.ExitStack()  # the shard's lock, released on every way out below
     try:
+        if lock:
+            held.enter_context(output_lock(out, shard_lock_name(shard_index, num_shards)))
         complete = resume_shard(out, shard_index, num_shards, params)
+        if not complete:
+            rel_obj_counts = store_rel_obj_counts(src, device)
     except BaseException:
+        held.close()
         src.close()
         raise
     if complete:
+        held.close()
         src.close()
         return {"skipped": True, "shard": shard_index, "num_shards": num_shards}
-    rel_obj_counts = store_rel_obj_counts(src, device)
     keep_freed_memory()
     out.mkdir(parents=True, exist_ok=True)
     writer = ParquetShardWriter(out, shard_index, num_shards) if fmt == "parquet" else AgqaJsonShardWriter(out, shard_index, num_shards)
@@ -499,6 +527,11 @@ def generate(store: str | os.PathLike, out: str | os.PathLike, templates: list[s
                  "seconds": round(time.perf_counter() - t_start, 3)}
         writer.close(stats)
         times.write += time.perf_counter() - t0
+        if fmt == "parquet":
+            write_dataset_card(out, "tensorqa unbalanced AGQA-style pool", _card_body(stats))
+    except OSError as e:  # a full disk, a quota: one line naming the file, no partial file left
+        writer.abort()
+        raise writer.write_error(e) from None
     except BaseException:
         writer.abort()
         raise
@@ -508,9 +541,13 @@ def generate(store: str | os.PathLike, out: str | os.PathLike, templates: list[s
         backend.undo()
         bar.close()
         src.close()
-    if fmt == "parquet":
-        write_dataset_card(out, "tensorqa unbalanced AGQA-style pool", _card_body(stats))
+        held.close()
     return stats
+
+
+def shard_lock_name(index: int, count: int) -> str:
+    """The lock file of shard ``index`` of ``count`` in a pool folder (removed when the run ends)."""
+    return f".lock-{index:05d}-of-{count:05d}"
 
 
 def record_params(src, templates: list[str], seed: int, semantics: str, fmt: str, grounding: bool,

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import math
 import os
-import pickle
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence, Union
@@ -35,6 +34,7 @@ from typing import Iterable, Sequence, Union
 import numpy as np
 
 from ..errors import TensorQAError
+from ..safe_pickle import load_untrusted
 from ..scene import VideoScene
 from ..vocab import vocab
 from .charades import SPLITS, CharadesVideo, read_charades_csv
@@ -53,18 +53,11 @@ RELATION_FIELDS = {
 
 
 def read_pickle(path: PathLike, expected: type, what: str):
-    """Unpickle a trusted research file; any failure becomes a one-line TensorQAError naming it.
-
-    ``encoding="latin1"`` lets Python 2 pickles holding numpy arrays load (it is a no-op for
-    Python 3 pickles).
+    """Unpickle an annotation file with the restricted unpickler (:mod:`tensorqa.safe_pickle`: plain
+    data and numpy arrays only, no other global is resolved, so a crafted file runs nothing); any
+    failure becomes a one-line TensorQAError naming it.
     """
-    try:
-        with open(path, "rb") as handle:
-            data = pickle.load(handle, encoding="latin1")
-    except OSError as e:
-        raise TensorQAError(f"{path}: cannot open {what} ({e.strerror or e})") from None
-    except Exception as e:  # UnpicklingError, EOFError, ValueError, ImportError, ... from a bad file
-        raise TensorQAError(f"{path}: not a readable {what} pickle ({type(e).__name__}: {e})") from None
+    data = load_untrusted(path, what)
     if not isinstance(data, expected):
         raise TensorQAError(f"{path}: {what} must be a {expected.__name__}, found {type(data).__name__}")
     return data

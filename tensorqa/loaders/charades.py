@@ -13,6 +13,8 @@ ends exchanged, ``"drop"`` discards it, ``"error"`` refuses the file.
 from __future__ import annotations
 
 import csv
+import io
+import math
 import os
 import re
 from dataclasses import dataclass
@@ -54,7 +56,8 @@ def split_from_name(path: PathLike, split: str | None) -> str:
     if "test" in name:
         return "test"
     if split is None:
-        raise TensorQAError(f"{path}: cannot tell the split from the file name; pass split='train' or 'test'")
+        raise TensorQAError(f"{path}: cannot tell the split from the file name: it must contain 'train' or 'test' "
+                            "(as Charades_v1_train.csv and Charades_v1_test.csv do); rename or copy the file")
     if split not in SPLITS:
         raise TensorQAError(f"{path}: split must be 'train' or 'test', not {split!r}")
     return split
@@ -91,10 +94,15 @@ def _read_one(path: Path, split: str | None, reversed_intervals: str):
     file_split = split_from_name(path, split)
     action_index = vocab().action_index
     try:
-        handle = open(path, newline="", encoding="utf-8")
+        data = path.read_bytes()  # a few MiB: decoded at once, so a bad byte is found with its line
     except OSError as e:
         raise TensorQAError(f"{path}: cannot open Charades CSV ({e.strerror or e})") from None
-    with handle:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise TensorQAError(f"{path}:{line}: not UTF-8 text (byte {data[e.start]:#04x}); Charades CSVs are UTF-8") from None
+    with io.StringIO(text, newline="") as handle:
         reader = csv.reader(handle)
         header = next(reader, None)
         if header is None:
@@ -120,6 +128,8 @@ def _read_one(path: Path, split: str | None, reversed_intervals: str):
                 length = float(get("length"))
             except ValueError:
                 raise TensorQAError(f"{where}: length {get('length')!r} is not a number") from None
+            if not (math.isfinite(length) and length >= 0):
+                raise TensorQAError(f"{where}: length {get('length')!r} is not a finite number of seconds >= 0")
             actions = []
             for entry in get("actions").split(";"):
                 if not entry.strip():
@@ -135,6 +145,10 @@ def _read_one(path: Path, split: str | None, reversed_intervals: str):
                     start, end = float(parts[1]), float(parts[2])
                 except ValueError:
                     raise TensorQAError(f"{where}: action entry {entry!r} has a non-numeric time") from None
+                if not (math.isfinite(start) and math.isfinite(end)):
+                    raise TensorQAError(f"{where}: action entry {entry!r} has a time that is not a finite number")
+                if start < 0 or end < 0:
+                    raise TensorQAError(f"{where}: action entry {entry!r} has a negative time")
                 if end < start:
                     if reversed_intervals == "error":
                         raise TensorQAError(f"{where}: action entry {entry!r} ends before it starts")
