@@ -96,8 +96,42 @@ class _Terminated(BaseException):
     """SIGTERM in the parent of the shard processes: unwinds through ``generate_jobs``' cleanup."""
 
 
+# From the start of a --jobs run until its last shard process has started, SIGTERM is held (noted,
+# then acted on): a start cut short leaves a child reading half its start-up data (a traceback
+# from multiprocessing), and a parent ended by the default action leaks its queue's semaphores.
+_SIGTERM_STATE = {"holding": False, "pending": False}
+
+
 def _on_sigterm(signum, frame):
+    if _SIGTERM_STATE["holding"]:
+        _SIGTERM_STATE["pending"] = True
+        return
     raise _Terminated()
+
+
+@contextlib.contextmanager
+def _sigterm_stops_the_run():
+    """Install :func:`_on_sigterm` (holding SIGTERM at first) for the body; restore the old action."""
+    _SIGTERM_STATE.update(holding=True, pending=False)
+    previous = signal.getsignal(signal.SIGTERM)
+    try:
+        signal.signal(signal.SIGTERM, _on_sigterm)
+        installed = True
+    except ValueError:  # not the main thread: the children's parent watch still stops them
+        installed = False
+    try:
+        yield
+    finally:
+        _SIGTERM_STATE["holding"] = False
+        if installed:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+
+
+def _release_sigterm() -> None:
+    """End the hold: a SIGTERM that came during it stops the run now."""
+    _SIGTERM_STATE["holding"] = False
+    if _SIGTERM_STATE["pending"]:
+        raise _Terminated()
 
 
 def _shard(index: int, jobs: int, kwargs: dict, done, results, parent: int | None = None) -> None:
@@ -133,6 +167,11 @@ def generate_jobs(jobs: int, *, num_shards, shard_index, progress: bool, threads
     if num_shards is not None or shard_index is not None or "WORLD_SIZE" in os.environ:
         raise TensorQAError("--jobs runs every shard of this machine itself: "
                             "do not combine it with --num-shards / --shard-index or torchrun")
+    with _sigterm_stops_the_run():
+        return _locked_run(jobs, progress, threads, kwargs)
+
+
+def _locked_run(jobs: int, progress: bool, threads: int | None, kwargs: dict) -> dict:
     held = contextlib.ExitStack()  # the shards' locks, for the whole run (the processes take none)
     with open_store(kwargs["store"]) as src:  # a bad store or --out fails here, once, not in every child
         n = videos_used(src, kwargs["max_videos"])
@@ -158,20 +197,15 @@ def _run_jobs(jobs: int, n: int, progress: bool, threads: int | None, kwargs: di
     results = ctx.Queue()
     procs = [ctx.Process(target=_shard, args=(i, jobs, kwargs, done, results, os.getpid()), daemon=True)
              for i in range(jobs)]
-    # SIGTERM (``kill``, a scheduler's stop) must stop the shard processes too: Python's default
-    # action ends the parent at once, without the cleanup below, and would leave them running
-    previous = signal.getsignal(signal.SIGTERM)
-    try:
-        signal.signal(signal.SIGTERM, _on_sigterm)
-        installed = True
-    except ValueError:  # not the main thread: the children's parent watch still stops them
-        installed = False
     t0 = time.perf_counter()
     bar = tqdm(total=n, desc=f"generate ({jobs} processes)", unit="video", disable=not progress, dynamic_ncols=True)
     stats: dict[int, dict] = {}
+    # SIGTERM (``kill``, a scheduler's stop) must stop the shard processes too: Python's default
+    # action would end the parent at once, without the cleanup below, and leave them running
     try:
         for p in procs:
             p.start()
+        _release_sigterm()
         while len(stats) < jobs:
             try:
                 index, status, payload = results.get(timeout=0.5)
@@ -193,9 +227,10 @@ def _run_jobs(jobs: int, n: int, progress: bool, threads: int | None, kwargs: di
         raise TensorQAError("generate: terminated (SIGTERM); the shard processes were stopped, complete "
                             "shards stay and the others are redone on the next run") from None
     finally:
-        if installed:
-            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
         started = [p for p in procs if p.pid is not None]  # SIGTERM may come while they start
+        if len(stats) == jobs:  # every shard reported: let each process finish its own exit, whose
+            for p in started:  # clean-up unregisters its semaphores (tqdm's lock); killed, it leaks them
+                p.join(timeout=60)
         for p in started:
             if p.is_alive():
                 p.terminate()
