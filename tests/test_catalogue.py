@@ -182,7 +182,8 @@ def test_reference_kinds_per_slot():
     assert refs["objLastChoose"]["object"] == ("direct", "first")
     assert refs["actTime"]["action2"] == ("direct", "indirect-object")
     assert refs["relTime"]["action"] == ("direct", "indirect-object")
-    assert refs["objTime"] == {"object": ("direct", "first", "last", "whole"), "action": ("direct",)}
+    # §b.3: objTime's action slot takes indirect-object actions, like actTime and relTime
+    assert refs["objTime"] == {"object": ("direct", "first", "last", "whole"), "action": ("direct", "indirect-object")}
     assert refs["actLengthLongerCompare"] == {"action": ("direct",), "action2": ("direct",)}
     for name, spec in TEMPLATES.items():
         assert list(spec.reference_kinds) == list(spec.slots), name
