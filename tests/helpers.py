@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from tensorqa import vocab
-from tensorqa.scene import VideoScene
+from tensorqa.scenes.batch import VideoScene
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 

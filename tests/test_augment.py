@@ -4,7 +4,7 @@ import numpy as np
 
 from helpers import make_scene
 from tensorqa import vocab
-from tensorqa.augment import (AugmentConfig, adjust_boundaries, augment_scene, entailments, merge_synonyms,
+from tensorqa.scenes.augment import (AugmentConfig, adjust_boundaries, augment_scene, entailments, merge_synonyms,
                               prune_relations, relation_object_counts, single_object_relations, verb_relations)
 
 v = vocab()

@@ -1,4 +1,4 @@
-"""Balancing (tensorqa.balance, tensorqa.balancing): hand-worked counts, crafted pools, determinism.
+"""Balancing (tensorqa.agqa.balancing.balance, tensorqa.agqa.balancing): hand-worked counts, crafted pools, determinism.
 
 Every pool here is built by hand as RECORD_SCHEMA rows and written with ParquetShardWriter; expected
 results are worked out in the comments from semantics §d, never read back from the code.
@@ -15,15 +15,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tensorqa.balance import PRESETS, TEMPLATE_NAMES, WINDOW_KINDS, BalanceConfig, balance_config, balance_pool
-from tensorqa.balancing.hashindex import HashIndex
-from tensorqa.balancing.hashing import hash_strings, mix64
-from tensorqa.balancing.labels import DIFFERENT, NO_DIRECT, NO_TEMPORAL, SAME, label_removals, temporal_labels
-from tensorqa.balancing.smoothing import SmoothingRule, binary_targets, smooth_counts, uniform_counts
-from tensorqa.balancing.waterfill import waterfill, waterfill_rows
+from tensorqa.agqa.balancing.balance import PRESETS, TEMPLATE_NAMES, WINDOW_KINDS, BalanceConfig, balance_config, balance_pool
+from tensorqa.agqa.balancing.hashindex import HashIndex
+from tensorqa.agqa.balancing.hashing import hash_strings, mix64
+from tensorqa.agqa.balancing.labels import DIFFERENT, NO_DIRECT, NO_TEMPORAL, SAME, label_removals, temporal_labels
+from tensorqa.agqa.balancing.smoothing import SmoothingRule, binary_targets, smooth_counts, uniform_counts
+from tensorqa.agqa.balancing.waterfill import waterfill, waterfill_rows
 from tensorqa.cli import main
 from tensorqa.errors import TensorQAError
-from tensorqa.templates import TEMPLATES
+from tensorqa.agqa.templates import TEMPLATES
 from tensorqa.writers import RECORD_SCHEMA, VOCABULARY_COLUMNS, ParquetShardWriter, read_pool, write_dataset_card
 
 FAITHFUL = SmoothingRule()
@@ -494,8 +494,8 @@ def test_dictionary_pages_listing_unused_words_balance_the_same(tmp_path):
 def test_partitioned_steps_give_the_same_result(tmp_path, monkeypatch):
     # the per-key steps and the label join run in parts of PART_ROWS questions; tiny parts (many
     # partitions) must keep exactly the same questions as one part
-    import tensorqa.balancing.labels as labels_module
-    import tensorqa.balancing.select as select_module
+    import tensorqa.agqa.balancing.labels as labels_module
+    import tensorqa.agqa.balancing.select as select_module
 
     rows = number(_structural_pool() + _label_pool() + _binary_pool())
     pool = write_pool(tmp_path / "pool", rows, shards=2)

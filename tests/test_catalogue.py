@@ -10,8 +10,9 @@ from importlib import resources
 import pytest
 from helpers import SHARED
 
-from tensorqa import TensorQAError, vocab
-from tensorqa.templates import (
+from tensorqa import TensorQAError
+from tensorqa import vocab
+from tensorqa.agqa.templates import (
     ACTION_REFERENCE_FRAMES,
     ACTIVE_TEMPLATES,
     FRAME_SLOTS,
@@ -21,7 +22,7 @@ from tensorqa.templates import (
     check_frame,
     template_spec,
 )
-from tensorqa.templates.catalogue import GLOBAL_CATEGORIES, LOCAL_SLOTS, REFERENCE_KINDS, WINDOW_KINDS
+from tensorqa.agqa.templates.catalogue import GLOBAL_CATEGORIES, LOCAL_SLOTS, REFERENCE_KINDS, WINDOW_KINDS
 
 # Table 14 of the AGQA paper, row order, as transcribed in shared/reference/agqa.md.
 TABLE14_ORDER = [
@@ -182,7 +183,8 @@ def test_reference_kinds_per_slot():
     assert refs["objLastChoose"]["object"] == ("direct", "first")
     assert refs["actTime"]["action2"] == ("direct", "indirect-object")
     assert refs["relTime"]["action"] == ("direct", "indirect-object")
-    assert refs["objTime"] == {"object": ("direct", "first", "last", "whole"), "action": ("direct",)}
+    # §b.3: objTime's action slot takes indirect-object actions, like actTime and relTime
+    assert refs["objTime"] == {"object": ("direct", "first", "last", "whole"), "action": ("direct", "indirect-object")}
     assert refs["actLengthLongerCompare"] == {"action": ("direct",), "action2": ("direct",)}
     for name, spec in TEMPLATES.items():
         assert list(spec.reference_kinds) == list(spec.slots), name
@@ -204,7 +206,7 @@ def test_template_spec_lookup_accepts_both_names():
 
 
 def test_programs_name_program_shapes_entries():
-    shapes = importlib.import_module("tensorqa.program_shapes")
+    shapes = importlib.import_module("tensorqa.engine.program_shapes")
     assert len({t.program for t in TEMPLATES.values()}) == 28
     for spec in TEMPLATES.values():
         shape = shapes.PROGRAM_SHAPES[spec.program]
@@ -217,7 +219,7 @@ def test_programs_name_program_shapes_entries():
 
 # -- frames -----------------------------------------------------------------------------------
 def test_frames_are_package_data():
-    assert resources.files("tensorqa.templates").joinpath("frames.tsv").is_file()
+    assert resources.files("tensorqa.agqa.templates").joinpath("frames.tsv").is_file()
 
 
 def test_frame_counts():

@@ -17,13 +17,13 @@ from tensorqa.decomp import decompose, decompose_video, evaluate_predictions, gr
 from tensorqa.decomp.constants import CONSISTENCY_RULES
 from tensorqa.decomp.decompose import POOL_COLUMNS, consistency_violations
 from tensorqa.decomp.subquestions import from_program
-from tensorqa.generate import generate
-from tensorqa.pack import pack_default
-from tensorqa.program import parse_program
-from tensorqa.reference import run_program
-from tensorqa.store import open_store
-from tensorqa.balance import balance_pool
-from tensorqa.splits import split_pool
+from tensorqa.agqa import generate
+from tensorqa.scenes.pack import pack_default
+from tensorqa.engine.program import parse_program
+from tensorqa.engine.scalar import run_program
+from tensorqa.scenes.store import open_store
+from tensorqa.agqa.balancing.balance import balance_pool
+from tensorqa.agqa.splits import split_pool
 from tensorqa.writers import pool_store, read_pool
 
 decomp_module = importlib.import_module("tensorqa.decomp.decompose")  # the package exports the function of that name
@@ -368,7 +368,7 @@ def test_balanced_and_split_pools_record_the_store(tmp_path, monkeypatch):
 
 
 def test_main_programs_round_trip_through_the_table():
-    from tensorqa.templates.catalogue import template_spec
+    from tensorqa.agqa.templates.catalogue import template_spec
 
     for row in HAND:
         sq = from_program(template_spec(row["template"]).program, row["program"])

@@ -15,13 +15,13 @@ import pytest
 import torch
 
 from tensorqa import TensorQAError
-from tensorqa.generate import generate
-from tensorqa.pack import pack_default
-from tensorqa.program import parse_program
-from tensorqa.reference import run_program
-from tensorqa.store import open_store
-from tensorqa.templates import TEMPLATES
-from tensorqa.vocab import vocab
+from tensorqa.agqa import generate
+from tensorqa.scenes.pack import pack_default
+from tensorqa.engine.program import parse_program
+from tensorqa.engine.scalar import run_program
+from tensorqa.scenes.store import open_store
+from tensorqa.agqa.templates import TEMPLATES
+from tensorqa.scenes.vocab import vocab
 from tensorqa.writers import RECORD_SCHEMA, read_pool, shard_complete
 
 
@@ -175,7 +175,7 @@ def test_jobs_run_the_shards_as_processes_with_the_same_records(tmp_path, store,
 
 
 def test_jobs_auto_is_one_process_per_core_that_memory_holds(tmp_path, store, pool, monkeypatch):
-    from tensorqa.generate import jobs
+    from tensorqa.agqa import jobs
 
     cores = len(os.sched_getaffinity(0))
     assert 1 <= jobs.auto_jobs("cpu") <= cores and 1 <= jobs.auto_jobs("cuda") <= cores
@@ -337,7 +337,7 @@ def test_indirect_object_actions(store, pool):
     # video, and must give each record's answer.
     import re
 
-    from tensorqa.vocab import vocab
+    from tensorqa.scenes.vocab import vocab
 
     _, table = pool
     rows = [r for r in table.select(["video_id", "template", "program", "answer", "question", "action_ref",

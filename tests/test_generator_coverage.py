@@ -16,11 +16,11 @@ from dataclasses import replace
 import pytest
 import torch
 
-from tensorqa.generate.pipeline import StageTimes, generate_block, resolve_templates
-from tensorqa.reference import Undefined, run_program
-from tensorqa.scene import SceneBatch
-from tensorqa.semantics import AGQA, STRICT
-from tensorqa.vocab import vocab
+from tensorqa.agqa.pipeline import StageTimes, generate_block, resolve_templates
+from tensorqa.engine.scalar import Undefined, run_program
+from tensorqa.scenes.batch import SceneBatch
+from tensorqa.engine.semantics import AGQA, STRICT
+from tensorqa.scenes.vocab import vocab
 
 from helpers import make_scene
 
@@ -140,8 +140,8 @@ def test_merged_action_object_takes_indirect_object_references():
 def test_every_action_of_a_merged_object_is_eligible():
     # the canonical actions whose object is merged into another class: each compares its object
     # merged, and (if its phrase holds the merged word) has an indirect-object frame
-    from tensorqa.generate.references import _indirect_action_tables
-    from tensorqa.templates import ACTION_REFERENCE_FRAMES
+    from tensorqa.agqa.indirect import _indirect_action_tables
+    from tensorqa.agqa.templates import ACTION_REFERENCE_FRAMES
 
     eligible = _indirect_action_tables("cpu")[0]
     merged = [a for a in range(V.num_actions) if V.action_merged_into[a] == a and V.action_object[a] >= 0
@@ -201,7 +201,7 @@ def test_no_indirect_form_without_the_objects_word():
     assert of(rows, "relTime", action="c145", action_ref="")
     assert not [r for r in rows if "c145" in (r["action"], r["action2"], r["window_action"], r["window_action2"])
                 and (r["action_ref"] or r["action2_ref"] or r["window_action_ref"] or r["window_action2_ref"])]
-    from tensorqa.templates import ACTION_REFERENCE_FRAMES
+    from tensorqa.agqa.templates import ACTION_REFERENCE_FRAMES
     assert "c145" not in ACTION_REFERENCE_FRAMES
     assert ACTION_REFERENCE_FRAMES["c038"] == "washing something with {object}"
 

@@ -1,5 +1,5 @@
-"""Differential tests: grid evaluation (tensorqa.grid) against the scalar reference executor
-(tensorqa.reference.run_program) on random scene graphs, for every AGQA program shape, under the
+"""Differential tests: grid evaluation (tensorqa.engine.grid) against the scalar reference executor
+(tensorqa.engine.scalar.run_program) on random scene graphs, for every AGQA program shape, under the
 AGQA and STRICT semantics.
 
 For each skeleton the grid is evaluated once over the whole batch; per video a few cells are
@@ -27,12 +27,12 @@ import pytest
 import torch
 
 from tensorqa import vocab
-from tensorqa.grid import GridContext, action_word, evaluate
-from tensorqa.primitives.localize import KIND_NAMES
-from tensorqa.program_shapes import PROGRAM_SHAPES
-from tensorqa.reference import Undefined, localize_frames, run_program
-from tensorqa.scene import SceneBatch, VideoScene
-from tensorqa.semantics import AGQA, STRICT
+from tensorqa.engine.grid import GridContext, action_word, evaluate
+from tensorqa.engine.primitives.localize import KIND_NAMES
+from tensorqa.engine.program_shapes import PROGRAM_SHAPES
+from tensorqa.engine.scalar import Undefined, localize_frames, run_program
+from tensorqa.scenes.batch import SceneBatch, VideoScene
+from tensorqa.engine.semantics import AGQA, STRICT
 
 N_VIDEOS = 640
 SEED = 7
@@ -304,7 +304,7 @@ def test_windows_match_reference(semantics, scenes, batch, contexts):
 # --------------------------------------------------------------------------------------------------
 
 def test_plans_are_compiled_once_per_skeleton_and_semantics():
-    from tensorqa.grid import compile_skeleton
+    from tensorqa.engine.grid import compile_skeleton
     plan = compile_skeleton("objRelExists")
     assert compile_skeleton(PROGRAM_SHAPES["objRelExists"]) is plan
     assert compile_skeleton("objRelExists", "strict") is not plan
@@ -379,7 +379,7 @@ def test_unsupported_skeletons_are_errors(batch):
 
 def test_ablation_reaches_the_grid(batch):
     """ablate("before", "while"): before questions are answered over the while frames."""
-    from tensorqa.primitives import registry
+    from tensorqa.engine.primitives import registry
     sub = batch[:60]
     plain = evaluate("relExists", sub, AGQA)
     with registry.ablate("before", "while"):

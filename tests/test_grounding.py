@@ -10,21 +10,21 @@ import pytest
 from helpers import SHARED, make_scene
 
 from tensorqa import TensorQAError
-from tensorqa.export_agqa import video_graph
-from tensorqa.generate import generate
-from tensorqa.generate.grounding import (
+from tensorqa.scenes.export_agqa import video_graph
+from tensorqa.agqa import generate
+from tensorqa.agqa.grounding import (
     COLUMNS,
     check_grounding,
     ground_record,
     grounding_column,
     with_grounding,
 )
-from tensorqa.pack import pack_default
-from tensorqa.program import Call, Word, parse_program
-from tensorqa.reference import localize_frames, run_program
-from tensorqa.scene import SceneBatch
-from tensorqa.store import open_store
-from tensorqa.templates import TEMPLATES, check_frame
+from tensorqa.scenes.pack import pack_default
+from tensorqa.engine.program import Call, Word, parse_program
+from tensorqa.engine.scalar import localize_frames, run_program
+from tensorqa.scenes.batch import SceneBatch
+from tensorqa.scenes.store import open_store
+from tensorqa.agqa.templates import TEMPLATES, check_frame
 from tensorqa.writers import read_pool
 
 # -- a hand-built video ------------------------------------------------------------------------------

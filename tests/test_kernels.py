@@ -21,20 +21,20 @@ triton = pytest.importorskip("triton")
 import triton.language as tl  # noqa: E402
 
 from tensorqa import kernels  # noqa: E402
-from tensorqa.augment import augment_scene  # noqa: E402
+from tensorqa.scenes.augment import augment_scene  # noqa: E402
 from tensorqa.errors import TensorQAError  # noqa: E402
-from tensorqa.grid import GridContext, evaluate  # noqa: E402
+from tensorqa.engine.grid import GridContext, evaluate  # noqa: E402
 from tensorqa.kernels import bits, runtime  # noqa: E402
 from tensorqa.kernels.bits import highest_bit, lowest_bit  # noqa: E402
-from tensorqa.primitives import filter as torch_filter, first_last as torch_first_last, registry  # noqa: E402
-from tensorqa.primitives import order as torch_order  # noqa: E402
-from tensorqa.primitives.localize import (  # noqa: E402
+from tensorqa.engine.primitives import filter as torch_filter, first_last as torch_first_last, registry  # noqa: E402
+from tensorqa.engine.primitives import order as torch_order  # noqa: E402
+from tensorqa.engine.primitives.localize import (  # noqa: E402
     CompareWindows, Windows, compare_windows, interval_mask, localize, present_actions,
 )
-from tensorqa.program_shapes import PROGRAM_SHAPES  # noqa: E402
-from tensorqa.scene import SceneBatch, VideoScene  # noqa: E402
-from tensorqa.semantics import AGQA, ANY_PRESENT, CONTACT_EXCEPT_NOT_CONTACTING, STRICT  # noqa: E402
-from tensorqa.synthetic import synthesize  # noqa: E402
+from tensorqa.engine.program_shapes import PROGRAM_SHAPES  # noqa: E402
+from tensorqa.scenes.batch import SceneBatch, VideoScene  # noqa: E402
+from tensorqa.engine.semantics import AGQA, ANY_PRESENT, CONTACT_EXCEPT_NOT_CONTACTING, STRICT  # noqa: E402
+from tensorqa.scenes.synthetic import synthesize  # noqa: E402
 
 FRAME_COUNTS = (1, 5, 63, 64, 65, 130)
 LOOSE_STOP = replace(AGQA, choose_stretch_includes_stop=False)
@@ -472,10 +472,10 @@ def test_imports_and_runs_without_triton():
     code = (
         "import sys; sys.modules['triton'] = None; sys.modules['triton.language'] = None\n"
         "from tensorqa import kernels\n"
-        "from tensorqa.primitives import registry\n"
-        "from tensorqa.grid import evaluate\n"
-        "from tensorqa.synthetic import synthesize\n"
-        "from tensorqa.scene import SceneBatch\n"
+        "from tensorqa.engine.primitives import registry\n"
+        "from tensorqa.engine.grid import evaluate\n"
+        "from tensorqa.scenes.synthetic import synthesize\n"
+        "from tensorqa.scenes.batch import SceneBatch\n"
         "assert not kernels.available() and kernels.auto_backend('cuda') == 'torch'\n"
         "b = SceneBatch.from_scenes(list(synthesize(2, seed=1)))\n"
         "with registry.use('kernel'):\n"

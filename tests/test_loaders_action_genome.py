@@ -5,8 +5,9 @@ import pickle
 import numpy as np
 import pytest
 
-from tensorqa import TensorQAError, vocab
-from tensorqa.loaders import load_action_genome, read_charades_csv
+from tensorqa import TensorQAError
+from tensorqa import vocab
+from tensorqa.scenes.loaders import load_action_genome, read_charades_csv
 
 HEADER = "id,subject,scene,quality,relevance,verified,script,objects,descriptions,actions,length\n"
 

@@ -6,8 +6,9 @@ import sys
 import numpy as np
 import pytest
 
-from tensorqa import TensorQAError, vocab
-from tensorqa.loaders import load_agqa_stsgs
+from tensorqa import TensorQAError
+from tensorqa import vocab
+from tensorqa.scenes.loaders import load_agqa_stsgs
 
 
 def frame(fid, secs):
@@ -136,7 +137,7 @@ def test_two_videos(tmp_path):
 
 def test_verbs_carried_by_ag_relations():
     # eat, hold, lie, sit (v005, v008, v010, v018) have no verb column; they land on AG relations
-    from tensorqa.loaders.agqa_stsgs import relation_class_index
+    from tensorqa.scenes.loaders.agqa_stsgs import relation_class_index
 
     v = vocab()
     index = relation_class_index()

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from tensorqa import TensorQAError
-from tensorqa.loaders import CharadesVideo, read_charades_csv
+from tensorqa.scenes.loaders import CharadesVideo, read_charades_csv
 
 CHARADES = Path(__file__).resolve().parents[2] / "shared" / "data" / "charades"
 TRAIN, TEST = CHARADES / "Charades_v1_train.csv", CHARADES / "Charades_v1_test.csv"

@@ -12,16 +12,16 @@ from helpers import make_scene
 
 from tensorqa import vocab
 from tensorqa.errors import TensorQAError
-from tensorqa.primitives import (
+from tensorqa.engine.primitives import (
     KIND_NAMES, act_first, act_last, act_order, act_what, choose_episode, compare_windows, contacted, count,
     exists, first_episode, has_item, last_episode, length_compare, localize, only_item, present_actions,
     registry, relate, side_of, superlative, xor,
 )
-from tensorqa.primitives.filter import window_any
-from tensorqa.primitives.scans import next_from, prefix_count, prev_before
-from tensorqa.primitives.localize import Windows, interval_mask
-from tensorqa.scene import SceneBatch
-from tensorqa.semantics import AGQA, STRICT, interaction_relations
+from tensorqa.engine.primitives.filter import window_any
+from tensorqa.engine.primitives.scans import next_from, prefix_count, prev_before
+from tensorqa.engine.primitives.localize import Windows, interval_mask
+from tensorqa.scenes.batch import SceneBatch
+from tensorqa.engine.semantics import AGQA, STRICT, interaction_relations
 
 V = vocab()
 SECS = [(24 * (i + 1), float(i + 1)) for i in range(6)]  # keyframes 0..5 at 1 s .. 6 s
@@ -178,7 +178,7 @@ def test_window_any_chunks_agree_with_one_product():
     mask = torch.rand(3, 7, 5, generator=g) < 0.4
     facts = torch.rand(3, 5, 4, 6, generator=g) < 0.2
     expected = (mask[:, :, :, None, None] & facts[:, None]).any(2)
-    import tensorqa.primitives.filter as filt
+    import tensorqa.engine.primitives.filter as filt
     old = filt.CHUNK_ELEMENTS
     try:
         filt.CHUNK_ELEMENTS = 30  # forces several window chunks
@@ -207,7 +207,7 @@ def test_frame_scans():
 def test_scan_doubling_and_cumulative_agree(F):
     """The CPU's doubling scans and the accelerators' cummin / cummax give the same tables
     (both paths run here on the CPU), against a loop over positions."""
-    from tensorqa.primitives.scans import _prefix_max, _suffix_min
+    from tensorqa.engine.primitives.scans import _prefix_max, _suffix_min
     g = torch.Generator().manual_seed(F)
     y = torch.randint(-1, F + 1, (3, F + 1, 4, 2), generator=g, dtype=torch.int32)
     suffix = torch.stack([y[:, k:].amin(1) for k in range(F + 1)], 1)
@@ -463,7 +463,7 @@ def test_registry_override_and_primitive_ablation():
 def test_flat_and_padded_window_layouts_agree():
     """Every windowed primitive gives, on the flat rows of the offered windows, exactly the
     offered rows of its [B, W] result (the matmul contraction and the prefix-count reading too)."""
-    from tensorqa.synthetic import synthesize
+    from tensorqa.scenes.synthetic import synthesize
     batch = SceneBatch.from_scenes(list(synthesize(12, seed=5)))
     w = localize(batch, AGQA)
     flat = w.rows()
@@ -495,8 +495,8 @@ def test_flat_and_padded_window_layouts_agree():
 def test_interacted_frames_reads_the_rules_relations(rule):
     """Against the rule's relation mask applied to every relation: the object is interacted with
     at a (real) keyframe where one of the rule's relations holds."""
-    from tensorqa.primitives.filter import interacted_frames
-    from tensorqa.synthetic import synthesize
+    from tensorqa.engine.primitives.filter import interacted_frames
+    from tensorqa.scenes.synthetic import synthesize
 
     batch = SceneBatch.from_scenes(list(synthesize(12, seed=9)))
     mask = torch.as_tensor(interaction_relations(rule))

@@ -13,7 +13,7 @@ import pytest
 
 from helpers import SHARED
 from tensorqa.errors import TensorQAError
-from tensorqa.profile import derive_profile, dump_profile, load_profile, main, object_classes
+from tensorqa.scenes.profile import derive_profile, dump_profile, load_profile, main, object_classes
 
 CSVS = [SHARED / "data" / "charades" / f"Charades_v1_{s}.csv" for s in ("train", "test")]
 

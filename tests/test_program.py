@@ -7,9 +7,9 @@ import pytest
 
 from helpers import SHARED
 from tensorqa.errors import TensorQAError
-from tensorqa.program import Call, Items, Slot, Word, localize, parse_program, slots, verb_index, word_kinds
-from tensorqa.program_shapes import PROGRAM_SHAPES, RETIRED_TEMPLATES, TEMPLATE_WINDOWS, WINDOW_FORMS
-from tensorqa.vocab import vocab
+from tensorqa.engine.program import Call, Items, Slot, Word, localize, parse_program, slots, verb_index, word_kinds
+from tensorqa.engine.program_shapes import PROGRAM_SHAPES, RETIRED_TEMPLATES, TEMPLATE_WINDOWS, WINDOW_FORMS
+from tensorqa.scenes.vocab import vocab
 
 
 def real_records() -> dict:

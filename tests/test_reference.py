@@ -13,12 +13,12 @@ import pytest
 
 from helpers import SHARED, make_scene
 from tensorqa.errors import TensorQAError
-from tensorqa.program import parse_program
-from tensorqa.program_shapes import PROGRAM_SHAPES
-from tensorqa.reference import Undefined, localize_frames, run_program
-from tensorqa.scene import SceneBatch
-from tensorqa.semantics import AGQA, STRICT, Semantics, get_semantics
-from tensorqa.store import open_store, write_store
+from tensorqa.engine.program import parse_program
+from tensorqa.engine.program_shapes import PROGRAM_SHAPES
+from tensorqa.engine.scalar import Undefined, localize_frames, run_program
+from tensorqa.scenes.batch import SceneBatch
+from tensorqa.engine.semantics import AGQA, STRICT, Semantics, get_semantics
+from tensorqa.scenes.store import open_store, write_store
 
 T = [(10 * (i + 1), float(i + 1)) for i in range(10)]
 PILLOW = "holding a pillow"

@@ -3,7 +3,7 @@ import torch
 
 from helpers import make_scene, random_scene
 from tensorqa import vocab
-from tensorqa.scene import SceneBatch
+from tensorqa.scenes.batch import SceneBatch
 
 
 def test_padding_and_masks():

@@ -1,4 +1,4 @@
-"""AGQA's split fields (tensorqa.splits): novel compositions, direct equivalents, more steps."""
+"""AGQA's split fields (tensorqa.agqa.splits): novel compositions, direct equivalents, more steps."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ import pytest
 
 from test_balance import file_digests, number, record, write_pool
 
-from tensorqa.balancing.hashing import hash_strings
-from tensorqa.balancing.labels import DIFFERENT, NO_DIRECT, SAME, temporal_labels
+from tensorqa.agqa.balancing.hashing import hash_strings
+from tensorqa.agqa.balancing.labels import DIFFERENT, NO_DIRECT, SAME, temporal_labels
 from tensorqa.cli import main
 from tensorqa.errors import TensorQAError
-from tensorqa.splits import SPLIT_SCHEMA, NovelCompositions, SplitConfig, composition_flags, read_video_list, split_pool
+from tensorqa.agqa.splits import SPLIT_SCHEMA, NovelCompositions, SplitConfig, composition_flags, read_video_list, split_pool
 from tensorqa.writers import RECORD_SCHEMA, read_pool
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"

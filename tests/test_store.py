@@ -5,8 +5,8 @@ import torch
 
 from helpers import random_scene
 from tensorqa import TensorQAError
-from tensorqa.scene import SceneBatch
-from tensorqa.store import open_store, pack_bits, unpack_bits, write_store
+from tensorqa.scenes.batch import SceneBatch
+from tensorqa.scenes.store import open_store, pack_bits, unpack_bits, write_store
 
 
 @pytest.fixture(scope="module")

@@ -12,9 +12,9 @@ import pytest
 from helpers import SHARED
 from tensorqa import vocab
 from tensorqa.errors import TensorQAError
-from tensorqa.profile import load_profile
-from tensorqa.scene import SceneBatch
-from tensorqa.synthetic import (
+from tensorqa.scenes.profile import load_profile
+from tensorqa.scenes.batch import SceneBatch
+from tensorqa.scenes.synthetic import (
     Script, keyframes, num_train, sample_keyframes, sample_scripts, synthesize, synthesize_from_charades, synthesize_scene,
     synthetic_video_id,
 )
@@ -367,7 +367,7 @@ def test_from_charades_keeps_real_intervals():
 
 
 def test_from_charades_reads_the_loader_records():
-    from tensorqa.loaders.charades import read_charades_csv
+    from tensorqa.scenes.loaders.charades import read_charades_csv
 
     videos = read_charades_csv([SHARED / "data" / "charades" / "Charades_v1_test.csv"])[:30]
     scenes = list(synthesize_from_charades(videos, seed=0))

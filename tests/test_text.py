@@ -1,11 +1,11 @@
-"""generate/text.py: text columns built from lexicon ids, checked against plain Python string building."""
+"""agqa/text.py: text columns built from lexicon ids, checked against plain Python string building."""
 
 import numpy as np
 import pyarrow as pa
 import pytest
 
-from tensorqa.generate import text
-from tensorqa.generate.text import Lexicon, compose, gather_text, join_patterns, split_pattern
+from tensorqa.agqa import text
+from tensorqa.agqa.text import Lexicon, compose, gather_text, join_patterns, split_pattern
 
 
 def test_split_and_join_patterns():
@@ -122,7 +122,7 @@ def test_compose_refuses_unregistered_literals_with_an_extended_lexicon():
 def test_first_occurrences_match_unique(n):
     """The distinct localization keys of a block, found with a hash table: each code stands for one
     key, and each code's position is that key's first occurrence (``np.unique``'s return_index)."""
-    from tensorqa.generate.records import _first_occurrences
+    from tensorqa.agqa.records import _first_occurrences
 
     key = np.random.default_rng(n).integers(0, max(2, n // 7), n) * 1_000_003  # sparse int64 keys
     inverse, first = _first_occurrences(key)

@@ -13,9 +13,9 @@ import sys
 import pyarrow.parquet as pq
 import pytest
 
-from tensorqa.generate import generate
-from tensorqa.pack import pack_default
-from tensorqa.store import open_store
+from tensorqa.agqa import generate
+from tensorqa.scenes.pack import pack_default
+from tensorqa.scenes.store import open_store
 from tensorqa.writers import read_pool, shard_complete
 
 pytest.importorskip("torch.distributed.run")

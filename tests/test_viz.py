@@ -11,9 +11,10 @@ import pyarrow.compute as pc
 import pytest
 
 from helpers import make_scene
-from tensorqa import vocab, write_store
+from tensorqa import write_store
+from tensorqa import vocab
 from tensorqa.cli import main
-from tensorqa.generate import generate
+from tensorqa.agqa import generate
 from tensorqa.writers import read_pool
 
 import browser

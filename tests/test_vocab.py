@@ -2,7 +2,8 @@ import numpy as np
 import pytest
 
 from helpers import SHARED
-from tensorqa import TensorQAError, vocab
+from tensorqa import TensorQAError
+from tensorqa import vocab
 
 
 def test_sizes_and_agqa_ids_follow_the_public_class_lists():
