@@ -26,7 +26,9 @@ import pytest
 
 from tensorqa.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
+from helpers import REPO
+
+ROOT = REPO
 FSIZE = """import resource, sys
 resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[1]), int(sys.argv[1])))
 from tensorqa.cli import main

@@ -14,8 +14,9 @@ from tensorqa.engine.grid import GridContext, evaluate
 from tensorqa.scenes.pack import pack_default
 from tensorqa.engine.program_shapes import PROGRAM_SHAPES
 from tensorqa.scenes.store import open_store
+from helpers import REPO
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+BENCHMARKS = REPO / "benchmarks"
 # templates whose grid is another's (evaluated first): the same computation, different rules
 SHARED_GRIDS = {"objFirstChoose": "objWhatChoose", "actWhatBefore": "actWhatAfterAll"}
 

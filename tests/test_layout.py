@@ -11,8 +11,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from helpers import REPO
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = REPO
 
 
 def test_top_level_is_the_projects_layout():

@@ -18,8 +18,8 @@ from tensorqa.cli import main
 from tensorqa.errors import TensorQAError
 from tensorqa.agqa.splits import SPLIT_SCHEMA, NovelCompositions, SplitConfig, composition_flags, read_video_list, split_pool
 from tensorqa.writers import RECORD_SCHEMA, read_pool
+from helpers import SHARED
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
 
 # semantics §b.4's lists in ids (checked against the vocabulary in test_agqa_lists_in_ids)
 SEQ = {"c154", "c016", "c101", "c097", "c048", "c141"}

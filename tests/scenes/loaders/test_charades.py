@@ -6,8 +6,9 @@ import pytest
 
 from tensorqa import TensorQAError
 from tensorqa.scenes.loaders import CharadesVideo, read_charades_csv
+from helpers import SHARED
 
-CHARADES = Path(__file__).resolve().parents[2] / "shared" / "data" / "charades"
+CHARADES = SHARED / "data" / "charades"
 TRAIN, TEST = CHARADES / "Charades_v1_train.csv", CHARADES / "Charades_v1_test.csv"
 HEADER = "id,subject,scene,quality,relevance,verified,script,objects,descriptions,actions,length\n"
 
