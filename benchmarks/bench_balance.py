@@ -35,8 +35,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tensorqa.templates.catalogue import ACTIVE_TEMPLATES, TEMPLATES
-from tensorqa.vocab import vocab
+from tensorqa.agqa.templates.catalogue import ACTIVE_TEMPLATES, TEMPLATES
+from tensorqa.scenes.vocab import vocab
 from tensorqa.writers import RECORD_SCHEMA, ParquetShardWriter, write_dataset_card
 
 VIDEOS, TRAIN_VIDEOS = 9601, 7787
@@ -192,8 +192,8 @@ def write_synthetic_pool(out: str | os.PathLike, rows: int, seed: int = 0, shard
 # -- measurement ------------------------------------------------------------------------------------
 _CHILD = r"""
 import json, resource, sys, time
-from tensorqa.balance import balance_pool
-from tensorqa.splits import split_pool
+from tensorqa.agqa.balancing.balance import balance_pool
+from tensorqa.agqa.splits import split_pool
 step, pool, out = sys.argv[1:4]
 t0 = time.perf_counter()
 if step == "balance":

@@ -2,7 +2,7 @@
 
     .venv/bin/python -m pytest benchmarks/bench_grid.py --benchmark-enable [--benchmark-only]
 
-The batch is 256 synthetic Charades-like videos (``tensorqa.synthetic``, augmented), the block
+The batch is 256 synthetic Charades-like videos (``tensorqa.scenes.synthetic``, augmented), the block
 size the generator uses. ``test_evaluate`` times one skeleton from scratch; a pipeline evaluating
 all 28 on one ``GridContext`` shares windows, the relate contraction and the episodes (see
 ``benchmarks/grid_vs_reference.py`` for that end-to-end rate). ``extra_info`` records the programs (grid cells) each call answers, so
@@ -13,19 +13,19 @@ from __future__ import annotations
 
 import pytest
 
-from tensorqa.grid import GridContext, evaluate
-from tensorqa.primitives import localize, registry
-from tensorqa.program_shapes import PROGRAM_SHAPES
-from tensorqa.scene import SceneBatch
-from tensorqa.semantics import AGQA
+from tensorqa.engine.grid import GridContext, evaluate
+from tensorqa.engine.primitives import localize, registry
+from tensorqa.engine.program_shapes import PROGRAM_SHAPES
+from tensorqa.scenes.batch import SceneBatch
+from tensorqa.engine.semantics import AGQA
 
 VIDEOS = 256
 
 
 @pytest.fixture(scope="module")
 def batch() -> SceneBatch:
-    from tensorqa.augment import augment_scene
-    from tensorqa.synthetic import synthesize
+    from tensorqa.scenes.augment import augment_scene
+    from tensorqa.scenes.synthetic import synthesize
     return SceneBatch.from_scenes([augment_scene(s) for s in synthesize(VIDEOS, seed=0)])
 
 

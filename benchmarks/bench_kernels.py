@@ -18,10 +18,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tensorqa.grid import GridContext
-from tensorqa.primitives import registry
-from tensorqa.scene import SceneBatch
-from tensorqa.semantics import AGQA, CONTACT_EXCEPT_NOT_CONTACTING
+from tensorqa.engine.grid import GridContext
+from tensorqa.engine.primitives import registry
+from tensorqa.scenes.batch import SceneBatch
+from tensorqa.engine.semantics import AGQA, CONTACT_EXCEPT_NOT_CONTACTING
 
 VIDEOS = 256
 SETTINGS = [("cpu", "torch"), ("cuda", "torch"), ("cuda", "kernel")]
@@ -29,8 +29,8 @@ SETTINGS = [("cpu", "torch"), ("cuda", "torch"), ("cuda", "kernel")]
 
 @pytest.fixture(scope="module")
 def scenes() -> SceneBatch:
-    from tensorqa.augment import augment_scene
-    from tensorqa.synthetic import synthesize
+    from tensorqa.scenes.augment import augment_scene
+    from tensorqa.scenes.synthetic import synthesize
     return SceneBatch.from_scenes([augment_scene(s) for s in synthesize(VIDEOS, seed=0)])
 
 

@@ -158,7 +158,7 @@ else
         exit 1
     fi
 fi
-STORE_VIDEOS=$("$PY" -c 'import sys; from tensorqa.store import open_store; print(len(open_store(sys.argv[1])))' "$STORE")
+STORE_VIDEOS=$("$PY" -c 'import sys; from tensorqa.scenes.store import open_store; print(len(open_store(sys.argv[1])))' "$STORE")
 FULL=${VIDEOS:-$STORE_VIDEOS}
 ((FULL > STORE_VIDEOS)) && FULL=$STORE_VIDEOS
 echo "store: $STORE_VIDEOS videos; whole-store runs use $FULL"

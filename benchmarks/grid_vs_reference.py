@@ -1,4 +1,4 @@
-"""Programs answered per second: grid evaluation (tensorqa.grid) vs the scalar reference executor.
+"""Programs answered per second: grid evaluation (tensorqa.engine.grid) vs the scalar reference executor.
 
     python benchmarks/grid_vs_reference.py --store FILE [--synthesize N] [--videos N] [--batch B]
            [--device cpu|cuda] [--semantics agqa|strict] [--reference-programs N] [--templates a,b,...]
@@ -8,7 +8,7 @@ with its answer or the knowledge that it has none (undefined). The grid side eva
 AGQA skeleton over its whole slot grid for every video of each block read from the store; the
 scalar side runs ``reference.run_program`` on programs drawn from those grids (spread evenly
 over the templates, decoded to text beforehand, so only execution is timed). ``--synthesize N``
-first writes N synthetic videos (``tensorqa.synthetic.synthesize``, augmented) to the store path
+first writes N synthetic videos (``tensorqa.scenes.synthetic.synthesize``, augmented) to the store path
 when it does not exist.
 
 Allocation: the grids allocate tens of large tensors per block; glibc's default malloc returns
@@ -29,16 +29,16 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from tensorqa.grid import GridContext, evaluate
-from tensorqa.program_shapes import PROGRAM_SHAPES
-from tensorqa.reference import run_program
-from tensorqa.semantics import get_semantics
-from tensorqa.store import open_store, write_store
+from tensorqa.engine.grid import GridContext, evaluate
+from tensorqa.engine.program_shapes import PROGRAM_SHAPES
+from tensorqa.engine.scalar import run_program
+from tensorqa.engine.semantics import get_semantics
+from tensorqa.scenes.store import open_store, write_store
 
 
 def make_store(path: Path, n: int, seed: int) -> None:
-    from tensorqa.augment import augment_scene
-    from tensorqa.synthetic import synthesize
+    from tensorqa.scenes.augment import augment_scene
+    from tensorqa.scenes.synthetic import synthesize
     write_store(path, (augment_scene(s) for s in synthesize(n, seed)), source=f"synthetic n={n} seed={seed}")
 
 
@@ -103,7 +103,7 @@ MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": str(1 << 34), "MALLOC_TRIM_THRESHOLD_": 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--store", required=True, type=Path, help="HDF5 scene store (tensorqa.store)")
+    ap.add_argument("--store", required=True, type=Path, help="HDF5 scene store (tensorqa.scenes.store)")
     ap.add_argument("--synthesize", type=int, default=0, metavar="N",
                     help="write N synthetic videos to --store first if it does not exist")
     ap.add_argument("--seed", type=int, default=0)

@@ -3,7 +3,7 @@
     python benchmarks/rederive_sample.py STORE POOL [--n 10000] [--seed 0]
 
 Reads only the sampled rows (Parquet row groups), runs each record's program string on its video
-with ``tensorqa.reference.run_program`` and prints the number of disagreements per template.
+with ``tensorqa.engine.scalar.run_program`` and prints the number of disagreements per template.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 
-from tensorqa.reference import run_program
-from tensorqa.store import open_store
+from tensorqa.engine.scalar import run_program
+from tensorqa.scenes.store import open_store
 
 
 def _template_codes(path) -> np.ndarray:

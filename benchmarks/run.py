@@ -44,15 +44,15 @@ import grid_vs_reference
 
 from tensorqa import kernels as kernels_mod
 from tensorqa.errors import TensorQAError
-from tensorqa.generate import generate
-from tensorqa.generate.pipeline import StageTimes, default_batch_videos, generate_block, resolve_templates
+from tensorqa.agqa import generate
+from tensorqa.agqa.pipeline import StageTimes, default_batch_videos, generate_block, resolve_templates
 from tensorqa.memory import keep_freed_memory
-from tensorqa.pack import pack_default
-from tensorqa.program_shapes import PROGRAM_SHAPES
-from tensorqa.reference import run_program
-from tensorqa.semantics import get_semantics
-from tensorqa.store import open_store
-from tensorqa.synthetic import DEFAULT_VIDEOS
+from tensorqa.scenes.pack import pack_default
+from tensorqa.engine.program_shapes import PROGRAM_SHAPES
+from tensorqa.engine.scalar import run_program
+from tensorqa.engine.semantics import get_semantics
+from tensorqa.scenes.store import open_store
+from tensorqa.scenes.synthetic import DEFAULT_VIDEOS
 
 DEFAULT_STORE = Path("default.h5")  # README: tensorqa pack --out default.h5
 STAGES = ("grid", "masks", "records", "render", "write")

@@ -4,7 +4,7 @@
     python benchmarks/scaling.py --sizes 1000 4000 --threads 1 --json scaling.json
     python benchmarks/scaling.py --stages-only --device cuda      # every stage but the writer
 
-For each size N: pack the embedded default dataset with N videos (``tensorqa.pack.pack_default``,
+For each size N: pack the embedded default dataset with N videos (``tensorqa.scenes.pack.pack_default``,
 seed ``--seed``; video i depends only on the seed and i, so the sizes share their first videos)
 into a temporary store, then measure one generation of it end to end with ``benchmarks/run.py``
 in a fresh process, so that each size gets its own peak RSS and starts from the same allocator
@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tensorqa.pack import pack_default
+from tensorqa.scenes.pack import pack_default
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_SIZES = (1000, 4000, 9601, 40000)

@@ -7,7 +7,7 @@ STORE --out DIR``): each rank runs the CLI once, and ``generate`` takes its shar
 
 import sys
 
-from .cli import main
+from tensorqa.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

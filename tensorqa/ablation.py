@@ -7,7 +7,7 @@ temporal word (``before=while``: every question asked "before X" is answered ove
 "while X") or a primitive (``first_episode=last_episode``: "first" is computed as "last"). The
 questions stay the same; only the frames or the step that answers them change. For every
 template this module counts, over the direct questions the generator asks (the cells of its
-answer grid that AGQA's validity rules keep, :func:`.generate.qualifiers.rule_cells`, exactly
+answer grid that AGQA's validity rules keep, :func:`tensorqa.agqa.validity.rule_cells`, exactly
 as ``tensorqa generate`` selects them):
 
 * ``questions``: how many there are;
@@ -24,7 +24,7 @@ skip that step too: the measure of how much a benchmark really tests it. For yes
 the share of "yes" before and after shows whether the ablation collapses the answers.
 
 Both sides run the same grid evaluation over the same blocks of videos (each block's ablated
-grids come from a context built under the ablation, since a :class:`~tensorqa.grid.GridContext`
+grids come from a context built under the ablation, since a :class:`~tensorqa.engine.grid.GridContext`
 keeps what it computed first), so the counts do not depend on the block size or the device.
 Questions that reach an object or an action through a reference ("the object they held first",
 "before taking the thing they held last") are not counted: they ask about the same cells through
@@ -51,15 +51,15 @@ import pyarrow.parquet as pq
 import torch
 from tqdm import tqdm
 
-from . import kernels as kernels_mod
-from .errors import TensorQAError
-from .generate.records import TEMPLATE_NAMES, CellBlock, answer_strings, coded
-from .grid import GridContext, evaluate
-from .primitives import registry
-from .primitives.localize import KIND_NAMES
-from .semantics import get_semantics
-from .store import open_store
-from .vocab import vocab
+from tensorqa import kernels as kernels_mod
+from tensorqa.errors import TensorQAError
+from tensorqa.agqa.records import TEMPLATE_NAMES, CellBlock, answer_strings, coded
+from tensorqa.engine.grid import GridContext, evaluate
+from tensorqa.engine.primitives import registry
+from tensorqa.engine.primitives.localize import KIND_NAMES
+from tensorqa.engine.semantics import get_semantics
+from tensorqa.scenes.store import open_store
+from tensorqa.scenes.vocab import vocab
 
 __all__ = ["TemplateChange", "QUESTION_SCHEMA", "parse_ablation", "ablate_store", "format_ablation", "write_report"]
 
@@ -132,9 +132,9 @@ def _block_changes(batch, names: list[str], ablations: list[tuple[str, str]], re
                    semantics, questions: bool = False) -> tuple[list[TemplateChange], pa.Table | None]:
     """Per template: the block's direct questions, answered plainly and under the ablations; with
     ``questions``, also the table of the questions that take the step (:data:`QUESTION_SCHEMA`)."""
-    from .generate.qualifiers import rule_cells
-    from .grid import compile_skeleton
-    from .templates import TEMPLATES
+    from tensorqa.agqa.validity import rule_cells
+    from tensorqa.engine.grid import compile_skeleton
+    from tensorqa.agqa.templates import TEMPLATES
 
     text = ", ".join(f"{a}={b}" for a, b in ablations)
     plain_ctx = GridContext(batch, semantics)
@@ -222,7 +222,7 @@ def ablate_store(store, ablations: list[tuple[str, str]] | list[str], templates:
 
     Returns ``{"ablations", "videos", "seconds", "templates": [TemplateChange as dict, ...],
     "total": {...}}`` (templates in catalogue order)."""
-    from .generate.pipeline import checked_run_options, resolve_templates, store_rel_obj_counts, videos_used
+    from tensorqa.agqa.pipeline import checked_run_options, resolve_templates, store_rel_obj_counts, videos_used
 
     pairs = [parse_ablation(a if isinstance(a, str) else "=".join(a)) for a in ablations]
     if not pairs:

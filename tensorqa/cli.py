@@ -27,8 +27,8 @@ import sys
 import time
 from typing import Callable
 
-from .errors import TensorQAError
-from .outputs import check_output_file, check_output_folder
+from tensorqa.errors import TensorQAError
+from tensorqa.outputs import check_output_file, check_output_folder
 
 # name -> (add_arguments, run, help)
 COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int], str]] = {}
@@ -64,8 +64,8 @@ def _pack_arguments(p: argparse.ArgumentParser) -> None:
 
 @command("pack", "build a scene-graph store (HDF5) from the default data or real annotations", _pack_arguments)
 def run_pack(a: argparse.Namespace) -> int:
-    from .augment import AugmentConfig
-    from .pack import pack_action_genome, pack_agqa_stsgs, pack_charades, pack_default
+    from tensorqa.scenes.augment import AugmentConfig
+    from tensorqa.scenes.pack import pack_action_genome, pack_agqa_stsgs, pack_charades, pack_default
 
     config = AugmentConfig(
         merge_synonyms=not a.no_merge_synonyms, adjust_boundaries=not a.no_adjust_boundaries,
@@ -87,7 +87,7 @@ def run_pack(a: argparse.Namespace) -> int:
         out = pack_charades(a.charades, a.out, seed=a.seed, **kw)
     else:
         out = pack_default(a.out, videos=a.videos, seed=a.seed, **kw)
-    from .store import open_store
+    from tensorqa.scenes.store import open_store
 
     with open_store(out) as s:
         print(f"wrote {out}: {len(s):,} videos, {int(s.num_frames.sum()):,} keyframes, "
@@ -103,8 +103,8 @@ def _info_arguments(p: argparse.ArgumentParser) -> None:
 
 @command("info", "summarize a store: videos, keyframes, densities per object / relation / action", _info_arguments)
 def run_info(a: argparse.Namespace) -> int:
-    from .info import format_info, store_info
-    from .store import open_store
+    from tensorqa.scenes.info import format_info, store_info
+    from tensorqa.scenes.store import open_store
 
     with open_store(a.store) as s:
         info = store_info(s)
@@ -134,7 +134,7 @@ def _balance_arguments(p: argparse.ArgumentParser) -> None:
 
 @command("balance", "balance a pool's answers and question structures as AGQA does", _balance_arguments)
 def run_balance(a: argparse.Namespace) -> int:
-    from .balance import balance_config, balance_pool, format_report
+    from tensorqa.agqa.balancing.balance import balance_config, balance_pool, format_report
 
     overrides = {"seed": a.seed, "temporal_labels": not a.no_temporal_labels, "structural": not a.no_structural,
                  "shard_rows": a.shard_rows}
@@ -182,7 +182,7 @@ def _split_arguments(p: argparse.ArgumentParser) -> None:
 
 @command("split", "add AGQA's split fields: train/test, novel compositions, direct equivalents, more steps", _split_arguments)
 def run_split(a: argparse.Namespace) -> int:
-    from .splits import DEFAULT_MAX_STEPS, NovelCompositions, SplitConfig, format_split_report, read_video_list, split_pool
+    from tensorqa.agqa.splits import DEFAULT_MAX_STEPS, NovelCompositions, SplitConfig, format_split_report, read_video_list, split_pool
 
     def load_json(path: str, what: str):
         try:
@@ -276,7 +276,7 @@ def _jobs(text: str) -> int | str:
 
 @command("generate", "generate AGQA's unbalanced question pool from a scene store", _generate_arguments)
 def run_generate(a: argparse.Namespace) -> int:
-    from .generate import generate
+    from tensorqa.agqa import generate
 
     stats = generate(a.store, a.out, templates=a.templates, device=a.device, batch_videos=a.batch_videos,
                      num_shards=a.num_shards, shard_index=a.shard_index, fmt=a.fmt, seed=a.seed,
@@ -316,7 +316,7 @@ def _ablate_arguments(p: argparse.ArgumentParser) -> None:
 @command("ablate", "how many answers change when a reasoning step (temporal word or primitive) is ablated",
          _ablate_arguments)
 def run_ablate(a: argparse.Namespace) -> int:
-    from .ablation import ablate_store, format_ablation, write_report
+    from tensorqa.ablation import ablate_store, format_ablation, write_report
 
     for flag, path in (("--out", a.out), ("--questions", a.questions)):  # before minutes of work
         if path:
@@ -339,7 +339,7 @@ def _stats_arguments(p: argparse.ArgumentParser) -> None:
 
 @command("stats", "questions per template (beside AGQA's Table 14), answer distributions, steps", _stats_arguments)
 def run_stats(a: argparse.Namespace) -> int:
-    from .generate.stats import format_stats, pool_stats
+    from tensorqa.agqa.stats import format_stats, pool_stats
 
     s = pool_stats(a.pool)
     print(json.dumps(s, indent=1) if a.json else format_stats(s))
@@ -368,7 +368,7 @@ def _decompose_arguments(p: argparse.ArgumentParser) -> None:
 @command("decompose", "decompose a pool's questions into AGQA-Decomp DAGs of sub-questions with exact answers",
          _decompose_arguments)
 def run_decompose(a: argparse.Namespace) -> int:
-    from .decomp.decompose import decompose, format_report
+    from tensorqa.decomp.decompose import decompose, format_report
 
     check_output_folder(a.out)
     report = decompose(a.pool, a.out, store=a.store, split=a.split, limit=a.limit, fmt=a.fmt,
@@ -389,8 +389,8 @@ def _evaluate_arguments(p: argparse.ArgumentParser) -> None:
 
 @command("evaluate", "score predictions on AGQA-Decomp hierarchies: accuracy, CA, RWR, Delta, IC", _evaluate_arguments)
 def run_evaluate(a: argparse.Namespace) -> int:
-    from .decomp.hierarchies import load_hierarchies
-    from .decomp.metrics import evaluate_predictions, format_coverage, format_report, load_predictions, write_report
+    from tensorqa.decomp.hierarchies import load_hierarchies
+    from tensorqa.decomp.metrics import evaluate_predictions, format_coverage, format_report, load_predictions, write_report
 
     if a.out:
         check_output_folder(a.out)
@@ -424,7 +424,7 @@ def _baseline_arguments(p: argparse.ArgumentParser) -> None:
 
 @command("baseline", "write most-likely / random answer predictions (a reference for evaluate)", _baseline_arguments)
 def run_baseline(a: argparse.Namespace) -> int:
-    from .decomp.baseline import baseline_predictions, pool_baseline_predictions, write_predictions
+    from tensorqa.decomp.baseline import baseline_predictions, pool_baseline_predictions, write_predictions
 
     check_output_file(a.out)
     if a.seed < 0:
@@ -453,8 +453,8 @@ def _export_agqa_arguments(p: argparse.ArgumentParser) -> None:
 
 @command("export-agqa", "write scene graphs as an AGQA stsgs pickle, for AGQA program executors", _export_agqa_arguments)
 def run_export_agqa(a: argparse.Namespace) -> int:
-    from .export_agqa import export_agqa
-    from .store import open_store
+    from tensorqa.scenes.export_agqa import export_agqa
+    from tensorqa.scenes.store import open_store
 
     check_output_file(a.out, what="the output is a pickle file")  # before the graphs are built
     t0 = time.perf_counter()
@@ -478,10 +478,10 @@ def _show_arguments(p: argparse.ArgumentParser) -> None:
 @command("show", "draw a video's timeline (actions, keyframes, relations) with a question's window and grounding",
          _show_arguments)
 def run_show(a: argparse.Namespace) -> int:
-    from .viz.plotting import pyplot
+    from tensorqa.viz.plotting import pyplot
 
     pyplot("show")  # the extra, before any reading
-    from .viz.show import show
+    from tensorqa.viz.show import show
 
     data = show(a.store, a.video, a.out, pool=a.pool, question=a.question, semantics=a.semantics)
     g = data["grounding"]
@@ -499,10 +499,10 @@ def _report_arguments(p: argparse.ArgumentParser) -> None:
 @command("report", "an HTML report with plots of a pool beside AGQA's Table 14 (and a second pool), plus summary.json",
          _report_arguments)
 def run_report(a: argparse.Namespace) -> int:
-    from .viz.plotting import pyplot
+    from tensorqa.viz.plotting import pyplot
 
     pyplot("report")
-    from .viz.report import report
+    from tensorqa.viz.report import report
 
     t0 = time.perf_counter()
     result = report(a.pool, a.out, compare=a.compare)

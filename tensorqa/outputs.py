@@ -19,7 +19,7 @@ import stat
 from pathlib import Path
 from typing import Iterator
 
-from .errors import TensorQAError
+from tensorqa.errors import TensorQAError
 
 
 def _named(path: Path, flag: str | None) -> str:

@@ -25,7 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .errors import TensorQAError
+from tensorqa.errors import TensorQAError
 
 # One row per question. AGQA's released fields (reference §2.3) plus the ingredients that balancing
 # and the splits need, so that those passes never re-parse programs or question text. Every column

@@ -7,9 +7,10 @@ from pathlib import Path
 import numpy as np
 
 from tensorqa import vocab
-from tensorqa.scene import VideoScene
+from tensorqa.scenes.batch import VideoScene
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
+REPO = Path(__file__).resolve().parents[1]  # the checkout
+SHARED = REPO.parent / "shared"  # the project's shared facts and real data (read, never copied)
 
 
 def make_scene(video_id: str, frames: list[tuple[int, float]], relations=(), objects=(), actions=(), split="train") -> VideoScene:

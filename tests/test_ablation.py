@@ -10,12 +10,12 @@ import torch
 
 from tensorqa import TensorQAError
 from tensorqa.ablation import ablate_store, parse_ablation
-from tensorqa.generate import generate
-from tensorqa.grid import GridContext, evaluate
-from tensorqa.pack import pack_default
-from tensorqa.reference import Undefined, run_program
-from tensorqa.store import open_store
-from tensorqa.templates import TEMPLATES
+from tensorqa.agqa import generate
+from tensorqa.engine.grid import GridContext, evaluate
+from tensorqa.scenes.pack import pack_default
+from tensorqa.engine.scalar import Undefined, run_program
+from tensorqa.scenes.store import open_store
+from tensorqa.agqa.templates import TEMPLATES
 from tensorqa.writers import read_pool
 
 REFERENCE_COLUMNS = ("object_ref", "object2_ref", "action_ref", "action2_ref", "window_action_ref", "window_action2_ref")
@@ -73,7 +73,7 @@ def test_before_as_while_agrees_with_the_reference_executor(store, direct_rows):
 def test_first_as_last_agrees_with_the_reference_executor(store):
     # objFirst with first_episode ablated into last_episode answers what objLast's program answers
     # for the same window and relation (scalar executor), wherever that is defined.
-    from tensorqa.generate.qualifiers import rule_cells
+    from tensorqa.agqa.validity import rule_cells
 
     report = ablate_store(store, ["first_episode=last_episode"], templates=["objFirst"], batch_videos=16,
                           progress=False)

@@ -26,7 +26,9 @@ import pytest
 
 from tensorqa.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
+from helpers import REPO
+
+ROOT = REPO
 FSIZE = """import resource, sys
 resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[1]), int(sys.argv[1])))
 from tensorqa.cli import main
@@ -129,7 +131,7 @@ def test_1_a_malicious_pickle_runs_nothing(tmp_path, capsys):
 
 
 def test_1_numpy_arrays_still_load_and_help_says_what_is_trusted(tmp_path, capsys):
-    from tensorqa.safe_pickle import loads_untrusted
+    from tensorqa.scenes.loaders.safe_pickle import loads_untrusted
 
     data = {"bbox": np.arange(4, dtype=np.float32).reshape(1, 4), "score": np.float32(0.5), "x": [1, "a", None, (2.0,)]}
     back = loads_untrusted(pickle.dumps(data))
@@ -159,7 +161,7 @@ def test_2_out_that_is_a_device_is_refused_before_any_work(tmp_path, store, pool
 
 # -- 3. two generate runs into one --out ------------------------------------------------------------------
 def test_3_a_second_generate_into_the_same_folder_is_refused(tmp_path, store, capsys):
-    from tensorqa.generate.pipeline import shard_lock_name
+    from tensorqa.agqa.pipeline import shard_lock_name
     from tensorqa.outputs import output_lock
 
     out = tmp_path / "pool"
@@ -427,8 +429,8 @@ def test_12_the_hierarchy_folder_holds_only_agqa_decomp_files(tmp_path, pool, st
 # -- 13. Hugging Face datasets loads a pool with an empty split ----------------------------------------------
 def test_13_datasets_loads_a_pool_whose_test_split_is_empty(tmp_path, capsys):
     datasets = pytest.importorskip("datasets")
-    from tensorqa.pack import pack_scenes
-    from tensorqa.synthetic import synthesize
+    from tensorqa.scenes.pack import pack_scenes
+    from tensorqa.scenes.synthetic import synthesize
 
     store = tmp_path / "train_only.h5"
     scenes = [dataclasses.replace(s, split="train") for s in synthesize(2, seed=4)]

@@ -10,12 +10,13 @@ from pathlib import Path
 import pytest
 import torch
 
-from tensorqa.grid import GridContext, evaluate
-from tensorqa.pack import pack_default
-from tensorqa.program_shapes import PROGRAM_SHAPES
-from tensorqa.store import open_store
+from tensorqa.engine.grid import GridContext, evaluate
+from tensorqa.scenes.pack import pack_default
+from tensorqa.engine.program_shapes import PROGRAM_SHAPES
+from tensorqa.scenes.store import open_store
+from helpers import REPO
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+BENCHMARKS = REPO / "benchmarks"
 # templates whose grid is another's (evaluated first): the same computation, different rules
 SHARED_GRIDS = {"objFirstChoose": "objWhatChoose", "actWhatBefore": "actWhatAfterAll"}
 

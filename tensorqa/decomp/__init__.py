@@ -8,10 +8,10 @@
     decompose_video(video_id, questions, scene)    one video's DAGs, in memory
 """
 
-from .baseline import baseline_predictions, pool_baseline_predictions
-from .decompose import VideoDecomposition, decompose, decompose_video, ground_truth_predictions
-from .hierarchies import Hierarchies, load_hierarchies
-from .metrics import Predictions, evaluate_predictions, format_report, load_predictions, write_report
+from tensorqa.decomp.baseline import baseline_predictions, pool_baseline_predictions
+from tensorqa.decomp.decompose import VideoDecomposition, decompose, decompose_video, ground_truth_predictions
+from tensorqa.decomp.hierarchies import Hierarchies, load_hierarchies
+from tensorqa.decomp.metrics import Predictions, evaluate_predictions, format_report, load_predictions, write_report
 
 __all__ = [
     "Hierarchies", "load_hierarchies", "Predictions", "load_predictions", "evaluate_predictions",

@@ -20,9 +20,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import TensorQAError
-from .hierarchies import Hierarchies, as_hierarchies
-from .metrics import Predictions, _codes, _first_rows
+from tensorqa.errors import TensorQAError
+from tensorqa.decomp.hierarchies import Hierarchies, as_hierarchies
+from tensorqa.decomp.metrics import Predictions, _codes, _first_rows
 
 KINDS = ("most-likely", "random")
 

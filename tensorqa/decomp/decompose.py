@@ -7,9 +7,9 @@ Each question's program is split along the decomposition table of :mod:`.subques
 parent is the composition of its children under an AGQA-Decomp composition rule), and every
 sub-question is answered by executing its program on the video's scene graph: AGQA-Decomp could
 only propagate answers down its graphs and needed annotators for the "no" answers. Programs are
-run by the scalar reference executor (:func:`tensorqa.reference.run_program`); the four kinds that
+run by the scalar reference executor (:func:`tensorqa.engine.scalar.run_program`); the four kinds that
 are not AGQA syntax (object presence and the three collections) are evaluated here with the same
-keyframe and window rules (:func:`tensorqa.reference.localize_frames`).
+keyframe and window rules (:func:`tensorqa.engine.scalar.localize_frames`).
 
 A composition is kept only when it is exact on the video:
 
@@ -61,21 +61,21 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..errors import TensorQAError
-from ..program import Node, Word, verb_index
+from tensorqa.errors import TensorQAError
+from tensorqa.engine.program import Node, Word, verb_index
 
 # One executor per video (_Executor, _Video, _render, _Undefined: the pieces run_program is made
 # of): run_program rebuilds the video's tables on every call, which dominated the decomposition time.
-from ..reference import Undefined, _Executor, _render, _Undefined, _Video, localize_frames
-from ..scene import VideoScene
-from ..semantics import get_semantics, interaction_relations
-from ..templates.catalogue import template_spec
-from ..vocab import vocab
-from ..writers import pool_store, read_pool
-from .constants import BANNED_TYPES, EQUALS_PARENT_TYPE, EQUALS_PROGRAM_SLICE, IC_CHECKER, YES_NO_TYPES
-from .hierarchies import Hierarchies, as_hierarchies
-from .metrics import Predictions
-from .subquestions import PRESENT, SubQuestion, compositions, from_program, reference_question, texts
+from tensorqa.engine.scalar import Undefined, _Executor, _render, _Undefined, _Video, localize_frames
+from tensorqa.scenes.batch import VideoScene
+from tensorqa.engine.semantics import get_semantics, interaction_relations
+from tensorqa.agqa.templates.catalogue import template_spec
+from tensorqa.scenes.vocab import vocab
+from tensorqa.writers import pool_store, read_pool
+from tensorqa.decomp.constants import BANNED_TYPES, EQUALS_PARENT_TYPE, EQUALS_PROGRAM_SLICE, IC_CHECKER, YES_NO_TYPES
+from tensorqa.decomp.hierarchies import Hierarchies, as_hierarchies
+from tensorqa.decomp.metrics import Predictions
+from tensorqa.decomp.subquestions import PRESENT, SubQuestion, compositions, from_program, reference_question, texts
 
 FORMATS = ("agqa-json", "parquet", "both")
 # the AGQA-Decomp folder inside a decompose output (its files only; load_hierarchies finds it)
@@ -471,7 +471,7 @@ def decompose(pool: str | os.PathLike, out: str | os.PathLike, store: str | os.P
     workers: processes decomposing videos side by side (each video's files are its own, so the
     output does not depend on it).
     """
-    from ..store import open_store
+    from tensorqa.scenes.store import open_store
 
     t0, c0 = time.perf_counter(), time.process_time()
     pool, out = Path(pool), Path(out)
@@ -557,7 +557,7 @@ _worker: dict = {}
 
 
 def _worker_init(store: str, semantics: str, stage: str, write_json: bool) -> None:
-    from ..store import open_store
+    from tensorqa.scenes.store import open_store
 
     _worker.update(src=open_store(store), sem=get_semantics(semantics), stage=Path(stage),
                    parts=Path(stage) / "decompose" / "parts", write_json=write_json)

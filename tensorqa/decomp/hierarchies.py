@@ -41,8 +41,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import TensorQAError
-from .constants import collapse
+from tensorqa.errors import TensorQAError
+from tensorqa.decomp.constants import collapse
 
 ISOLATED_FILE = "isolated.json"
 

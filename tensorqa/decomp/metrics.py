@@ -90,11 +90,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import TensorQAError
-from .constants import (BANNED_TYPES, COMPOSITION_RULES, CONSISTENCY_RULES, EQUALS_PARENT_TYPE,
+from tensorqa.errors import TensorQAError
+from tensorqa.decomp.constants import (BANNED_TYPES, COMPOSITION_RULES, CONSISTENCY_RULES, EQUALS_PARENT_TYPE,
                         EQUALS_PROGRAM_SLICE, IC_CHECKER, PARENT_TO_RULES, QUESTION_TYPES, YES_NO_TYPES,
                         collapse, rules_of)
-from .hierarchies import Hierarchies, _answer_column, _key_column, as_hierarchies, read_json
+from tensorqa.decomp.hierarchies import Hierarchies, _answer_column, _key_column, as_hierarchies, read_json
 
 NONE = -1      # code of a JSON null answer / prediction
 MISSING = -2   # code of "no prediction for this key"; equal to nothing, itself included

@@ -36,12 +36,12 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..errors import TensorQAError
-from ..generate.records import OBJECT_ARTICLE
-from ..program import Call, Items, Node, Slot, Word, localize, match, parse_program
-from ..program_shapes import PROGRAM_SHAPES
-from ..templates.catalogue import ACTION_REFERENCE_FRAMES, OBJECT_REFERENCE_FRAMES, WINDOW_FRAMES, template_spec
-from ..vocab import vocab
+from tensorqa.errors import TensorQAError
+from tensorqa.agqa.records import OBJECT_ARTICLE
+from tensorqa.engine.program import Call, Items, Node, Slot, Word, localize, match, parse_program
+from tensorqa.engine.program_shapes import PROGRAM_SHAPES
+from tensorqa.agqa.templates.catalogue import ACTION_REFERENCE_FRAMES, OBJECT_REFERENCE_FRAMES, WINDOW_FRAMES, template_spec
+from tensorqa.scenes.vocab import vocab
 
 PRESENT = "objPresent"
 COLLECTIONS: dict[str, str] = {

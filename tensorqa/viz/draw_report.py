@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .plotting import png_bytes, pyplot
-from .summary import agqa_table14
+from tensorqa.viz.plotting import png_bytes, pyplot
+from tensorqa.viz.summary import agqa_table14
 
 COLOURS = ("#1f77b4", "#ff7f0e")
 AGQA = "#7f7f7f"

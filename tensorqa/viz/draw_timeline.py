@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import textwrap
 
-from ..vocab import vocab
-from .plotting import png_bytes, pyplot
-from .timeline import KIND_ORDER, NO_RELATION
+from tensorqa.scenes.vocab import vocab
+from tensorqa.viz.plotting import png_bytes, pyplot
+from tensorqa.viz.timeline import KIND_ORDER, NO_RELATION
 
 KIND_COLOURS = {"contact": "#1f77b4", "verb": "#2ca02c", "spatial": "#ff7f0e", "attention": "#c5b0d5",
                 NO_RELATION: "#d9d9d9"}

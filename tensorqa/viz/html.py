@@ -7,7 +7,7 @@ import html
 import os
 from pathlib import Path
 
-from .plotting import data_uri
+from tensorqa.viz.plotting import data_uri
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 1.5em; color: #222; max-width: 1400px; }

@@ -6,7 +6,7 @@ from __future__ import annotations
 import base64
 import io
 
-from ..errors import TensorQAError
+from tensorqa.errors import TensorQAError
 
 EXTRA_HINT = "needs the plotting extra: pip install 'tensorqa[viz]'"
 

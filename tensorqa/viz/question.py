@@ -10,8 +10,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ..balancing.scan import pool_files
-from ..errors import TensorQAError
+from tensorqa.agqa.balancing.scan import pool_files
+from tensorqa.errors import TensorQAError
 
 
 def find_record(pool: str | os.PathLike, question_id: str) -> dict:

@@ -11,10 +11,10 @@ import os
 import time
 from pathlib import Path
 
-from ..errors import TensorQAError
-from . import draw_report
-from .html import esc, image, page, table, write_atomic
-from .summary import agqa_table14, pool_summary
+from tensorqa.errors import TensorQAError
+from tensorqa.viz import draw_report
+from tensorqa.viz.html import esc, image, page, table, write_atomic
+from tensorqa.viz.summary import agqa_table14, pool_summary
 
 
 def check_out_dir(out: str | os.PathLike) -> Path:

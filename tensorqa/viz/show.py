@@ -6,12 +6,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..errors import TensorQAError
-from ..store import open_store
-from .draw_timeline import draw_timeline
-from .html import esc, image, page, table, write_atomic
-from .question import find_record
-from .timeline import timeline_data
+from tensorqa.errors import TensorQAError
+from tensorqa.scenes.store import open_store
+from tensorqa.viz.draw_timeline import draw_timeline
+from tensorqa.viz.html import esc, image, page, table, write_atomic
+from tensorqa.viz.question import find_record
+from tensorqa.viz.timeline import timeline_data
 
 FORMATS = (".png", ".html")
 

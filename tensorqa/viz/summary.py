@@ -15,8 +15,8 @@ import json
 import os
 from pathlib import Path
 
-from ..generate.stats import pool_stats
-from ..templates import TEMPLATES
+from tensorqa.agqa.stats import pool_stats
+from tensorqa.agqa.templates import TEMPLATES
 
 
 # binary templates whose two answers are fixed words: their balance is the share of one of them.

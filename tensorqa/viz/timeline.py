@@ -33,9 +33,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..program import Call, Word, parse_program
-from ..scene import VideoScene
-from ..vocab import vocab
+from tensorqa.engine.program import Call, Word, parse_program
+from tensorqa.scenes.batch import VideoScene
+from tensorqa.scenes.vocab import vocab
 
 # a grid cell takes the first kind among its relations: contact is the most telling evidence,
 # attention (looking at / not looking at) the least
@@ -92,7 +92,7 @@ def window_frames(program: str, scene: VideoScene, semantics: str = "agqa", wind
     "compare-before", strictly before X's first keyframe, or "compare-after", strictly after its
     last); all keyframes when ``window`` is "video" and the program has no localization. None
     otherwise, or when the window is not offered or is empty on this video."""
-    from ..reference import Undefined, localize_frames
+    from tensorqa.engine.scalar import Undefined, localize_frames
 
     node = next((n for n in parse_program(program).walk() if isinstance(n, Call) and n.func == "Localize"), None)
     if node is None:
@@ -155,7 +155,7 @@ def timeline_data(scene: VideoScene, record: Mapping[str, Any] | None = None, se
                           "start_s": at[frames[0]], "end_s": at[frames[-1]]}
     grounding = record.get("sg_grounding")
     if grounding is None:
-        from ..generate.grounding import ground_record
+        from tensorqa.agqa.grounding import ground_record
 
         grounding = ground_record(record, s, semantics)
     g = data["grounding"] = parse_grounding(grounding)

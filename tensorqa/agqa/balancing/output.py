@@ -1,0 +1,111 @@
+"""Writing a pool in the Hugging Face layout from a stream of filtered record batches.
+
+:class:`PoolOutput` knows in advance how many rows each split will get, picks the number of shards
+K (at most ``shard_rows`` rows per split per shard), fills shard 0, 1, ... of each split in order,
+and writes row groups of a fixed size, so the files are byte-identical whenever the same rows arrive
+in the same order, whatever the input batches were.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from tensorqa.errors import TensorQAError
+from tensorqa.writers import RECORD_SCHEMA, SPLITS, ParquetShardWriter, cast_records, parquet_writer
+
+ROW_GROUP_ROWS = 1 << 18
+
+
+class SchemaShardWriter(ParquetShardWriter):
+    """``ParquetShardWriter`` for any schema (``RECORD_SCHEMA`` plus the split fields, ...), with
+    :meth:`write_split` for tables known to hold one split (no filtering: a filter copies every
+    string column)."""
+
+    def __init__(self, out, index: int, count: int, schema: pa.Schema = RECORD_SCHEMA,
+                 row_group_size: int = ROW_GROUP_ROWS):
+        super().__init__(out, index, count, row_group_size)
+        self.schema = schema
+
+    def write(self, table: pa.Table) -> None:
+        for split in SPLITS:
+            part = table.filter(pc.equal(table["split"], split))
+            if part.num_rows:
+                self.write_split(split, part)
+
+    def write_split(self, split: str, table: pa.Table) -> None:
+        table = cast_records(table.select(self.schema.names), self.schema, self.data)
+        if split not in self._writers:
+            self._writers[split] = parquet_writer(self._partial(split), self.schema)
+        self._writers[split].write_table(table, row_group_size=self.row_group_size)
+        self.rows[split] += table.num_rows
+
+    def close(self, stats: dict | None = None) -> None:
+        for split in SPLITS:
+            if split not in self._writers:
+                self._writers[split] = parquet_writer(self._partial(split), self.schema)
+        super().close(stats)
+
+
+def prepare_output(out: str | os.PathLike, pool: str | os.PathLike) -> Path:
+    """Create ``out``; refuse the input pool itself or a folder that already holds shards."""
+    out = Path(out)
+    if out.resolve() == Path(pool).resolve():
+        raise TensorQAError(f"--out {out}: must differ from the input pool")
+    data = out / "data"
+    if data.is_dir() and any(data.glob("*.parquet")):
+        raise TensorQAError(f"--out {out}: already holds a pool (data/*.parquet); choose an empty folder")
+    data.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+class PoolOutput:
+    """Route rows of each split into K shards, ``rows[split] / K`` rows (rounded up) per shard."""
+
+    def __init__(self, out: Path, rows: dict[str, int], schema: pa.Schema = RECORD_SCHEMA,
+                 shard_rows: int = 2_000_000, row_group_rows: int = ROW_GROUP_ROWS):
+        if shard_rows < 1:
+            raise TensorQAError(f"shard_rows must be at least 1, got {shard_rows}")
+        self.count = max(1, max(math.ceil(rows.get(s, 0) / shard_rows) for s in SPLITS))
+        self.per_shard = {s: max(1, math.ceil(rows.get(s, 0) / self.count)) for s in SPLITS}
+        self.schema, self.row_group_rows = schema, row_group_rows
+        self.writers = [SchemaShardWriter(out, i, self.count, schema, row_group_rows) for i in range(self.count)]
+        self.written = {s: 0 for s in SPLITS}
+        self.buffer: dict[str, list[pa.Table]] = {s: [] for s in SPLITS}
+        self.buffered = {s: 0 for s in SPLITS}
+
+    def add(self, split: str, table: pa.Table) -> None:
+        """Append rows (all of ``split``) in order."""
+        if table.num_rows == 0:
+            return
+        self.buffer[split].append(table)
+        self.buffered[split] += table.num_rows
+        self._drain(split, final=False)
+
+    def _drain(self, split: str, final: bool) -> None:
+        while self.buffered[split] and (final or self.buffered[split] >= self.row_group_rows):
+            data = pa.concat_tables(self.buffer[split])
+            shard = min(self.written[split] // self.per_shard[split], self.count - 1)
+            room = (shard + 1) * self.per_shard[split] - self.written[split]
+            size = min(self.row_group_rows, data.num_rows)
+            if shard < self.count - 1:  # the last shard takes whatever is left
+                size = min(size, room)
+            self.writers[shard].write_split(split, data.slice(0, size))
+            self.written[split] += size
+            rest = data.slice(size)
+            self.buffer[split] = [rest] if rest.num_rows else []
+            self.buffered[split] = rest.num_rows
+
+    def close(self, stats: dict | None = None) -> None:
+        for split in SPLITS:
+            self._drain(split, final=True)
+        for w in self.writers:
+            w.close(stats)
+
+    def abort(self) -> None:
+        for w in self.writers:
+            w.abort()

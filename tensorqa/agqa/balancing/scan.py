@@ -1,0 +1,152 @@
+"""Reading a Parquet pool column by column: shard discovery, batches, string codebooks.
+
+A pool is the Hugging Face layout written by ``tensorqa.writers`` (``POOL/data/<split>-<i>-of-<K>``).
+Passes read only the columns they need, batch by batch (``pyarrow.parquet.ParquetFile.iter_batches``),
+in a fixed order: splits in ``SPLITS`` order, shard files by index, rows in file order. Strings
+become dense integer codes through a :class:`Codebook`; codes are renumbered in sorted string order
+at the end of a pass, so every decision made on codes is independent of the order the pool was
+written in.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Iterator, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from tensorqa.errors import TensorQAError
+from tensorqa.writers import SPLITS
+
+_SHARD = re.compile(r"^(?P<split>[A-Za-z0-9_]+)-(?P<index>\d{5})-of-(?P<count>\d{5})\.parquet$")
+BATCH_ROWS = 1 << 20        # rows per batch of a pass reading a few columns
+RECORD_BATCH_ROWS = 1 << 18  # rows per batch of a pass reading whole records (wide: smaller batches)
+
+
+def pool_files(pool: str | os.PathLike) -> dict[str, list[Path]]:
+    """{split: shard files in index order} of a pool; raises if the pool is missing or incomplete."""
+    data = Path(pool) / "data"
+    if not data.is_dir():
+        raise TensorQAError(f"{pool}: not a pool (no data/ folder with Parquet shards)")
+    found: dict[str, dict[int, Path]] = {}
+    counts: dict[str, set[int]] = {}
+    for path in sorted(data.glob("*.parquet")):
+        m = _SHARD.match(path.name)
+        if m is None:
+            raise TensorQAError(f"{path}: not a shard name like train-00000-of-00004.parquet")
+        split = m["split"]
+        if split not in SPLITS:
+            raise TensorQAError(f"{path}: unknown split {split!r}; expected one of {list(SPLITS)}")
+        found.setdefault(split, {})[int(m["index"])] = path
+        counts.setdefault(split, set()).add(int(m["count"]))
+    if not found:
+        raise TensorQAError(f"{pool}: no Parquet shards under data/")
+    files = {}
+    for split in SPLITS:
+        if split not in found:
+            files[split] = []
+            continue
+        if len(counts[split]) != 1:
+            raise TensorQAError(f"{data}: {split} shards disagree on the shard count {sorted(counts[split])}")
+        (count,) = counts[split]
+        missing = sorted(set(range(count)) - set(found[split]))
+        if missing:
+            raise TensorQAError(f"{data}: {split} shard {missing[0]:05d} of {count:05d} is missing (pool incomplete)")
+        files[split] = [found[split][i] for i in range(count)]
+    return files
+
+
+def open_shard(f: Path, **options) -> pq.ParquetFile:
+    """A pool shard opened for reading; a file that is not Parquet, or is cut short, raises
+    :class:`TensorQAError` naming it."""
+    try:
+        return pq.ParquetFile(f, **options)
+    except (OSError, pa.ArrowException) as err:
+        raise TensorQAError(f"{f}: not a readable Parquet file ({err})") from None
+
+
+def check_columns(files: Sequence[Path], columns: Sequence[str]) -> None:
+    """Raise naming the file and column if a shard lacks one of ``columns`` (or is not Parquet)."""
+    for f in files:
+        names = set(open_shard(f).schema_arrow.names)
+        for c in columns:
+            if c not in names:
+                raise TensorQAError(f"{f}: column {c!r} is missing (expected tensorqa.writers.RECORD_SCHEMA)")
+
+
+def count_rows(files: Sequence[Path]) -> int:
+    return sum(open_shard(f).metadata.num_rows for f in files)
+
+
+def iter_batches(files: Sequence[Path], columns: Sequence[str] | None, batch_rows: int = BATCH_ROWS,
+                 dictionary: Sequence[str] = ()) -> Iterator[pa.RecordBatch]:
+    """Record batches of the given columns over ``files`` in order; ``dictionary`` columns come as
+    dictionary arrays (cheap for low-cardinality strings such as template, window, answer)."""
+    for f in files:
+        pf = open_shard(f, read_dictionary=list(dictionary) or None)
+        try:
+            yield from pf.iter_batches(batch_size=batch_rows, columns=list(columns) if columns else None)
+        except (OSError, pa.ArrowInvalid) as err:
+            raise TensorQAError(f"{f}: cannot read Parquet data ({err})") from None
+
+
+def as_numpy(column: pa.Array | pa.ChunkedArray, fill=0) -> np.ndarray:
+    """A numeric column as numpy, nulls replaced by ``fill``."""
+    if column.null_count:
+        column = pc.fill_null(column, fill)
+    return column.to_numpy(zero_copy_only=False)
+
+
+def used_words(values: pa.DictionaryArray) -> tuple[list, np.ndarray, np.ndarray]:
+    """(the dictionary's words, each row's index into them, the indices some row uses, ascending).
+
+    A Parquet dictionary page, and so a column read with ``read_dictionary``, may list words that
+    no row holds: ``tensorqa generate`` writes each vocabulary column's whole vocabulary, "" included."""
+    codes = values.indices.to_numpy(zero_copy_only=False)
+    words = values.dictionary.to_pylist()
+    return words, codes, np.flatnonzero(np.bincount(codes, minlength=len(words)))
+
+
+class Codebook:
+    """Dense int32 codes for low-cardinality strings (answers, template names).
+
+    ``encode`` assigns codes in order of first appearance (one ``dictionary_encode`` per batch, or
+    the batch's own dictionary, and a Python dictionary lookup per distinct string *of the batch*:
+    meant for columns with at most thousands of distinct values; high-cardinality keys go through
+    ``hashindex.HashIndex``). ``finish`` renumbers them in sorted string order and returns the old ->
+    new lookup table, so codes do not depend on the reading order.
+    """
+
+    def __init__(self) -> None:
+        self.index: dict[str, int] = {}
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def encode(self, values: pa.Array | pa.ChunkedArray) -> np.ndarray:
+        if isinstance(values, pa.ChunkedArray):
+            values = values.combine_chunks()
+        if values.null_count:
+            if pa.types.is_dictionary(values.type):
+                values = values.cast(values.type.value_type)
+            values = pc.fill_null(values, "")
+        enc = values if pa.types.is_dictionary(values.type) else pc.dictionary_encode(values)
+        index = self.index
+        words, codes, used = used_words(enc)
+        lut = np.zeros(len(words), np.int32)
+        for i in used:  # only the words some row holds: a dictionary may list others
+            lut[i] = index.setdefault(words[i], len(index))
+        return lut[codes]
+
+    def finish(self) -> tuple[list[str], np.ndarray]:
+        """(strings in sorted order, int32 lookup table from first-appearance code to sorted code)."""
+        words = sorted(self.index)
+        lut = np.empty(len(words), np.int32)
+        for new, w in enumerate(words):
+            lut[self.index[w]] = new
+        return words, lut

@@ -1,0 +1,288 @@
+"""The scalar reference of :mod:`.grounding`: one record at a time, written to be read (plain loops
+over its frame's parts; a reference phrase's wording variant is found by matching the question
+text). ``grounding.ground_record`` is its public face; the bulk path sends it the rows it cannot
+re-render."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from tensorqa.errors import TensorQAError
+from tensorqa.scenes.batch import VideoScene
+from tensorqa.engine.semantics import ANY_PRESENT, Semantics, interaction_relations
+from tensorqa.agqa.templates import TEMPLATES
+from tensorqa.scenes.vocab import vocab
+from tensorqa.agqa.grounding_text import (
+    _CATEGORY,
+    _FORWARD,
+    ACT_EXISTS,
+    ACTION_SLOTS,
+    ACTIONS,
+    CHOOSE,
+    EXISTS_OBJ,
+    NOTHING,
+    REL_ANY,
+    SIDE_OBJ,
+    SIDE_REL,
+    STRETCH,
+    VIDEO_OPENING,
+    VIDEO_OPENING_SPAN,
+    ZERO_WIDTH_SHIFT,
+    _action_reference_layout,
+    _action_reference_relations,
+    _action_reference_text,
+    _frame_parts,
+    _ids,
+    _object_phrases,
+    _object_reference_phrases,
+    _window_parts,
+)
+
+
+class _Video:
+    """One video's scene for the scalar path. Keyframe positions index the scene's keyframes in
+    frame order (``VideoScene.sorted``); runs of keyframes are half-open ``(lo, hi)``."""
+
+    def __init__(self, scene: VideoScene, sem: Semantics):
+        s = scene.sorted()
+        self.video_id, self.sem, self.F = s.video_id, sem, s.num_frames
+        self.names = [f"{f:06d}" for f in s.frame_ids.tolist()]
+        self.rel = s.rel  # bool[F, O, R]
+        self.obj = s.obj  # bool[F, O]
+        # instances with keyframes (start <= secs <= end in float32, as SceneBatch.inst_frames), in
+        # (start, end, class) order: class -> [(first keyframe, last keyframe), ...]
+        self.ranges: dict[int, list[tuple[int, int]]] = {}
+        for n, a in enumerate(s.inst_cls.tolist()):
+            kf = [f for f in range(self.F) if s.inst_start[n] <= s.frame_secs[f] <= s.inst_end[n]]
+            if kf:
+                self.ranges.setdefault(a, []).append((kf[0], kf[-1]))
+        self.classes = set(s.inst_cls.tolist())  # every class with an instance has a cNNN/1 vertex
+
+    # -- id lists --------------------------------------------------------------------------------------
+    def frames(self, lo: int, hi: int) -> list[str]:
+        return self.names[lo:hi]
+
+    def where(self, prefix: str, test: Callable[[int], bool], lo: int, hi: int) -> list[str]:
+        return [f"{prefix}/{self.names[f]}" for f in range(lo, hi) if test(f)]
+
+    def instance(self, a: int) -> list[str]:
+        return [f"{vocab().actions[a]}/1"] if a in self.classes else []
+
+    def occurs(self, f: int, r: int) -> bool:
+        return bool(self.rel[f, :, r].any())
+
+    def interacts(self, f: int, o: int, context: str) -> bool:
+        rule = self.sem.interaction_rule(context)
+        if rule == ANY_PRESENT:
+            return bool(self.obj[f, o])
+        return bool(self.rel[f, o, interaction_relations(rule)].any())
+
+    # -- runs of keyframes ---------------------------------------------------------------------------------
+    def instance_range(self, a: int, last_instance: bool = False) -> tuple[int, int]:
+        ranges = self.ranges.get(a)
+        if not ranges:
+            raise TensorQAError(f"sg_grounding: video {self.video_id}: action {vocab().actions[a]} has no keyframe")
+        return ranges[-1] if last_instance else ranges[0]
+
+    def window(self, kind: str, x: int, y: int) -> tuple[int, int]:
+        """Localization window (agqa_semantics.md §a.1)."""
+        if kind == "video":
+            return 0, self.F
+        first, last = self.instance_range(x)
+        if kind == "before":
+            return 0, first + 1 if self.sem.localize_before_includes_x else first
+        if kind == "after":
+            return last + 1, self.F
+        if kind == "while":
+            return first, last + 1
+        if kind == "between":
+            x_last = self.instance_range(x, self.sem.between_x_instance == "last")[1]
+            return x_last + 1, self.instance_range(y)[0]
+        raise TensorQAError(f"sg_grounding: unknown window kind {kind!r}")
+
+    def side(self, a: int, answer: str) -> tuple[int, int]:
+        """The compare side (§a.2) that a relTime / objTime answer names."""
+        first, last = self.instance_range(a)
+        if answer == "before":
+            return 0, first + 1 if self.sem.compare_before_includes_x else first
+        if answer == "after":
+            return last + 1, self.F
+        raise TensorQAError(f"sg_grounding: video {self.video_id}: compare answer {answer!r} is not before / after")
+
+    def stretch(self, r: int, lo: int, hi: int, forward: bool) -> tuple[int, int]:
+        """objFirst (forward) / objLast (backward) stretch of relation r inside [lo, hi)."""
+        hits = [f for f in range(lo, hi) if self.occurs(f, r)]
+        if hits and forward:
+            stops = [f for f in range(hits[0], hi) if not self.occurs(f, r)]
+            if stops:
+                return hits[0], stops[0] + 1
+        if hits and not forward:
+            gaps = [f for f in range(lo, hits[-1] + 1) if not self.occurs(f, r)]
+            if gaps:
+                return max(gaps[-1] - self.sem.obj_last_extra_keyframes, lo), hits[-1] + 1
+        raise TensorQAError(f"sg_grounding: video {self.video_id}: relation {vocab().relation_ids[r]} has no "
+                            f"{'first' if forward else 'last'} stretch in keyframes {lo}..{hi - 1}")
+
+    def choose_stretch(self, r: int, o1: int, o2: int, lo: int, hi: int, forward: bool) -> tuple[int, int]:
+        """The chosen object's stretch of objFirstChoose / objLastChoose (``engine/scalar.py``)."""
+        rel = self.rel
+        hits = [f for f in range(lo, hi) if rel[f, o1, r] or rel[f, o2, r]]
+        if hits:
+            at = hits[0] if forward else hits[-1]
+            item = o1 if rel[at, o1, r] else o2
+            keep = self.sem.choose_stretch_includes_stop
+            if forward:
+                ends = [f for f in range(at, hi) if not rel[f, item, r]]
+                if ends:
+                    return at, ends[0] + (1 if keep else 0)
+            else:
+                ends = [f for f in range(lo, at + 1) if not rel[f, item, r]]
+                if ends:
+                    return ends[-1] + (0 if keep else 1), at + 1
+        raise TensorQAError(f"sg_grounding: video {self.video_id}: no choose stretch for relation "
+                            f"{vocab().relation_ids[r]} in keyframes {lo}..{hi - 1}")
+
+    # -- the ids of a question's arguments -----------------------------------------------------------------
+    def arguments(self, program: str, answer: str, o1: int, o2: int, r: int, a1: int, a2: int,
+                  window: tuple[int, int]) -> dict[str, list[str]]:
+        """{slot: ids} for the object / object2 / relation / action / action2 slots."""
+        v, rel = vocab(), self.rel
+        cat = _CATEGORY[program]
+        if cat == NOTHING:
+            return {}
+        if cat == ACTIONS:
+            return {"action": self.instance(a1), "action2": self.instance(a2)}
+        if cat == ACT_EXISTS:
+            return {"action": self.instance(a1)}
+        if cat in (SIDE_REL, SIDE_OBJ):
+            lo, hi = self.side(a1, answer)
+            if cat == SIDE_REL:
+                return {"relation": self.where(v.relation_ids[r], lambda f: self.occurs(f, r), lo, hi),
+                        "action": self.instance(a1)}
+            return {"object": self.where(v.object_ids[o1], lambda f: self.interacts(f, o1, "objTime"), lo, hi),
+                    "action": self.instance(a1)}
+        lo, hi = window
+        if cat == STRETCH:
+            lo, hi = self.stretch(r, lo, hi, program in _FORWARD)
+        elif cat == CHOOSE:
+            lo, hi = self.choose_stretch(r, o1, o2, lo, hi, program in _FORWARD)
+        if cat == EXISTS_OBJ:
+            return {"object": self.where(v.object_ids[o1], lambda f: self.interacts(f, o1, "objExists"), lo, hi)}
+        out = {}
+        if o1 >= 0:
+            out["object"] = self.where(v.object_ids[o1], lambda f: rel[f, o1, r], lo, hi)
+        if o2 >= 0:
+            out["object2"] = self.where(v.object_ids[o2], lambda f: rel[f, o2, r], lo, hi)
+        if cat in (REL_ANY, STRETCH):
+            out["relation"] = self.where(v.relation_ids[r], lambda f: self.occurs(f, r), lo, hi)
+        else:
+            out["relation"] = self.where(v.relation_ids[r], lambda f: rel[f, o1, r] or (o2 >= 0 and rel[f, o2, r]), lo, hi)
+        return out
+
+    def reference(self, kind: str, r: int, referent: int) -> list[str]:
+        """An object reference inside an indirect-object action: the referent where the reference's
+        relation holds with it, over the keyframes that define the reference."""
+        lo, hi = (0, self.F) if kind == "whole" else self.stretch(r, 0, self.F, kind == "first")
+        return self.where(vocab().object_ids[referent], lambda f: self.rel[f, referent, r], lo, hi)
+
+
+def _index(table: str, value: str | None) -> int:
+    if not value:
+        return -1
+    try:
+        return _ids()[table][value]
+    except KeyError:
+        raise TensorQAError(f"sg_grounding: unknown {table} id {value!r}") from None
+
+
+def _ground_one(video: _Video, row: Mapping[str, Any]) -> dict[str, list[str]]:
+    """The sg_grounding of one record on its video (scalar reference)."""
+    v = vocab()
+    template, question = row["template"], row["question"]
+    spec = TEMPLATES.get(template)
+    if spec is None:
+        raise TensorQAError(f"sg_grounding: record {row.get('question_id')}: unknown template {template!r}")
+    parts = _frame_parts(template, int(row["frame"]))
+    o1, o2 = _index("object", row["object"]), _index("object", row["object2"])
+    r = _index("relation", row["relation"])
+    act = {slot: _index("action", row[slot]) for slot in ACTION_SLOTS}
+    kind = row["window"] if spec.has_window else "video"
+    window = video.window(kind, act["window_action"], act["window_action2"])
+    args = video.arguments(spec.program, row["answer"], o1, o2, r, act["action"], act["action2"], window)
+    indirect = any(row.get(slot + "_ref") for slot in ACTION_SLOTS)
+    refs = _action_reference_relations(spec.program, row["program"]) if indirect else {}
+
+    keys: list[tuple[int, int, list[str]]] = []
+    pos = 0
+
+    def fail(what: str) -> TensorQAError:
+        return TensorQAError(f"sg_grounding: record {row.get('question_id')}: question {question!r} does not "
+                             f"follow frame {spec.frames[int(row['frame'])]!r} of {template} ({what} at {pos})")
+
+    def match(candidates: Iterable[str]) -> str:
+        for text in candidates:
+            if question.startswith(text, pos):
+                return text
+        raise fail("no phrase of the record's slots")
+
+    def action(slot: str) -> str:
+        """Match an action slot's phrase at ``pos``; key the inner object reference phrase(s)."""
+        a, ref = act[slot], row.get(slot + "_ref") or ""
+        if not ref:
+            return match((v.action_phrases[a],))
+        for phrase in _object_reference_phrases(ref, refs[slot]):  # any wording variant
+            text = _action_reference_text(a, phrase)
+            if question.startswith(text, pos):
+                inner = video.reference(ref, refs[slot], v.merged_action_object(a))
+                for k, before in enumerate(_action_reference_layout(a)):
+                    start = pos + before + k * len(phrase)
+                    keys.append((start, start + len(phrase), inner))
+                return text
+        raise fail(f"no wording of the indirect-object action {v.actions[a]}")
+
+    if question.startswith(VIDEO_OPENING):
+        keys.append((0, VIDEO_OPENING_SPAN, video.frames(0, video.F)))
+    for is_slot, part in parts:
+        if not is_slot:
+            if not question.startswith(part, pos):
+                raise fail(f"{part!r} expected")
+            pos += len(part)
+        elif part in ("object", "object2"):
+            o, ref = (o1, row["object_ref"]) if part == "object" else (o2, row["object2_ref"])
+            if ref:
+                text = match(_object_reference_phrases(ref, _index("relation", row[part + "_ref_relation"])))
+            else:
+                text = match((_object_phrases()[o],))
+            keys.append((pos, pos + len(text), args.get(part, [])))
+            pos += len(text)
+        elif part == "relation":
+            text = match((v.relation_english[r],))
+            keys.append((pos, pos + len(text), args.get("relation", [])))
+            pos += len(text)
+        elif part in ("action", "action2"):
+            text = action(part)
+            keys.append((pos, pos + len(text), args.get(part, [])))
+            pos += len(text)
+        elif part == "window":
+            if kind == "video":
+                z = max(pos + ZERO_WIDTH_SHIFT, 0)
+                keys.append((z, z, video.frames(0, video.F)))
+                continue
+            start = pos
+            for is_s, piece in _window_parts(kind):
+                if not is_s:
+                    if not question.startswith(piece, pos):
+                        raise fail(f"{piece!r} expected")
+                    pos += len(piece)
+                else:
+                    slot = "window_action" if piece == "action" else "window_action2"
+                    text = action(slot)
+                    keys.append((pos, pos + len(text), video.instance(act[slot])))
+                    pos += len(text)
+            keys.append((start + 1, pos, video.frames(*window)))
+        else:
+            raise fail(f"unknown placeholder {{{part}}}")
+    if pos != len(question):
+        raise fail("text left over")
+    return {f"{a}-{b}": ids for a, b, ids in keys}

@@ -1,0 +1,488 @@
+"""Question records, built columnar: grid cells -> id columns -> rendered text (pyarrow kernels).
+
+A :class:`CellBlock` holds one row per question as integer columns (video, template, slot ids,
+time kind and actions, references, answer). Text columns (question, program, local keys, ids) are
+rows of lexicon ids (:mod:`.text`): every string a record holds is in one shared lexicon (frame
+fragments, vocabulary phrases, reference phrases, localizations) or in a small per-block extension
+(video ids, question numbers, localizations around indirect-object actions), and each column is
+one ``take``; there is no Python format call per question.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from dataclasses import dataclass, fields
+
+import numpy as np
+import pyarrow as pa
+import torch
+
+from tensorqa.engine.grid import ANSWER_KINDS, action_word
+from tensorqa.engine.primitives.localize import KIND_NAMES
+from tensorqa.engine.program_shapes import PROGRAM_SHAPES
+from tensorqa.agqa.templates import ACTION_REFERENCE_FRAMES, OBJECT_REFERENCE_FRAMES, TEMPLATES, WINDOW_FRAMES
+from tensorqa.scenes.vocab import vocab
+from tensorqa.writers import RECORD_SCHEMA, coded_schema
+from tensorqa.agqa.validity import Cells
+from tensorqa.agqa.text import Lexicon, compose, gather_text, join_patterns, split_pattern
+
+TEMPLATE_NAMES = tuple(TEMPLATES)
+# steps a localization adds (agqa_semantics.md §b.3): whole video 0, before/after/while 2, between 3
+WINDOW_STEPS = np.array([0, 2, 2, 2, 3], dtype=np.int64)
+MAX_STEPS = 8
+# English noun phrase of each object where "a <name>" does not read well
+OBJECT_ARTICLE = {"clothes": "some clothes", "food": "some food", "floor": "the floor", "medicine": "some medicine",
+                  "groceries": "some groceries"}
+SLOT_NAMES = ("object", "object2", "relation", "action", "action2")
+REF_AXES = ("object", "object2", "action", "action2", "window_x", "window_y")  # slots that may hold an object reference
+
+
+@dataclass
+class CellBlock:
+    """One row per question (numpy int32 columns; -1 where a slot is unused)."""
+
+    video: np.ndarray  # index into the batch's video_ids
+    template: np.ndarray  # index into TEMPLATE_NAMES
+    object: np.ndarray
+    object2: np.ndarray
+    relation: np.ndarray
+    action: np.ndarray
+    action2: np.ndarray
+    window: np.ndarray  # time kind (KIND_NAMES index)
+    window_x: np.ndarray
+    window_y: np.ndarray
+    answer: np.ndarray
+    object_ref: np.ndarray  # reference kind of the object slot (0 direct, FIRST / LAST / WHOLE)
+    object_ref_rel: np.ndarray  # relation the reference goes through (-1 direct)
+    object2_ref: np.ndarray
+    object2_ref_rel: np.ndarray
+    action_ref: np.ndarray  # indirect-object action: reference kind of the action's object (0 direct)
+    action_ref_rel: np.ndarray  # relation that reference goes through (-1 direct)
+    action2_ref: np.ndarray
+    action2_ref_rel: np.ndarray
+    window_x_ref: np.ndarray  # the localizing action X as an indirect-object action (0 direct)
+    window_x_ref_rel: np.ndarray
+    window_y_ref: np.ndarray  # the same for Y of between
+    window_y_ref_rel: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.video)
+
+    @classmethod
+    def from_index(cls, template: str, idx: tuple[torch.Tensor, ...], cells: Cells,
+                   refs: dict[str, tuple[torch.Tensor, torch.Tensor]] | None = None) -> "CellBlock":
+        """Cells given by index tensors (one per grid dimension); ``refs`` maps an object axis to
+        (reference kind, reference relation) per cell, for cells whose object is a reference; an
+        action axis to the same, for cells whose action is an indirect-object action."""
+        M = idx[0].numel()
+
+        def np64(t: torch.Tensor) -> np.ndarray:
+            return t.cpu().numpy().astype(np.int32)
+
+        def take(t: torch.Tensor) -> np.ndarray:
+            return np64(cells.full(t)[idx])
+
+        cols = {name: (take(cells.ids(name)) if cells.has(name) else np.full(M, -1, np.int32)) for name in SLOT_NAMES}
+        for axis in REF_AXES:
+            kind_rel = (refs or {}).get(axis)
+            if kind_rel is None:
+                cols[axis + "_ref"], cols[axis + "_ref_rel"] = np.zeros(M, np.int32), np.full(M, -1, np.int32)
+            else:
+                cols[axis + "_ref"], cols[axis + "_ref_rel"] = np64(kind_rel[0]), np64(kind_rel[1])
+        return cls(video=np64(cells.grid.video[idx[0]]), template=np.full(M, TEMPLATE_NAMES.index(template), np.int32),
+                   window=take(cells.kind), window_x=take(cells.x), window_y=take(cells.y),
+                   answer=take(cells.grid.answer), **cols)
+
+    @classmethod
+    def concat(cls, blocks: list["CellBlock"]) -> "CellBlock":
+        return cls(**{f.name: np.concatenate([getattr(b, f.name) for b in blocks]) if blocks else np.zeros(0, np.int32)
+                      for f in fields(cls)})
+
+    def take(self, order: np.ndarray, **columns: np.ndarray) -> "CellBlock":
+        """Rows ``order``; ``columns`` (already in that order) replace those columns."""
+        return CellBlock(**{f.name: columns[f.name] if f.name in columns else getattr(self, f.name)[order]
+                            for f in fields(self)})
+
+
+# -- the lexicon (built once) -----------------------------------------------------------------------
+
+REF_VARIANTS = 3
+TIME_NAMES = ("all",) + tuple(KIND_NAMES[1:])  # released local's time field: whole video -> "all"
+
+
+@dataclass(frozen=True)
+class Texts:
+    """Every string a record's text columns are made of (:class:`.text.Lexicon`)."""
+
+    lexicon: Lexicon
+    dash: int  # literal "-"
+    window_question: np.ndarray  # int64[5, 3]: literal ids (before X, between X and Y, after Y) per time kind
+    window_program: np.ndarray
+
+
+def _frame_pattern(group: int) -> list[str]:
+    """Question frame ``group`` = template index * 64 + frame variant."""
+    return split_pattern(TEMPLATES[TEMPLATE_NAMES[group // 64]].frames[group % 64])
+
+
+def _program_pattern(template: int) -> list[str]:
+    return split_pattern(PROGRAM_SHAPES[TEMPLATES[TEMPLATE_NAMES[template]].program])
+
+
+def _tlocal_pattern(template: int) -> list[str]:
+    """The template's local (§b.1)."""
+    return split_pattern(TEMPLATES[TEMPLATE_NAMES[template]].local_format)
+
+
+def _local_pattern(template: int) -> list[str]:
+    """The released local (§b.4): binary = answer-space tag - template local - time - time action(s);
+    2-way length choose: template local - longer / shorter - time - time action(s); object choose:
+    template local - template local - time - time action(s); open = the template local."""
+    spec = TEMPLATES[TEMPLATE_NAMES[template]]
+    tlocal = _tlocal_pattern(template)
+    if spec.ans_type == "open":
+        return tlocal
+    tail = ["", "window_local", ""]  # "-<time>-<window action(s)>": one string per localization
+    if spec.answer_space in ("yes-no", "before-after"):
+        return join_patterns([spec.answer_space + "-"], tlocal, tail)
+    if spec.family == "length":
+        return join_patterns(tlocal, ["-longer" if "Longer" in spec.name else "-shorter"], tail)
+    return join_patterns(tlocal, ["-"], tlocal, tail)
+
+
+def _group_pattern(template: int) -> list[str]:
+    """direct_group: video | template | template local (``video_template``: one per-block string)."""
+    return join_patterns(["", "video_template", ""], _tlocal_pattern(template))
+
+
+_ID_PATTERN = ["", "video_dash", "", "rank", ""]  # "<video>-" + question number
+
+
+@functools.cache
+def texts() -> Texts:
+    v = vocab()
+    lex = Lexicon()
+    lex.section("object_phrase", (OBJECT_ARTICLE.get(e, f"a {e}") for e in v.object_english))
+    lex.section("object_word", v.object_english)
+    lex.section("object_id", v.object_ids)
+    lex.section("relation_word", v.relation_english)
+    lex.section("relation_id", v.relation_ids)
+    lex.section("action_phrase", v.action_phrases)
+    lex.section("action_word", (action_word(a) for a in range(v.num_actions)))
+    lex.section("action_id", v.actions)
+    kinds = ("first", "last", "whole")
+    refs = OBJECT_REFERENCE_FRAMES
+    lex.section("ref_phrase", (refs[k][i % len(refs[k])].format(relation=r)
+                               for k in kinds for i in range(REF_VARIANTS) for r in v.relation_english))
+    lex.section("ref_program", (_reference_program(k, r) for k in kinds for r in v.relation_english))
+    lex.section("action_ref_phrase", (
+        ACTION_REFERENCE_FRAMES[a].format(object=refs[k][i % len(refs[k])].format(relation=r))
+        if a in ACTION_REFERENCE_FRAMES else ""
+        for a in v.actions for k in kinds for i in range(REF_VARIANTS) for r in v.relation_english))
+    lex.section("action_ref_program", (f"ToAction({verb}, {_reference_program(k, r)})" for verb in v.verb_english
+                                       for k in kinds for r in v.relation_english))
+    for t, name in enumerate(TEMPLATE_NAMES):
+        for g in range(len(TEMPLATES[name].frames)):
+            lex.literals(_frame_pattern(t * 64 + g))
+        for pattern in (_program_pattern, _tlocal_pattern, _local_pattern, _group_pattern):
+            lex.literals(pattern(t))
+    lex.literals(_ID_PATTERN)
+    lex.section("window_question", _window_strings(
+        lambda k, x, y: WINDOW_FRAMES[k].format(action=v.action_phrases[x], action2=v.action_phrases[y])))
+    lex.section("window_local", _window_strings(
+        lambda k, x, y: f"-{TIME_NAMES[KIND_NAMES.index(k)]}-" + ("" if k == "video" else v.actions[x])
+        + (f"-{v.actions[y]}" if k == "between" else "")))
+    words = [action_word(a) for a in range(v.num_actions)]
+    lex.section("window_program", _window_strings(
+        lambda k, x, y: "video" if k == "video" else f"Localize(between, [{words[x]}, {words[y]}])" if k == "between"
+        else f"Localize({k}, {words[x]})"))
+    question = []
+    for k in KIND_NAMES:  # " before {action}", " between {action} and {action2}", ...
+        before, _, rest = WINDOW_FRAMES[k].partition("{action}")
+        between, _, after = rest.partition("{action2}")
+        question.append([lex.literal(before), lex.literal(between), lex.literal(after)])
+    program = [[lex.literal("video"), 0, 0]] + [[lex.literal(f"Localize({k}, "), 0, lex.literal(")")]
+                                                 for k in KIND_NAMES[1:4]]
+    program.append([lex.literal("Localize(between, ["), lex.literal(", "), lex.literal("])")])
+    return Texts(lexicon=lex, dash=lex.literal("-"), window_question=np.array(question, np.int64),
+                 window_program=np.array(program, np.int64))
+
+
+def _window_strings(text) -> list[str]:
+    """Localization texts ``text(kind, x, y)`` laid out as :func:`_window_index` numbers them: the
+    whole video, then before / after / while each action, then between each ordered pair."""
+    A = vocab().num_actions
+    return ([text("video", 0, 0)] + [text(k, x, 0) for k in KIND_NAMES[1:4] for x in range(A)]
+            + [text("between", x, y) for x in range(A) for y in range(A)])
+
+
+def _reference_program(kind: str, relation: str) -> str:
+    """The AGQA sub-program of an object reference (agqa.md §2.4; AGQA 2.0 prints backward for last)."""
+    rel = f"Filter(frame, [relations, {relation}, objects])"
+    if kind == "whole":
+        return f"Query(class, OnlyItem(Iterate(video, {rel})))"
+    direction = "forward" if kind == "first" else "backward"
+    return (f"Query(class, OnlyItem(IterateUntil({direction}, video, Exists({relation}, Filter(frame, [relations])), "
+            f"{rel})))")
+
+
+def question_steps(block: CellBlock) -> np.ndarray:
+    """int64[M]: AGQA's steps (§b.4): the template's base steps + the localization's + one per
+    reference (object references, indirect-object actions, in the question or in its localization)."""
+    base = np.array([TEMPLATES[t].base_steps for t in TEMPLATE_NAMES])
+    return (base.take(block.template) + WINDOW_STEPS.take(block.window)
+            + (block.object_ref > 0) + (block.object2_ref > 0) + (block.action_ref > 0) + (block.action2_ref > 0)
+            + (block.window_x_ref > 0) + (block.window_y_ref > 0))
+
+
+@functools.lru_cache(maxsize=None)
+def _dictionary(values: tuple[str, ...]) -> tuple[pa.Array, np.ndarray]:
+    """(distinct strings of ``values`` and "", index of each value among them) for a vocabulary column."""
+    distinct = list(dict.fromkeys(values + ("",)))
+    return pa.array(distinct, pa.string()), np.array([distinct.index(v) for v in values + ("",)], np.int32)
+
+
+def coded(values, index: np.ndarray) -> pa.DictionaryArray:
+    """The column ``values[index]`` (-1: "") as a dictionary array over the whole vocabulary
+    (:data:`..writers.VOCABULARY_COLUMNS`): no string is copied per row."""
+    dictionary, lookup = _dictionary(tuple(values))
+    # the indices come out of ``lookup``, so they are in range: no validation pass (safe=False)
+    return pa.DictionaryArray.from_arrays(pa.array(lookup.take(index), pa.int32()), dictionary, safe=False)
+
+
+@functools.lru_cache(maxsize=1)
+def _global_lists() -> tuple[np.ndarray, pa.Array]:
+    """(offsets of each template's ``global`` list in ``values``, values)."""
+    lists = [list(TEMPLATES[t].global_) for t in TEMPLATE_NAMES]
+    return np.cumsum([0] + [len(g) for g in lists]), pa.array(sum(lists, []), pa.string())
+
+
+def _global_column(template: np.ndarray) -> pa.Array:
+    """list<string>[M]: each row's template's ``global`` categories (offsets arithmetic, one take)."""
+    starts, values = _global_lists()
+    lengths = (starts[1:] - starts[:-1])[template]
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    within = np.arange(offsets[-1]) - np.repeat(offsets[:-1], lengths)
+    items = values.take(pa.array(np.repeat(starts[:-1][template], lengths) + within))
+    return pa.ListArray.from_arrays(pa.array(offsets), items, type=RECORD_SCHEMA.field("global").type)
+
+
+# -- rendering ---------------------------------------------------------------------------------------
+
+def frame_variants(block: CellBlock, video_keys: np.ndarray, rank: np.ndarray, seed: int) -> np.ndarray:
+    """int64[M]: the question frame of each row, a seeded hash of (video, template, rank in video)
+    so that it does not depend on batch size, device or shard count."""
+    counts = np.array([len(TEMPLATES[t].frames) for t in TEMPLATE_NAMES], np.uint64)
+    with np.errstate(over="ignore"):
+        x = (video_keys[block.video].astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+             ^ (rank.astype(np.uint64) + np.uint64(seed) * np.uint64(0xD1B54A32D192ED03))
+             ^ (block.template.astype(np.uint64) << np.uint64(48)))
+        x ^= x >> np.uint64(30)
+        x *= np.uint64(0xBF58476D1CE4E5B9)
+        x ^= x >> np.uint64(27)
+        x *= np.uint64(0x94D049BB133111EB)
+        x ^= x >> np.uint64(31)
+    return (x % counts[block.template]).astype(np.int64)
+
+
+def answer_strings(kind: str) -> list[str]:
+    """The released answer strings of an answer kind ("yes/no", "before/after", "object",
+    "action"), indexed by answer id."""
+    v = vocab()
+    return {"yes/no": ["no", "yes"], "before/after": ["before", "after"], "object": list(v.object_english),
+            "action": list(v.action_phrases)}[kind]
+
+
+def video_key(video_id: str) -> int:
+    return int.from_bytes(hashlib.blake2b(video_id.encode(), digest_size=8).digest(), "little") >> 1
+
+
+def _object_atoms(tx: Texts, obj, ref, ref_rel, variant, program: bool) -> np.ndarray:
+    """Lexicon ids of an object slot: the object's phrase / word, or its reference's phrase / sub-program."""
+    lex = tx.lexicon
+    direct = lex.ids("object_word" if program else "object_phrase", obj)
+    if not (ref > 0).any():
+        return direct
+    R = vocab().num_relations
+    k, r = np.maximum(ref - 1, 0), np.maximum(ref_rel, 0)
+    indirect = (lex.ids("ref_program", k * R + r) if program
+                else lex.ids("ref_phrase", (k * REF_VARIANTS + variant % REF_VARIANTS) * R + r))
+    return np.where(ref > 0, indirect, direct)
+
+
+def _action_atoms(tx: Texts, act, ref, ref_rel, variant, program: bool) -> np.ndarray:
+    """Lexicon ids of an action slot: the action's phrase / program word, or, for an indirect-object
+    action, its phrase with the object's reference phrase (question) / ``ToAction(verb, <reference>)``."""
+    lex = tx.lexicon
+    direct = lex.ids("action_word" if program else "action_phrase", act)
+    if not (ref > 0).any():
+        return direct
+    R = vocab().num_relations
+    k, r, a = np.maximum(ref - 1, 0), np.maximum(ref_rel, 0), np.maximum(act, 0)
+    if program:
+        verb = np.asarray(vocab().action_verb, np.int64)[a]
+        indirect = lex.ids("action_ref_program", (verb * 3 + k) * R + r)
+    else:
+        indirect = lex.ids("action_ref_phrase", ((a * 3 + k) * REF_VARIANTS + variant % REF_VARIANTS) * R + r)
+    return np.where(ref > 0, indirect, direct)
+
+
+def _window_index(rows: CellBlock) -> np.ndarray:
+    """Each row's localization's index in the (time kind, action, action2) layout of :func:`_window_strings`."""
+    A = vocab().num_actions
+    kind, x, y = rows.window, np.maximum(rows.window_x, 0), np.maximum(rows.window_y, 0)
+    return np.where(kind == 0, 0, np.where(kind < 4, 1 + (kind - 1) * A + x, 1 + 3 * A + x * A + y))
+
+
+def _indirect_windows(tx: Texts, rows: CellBlock, variant: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, pa.Array]:
+    """Localizations around indirect-object actions: (rows bool[M], index int64[n] of each such row
+    in ``texts``, texts: their distinct localization phrases (``variant`` given) or programs).
+
+    Few distinct ones per block, so each is rendered once (before X, X, between, Y, after) and the
+    rows point at it: the question and program then take one atom for their window."""
+    indirect = (rows.window_x_ref > 0) | (rows.window_y_ref > 0)
+    sel = np.flatnonzero(indirect)
+    if not len(sel):
+        return indirect, sel, pa.array([], pa.string())
+    A, R = vocab().num_actions + 1, vocab().num_relations + 1
+    key = np.zeros(len(sel), np.int64)
+    fields_ = [(rows.window, 5), (rows.window_x + 1, A), (rows.window_x_ref, 4), (rows.window_x_ref_rel + 1, R),
+               (rows.window_y + 1, A), (rows.window_y_ref, 4), (rows.window_y_ref_rel + 1, R)]
+    if variant is not None:
+        fields_.append((variant % REF_VARIANTS, REF_VARIANTS))
+    for values, radix in fields_:  # mixed-radix key of everything the text depends on
+        key = key * radix + values[sel]
+    inverse, first = _first_occurrences(key)
+    r = rows.take(sel[first])
+    program = variant is None
+    v = None if program else variant[sel[first]]
+    parts = (tx.window_program if program else tx.window_question)[r.window]  # [U, 3]
+    xs = _action_atoms(tx, r.window_x, r.window_x_ref, r.window_x_ref_rel, None if program else v + 2, program)
+    ys = _action_atoms(tx, r.window_y, r.window_y_ref, r.window_y_ref_rel, None if program else v + 3, program)
+    atoms = np.stack([parts[:, 0], xs, parts[:, 1], np.where(r.window == 4, ys, 0), parts[:, 2]], axis=1)
+    texts_ = gather_text(tx.lexicon.array(), atoms)
+    if isinstance(texts_, pa.ChunkedArray):
+        texts_ = texts_.combine_chunks()
+    return indirect, inverse, texts_
+
+
+def _first_occurrences(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(code of each value, position of each code's first occurrence): codes number the distinct
+    values in order of first appearance (a hash table, Arrow's ``dictionary_encode``: no sort)."""
+    inverse = pa.array(key).dictionary_encode().indices.to_numpy()
+    if not len(inverse):
+        return inverse, inverse.astype(np.int64)
+    # code c first appears where the running maximum of the codes first reaches c
+    grows = np.empty(len(inverse), bool)
+    grows[0] = True
+    np.greater(inverse[1:], np.maximum.accumulate(inverse)[:-1], out=grows[1:])
+    return inverse, np.flatnonzero(grows)
+
+
+_NUMBERS: list[pa.Array] = [pa.array([], pa.string())]
+
+
+def _numbers(n: int) -> pa.Array:
+    """The strings "0" .. str(n - 1) (question numbers), from a table kept across blocks."""
+    if len(_NUMBERS[0]) < n:
+        _NUMBERS[0] = pa.array([str(i) for i in range(max(n, 2 * len(_NUMBERS[0])))], pa.string())
+    return _NUMBERS[0].slice(0, n)
+
+
+def render(block: CellBlock, video_ids: tuple[str, ...], splits: tuple[str, ...], rank: np.ndarray,
+           variant: np.ndarray, answer_kinds: np.ndarray) -> pa.Table:
+    """The records of a block (rows in block order): :data:`RECORD_SCHEMA`, with the vocabulary
+    columns as dictionary arrays (:func:`..writers.coded_schema`)."""
+    tx = texts()
+    lex = tx.lexicon
+    M = len(block)
+    # per-block strings after the shared lexicon: video ids, "<video>-", "<video>|<template>|",
+    # question numbers, then the localizations around indirect-object actions (questions, then
+    # programs)
+    per_video = pa.array(list(video_ids) + [f"{v}-" for v in video_ids]
+                         + [f"{v}|{t}|" for v in video_ids for t in TEMPLATE_NAMES], pa.string())
+    numbers = _numbers(int(rank.max(initial=-1)) + 1)
+    window = _window_index(block)
+    window_q, window_p = lex.ids("window_question", window), lex.ids("window_program", window)
+    ind_q, at_q, texts_q = _indirect_windows(tx, block, variant)
+    ind_p, at_p, texts_p = _indirect_windows(tx, block, None)
+    base = len(lex)
+    per_block = len(per_video) + len(numbers)
+    window_q[ind_q] = base + per_block + at_q
+    window_p[ind_p] = base + per_block + len(texts_q) + at_p
+    extended = lex.extend([per_video, numbers, texts_q, texts_p])  # valid for this block only
+
+    question = compose(lex, block.template * 64 + variant, _frame_pattern, {
+        "object": _object_atoms(tx, block.object, block.object_ref, block.object_ref_rel, variant, False),
+        "object2": _object_atoms(tx, block.object2, block.object2_ref, block.object2_ref_rel, variant + 1, False),
+        "relation": lex.ids("relation_word", block.relation),
+        "action": _action_atoms(tx, block.action, block.action_ref, block.action_ref_rel, variant, False),
+        "action2": _action_atoms(tx, block.action2, block.action2_ref, block.action2_ref_rel, variant + 1, False),
+        "window": window_q,
+    }, extended)
+    program = compose(lex, block.template, _program_pattern, {
+        "object": _object_atoms(tx, block.object, block.object_ref, block.object_ref_rel, None, True),
+        "object2": _object_atoms(tx, block.object2, block.object2_ref, block.object2_ref_rel, None, True),
+        "relation": lex.ids("relation_word", block.relation),
+        "action": _action_atoms(tx, block.action, block.action_ref, block.action_ref_rel, None, True),
+        "action2": _action_atoms(tx, block.action2, block.action2_ref, block.action2_ref_rel, None, True),
+        "window": window_p,
+    }, extended)
+    # balancing keys and ids
+    V, between = len(video_ids), block.window == 4
+    keys = {"object": lex.ids("object_id", block.object), "object2": lex.ids("object_id", block.object2),
+            "relation": lex.ids("relation_id", block.relation), "action": lex.ids("action_id", block.action),
+            "action2": lex.ids("action_id", block.action2), "window_local": lex.ids("window_local", window),
+            "window_action": np.stack([lex.ids("action_id", block.window_x), np.where(between, tx.dash, 0),
+                                       np.where(between, lex.ids("action_id", block.window_y), 0)], axis=1),
+            "video_dash": base + V + block.video,
+            "video_template": base + 2 * V + block.video * len(TEMPLATE_NAMES) + block.template,
+            "rank": base + (2 + len(TEMPLATE_NAMES)) * V + rank}
+    local = compose(lex, block.template, _local_pattern, keys, extended)
+    direct_group = compose(lex, block.template, _group_pattern, keys, extended)
+    qid = compose(lex, np.zeros(M, np.int64), lambda _: _ID_PATTERN, keys, extended)
+
+    vids = pa.array(video_ids, pa.string()).take(pa.array(block.video))
+    spl = pa.array(splits, pa.string()).take(pa.array(block.video))
+    v = vocab()
+    answer_tables = [answer_strings(kind) for kind in ANSWER_KINDS]
+    offsets = np.cumsum([0] + [len(a) for a in answer_tables])[:-1]
+    answer = coded(sum(answer_tables, []), offsets[answer_kinds] + block.answer)
+
+    specs = [TEMPLATES[t] for t in TEMPLATE_NAMES]
+    steps = question_steps(block)
+
+    def per_template(values) -> pa.Array:
+        return coded(values, block.template)
+
+    ref_names = ("", "first", "last", "whole")
+    is_temp = (block.window != 0).astype(np.int8)
+    # an indirect-object action counts as object indirection (§b.3)
+    is_obj = ((block.object_ref > 0) | (block.object2_ref > 0) | (block.action_ref > 0) | (block.action2_ref > 0)
+              | (block.window_x_ref > 0) | (block.window_y_ref > 0)).astype(np.int8)
+    zeros = np.zeros(M, np.int8)
+    table = pa.table({
+        "question_id": qid, "video_id": vids, "split": spl, "template": per_template(TEMPLATE_NAMES),
+        "frame": pa.array(variant.astype(np.int8)), "question": question, "answer": answer,
+        "global": _global_column(block.template),
+        "local": local, "ans_type": per_template([sp.ans_type for sp in specs]),
+        "steps": pa.array(steps.astype(np.int8)), "semantic": per_template([sp.semantic for sp in specs]),
+        "structural": per_template([sp.structural for sp in specs]), "program": program,
+        "window": coded(KIND_NAMES, block.window),
+        "window_action": coded(v.actions, block.window_x), "window_action2": coded(v.actions, block.window_y),
+        "window_action_ref": coded(ref_names, block.window_x_ref),
+        "window_action2_ref": coded(ref_names, block.window_y_ref),
+        "relation": coded(v.relation_ids, block.relation), "object": coded(v.object_ids, block.object),
+        "object_ref": coded(ref_names, block.object_ref),
+        "object_ref_relation": coded(v.relation_ids, block.object_ref_rel),
+        "object2": coded(v.object_ids, block.object2), "object2_ref": coded(ref_names, block.object2_ref),
+        "object2_ref_relation": coded(v.relation_ids, block.object2_ref_rel), "action": coded(v.actions, block.action),
+        "action_ref": coded(ref_names, block.action_ref), "action2_ref": coded(ref_names, block.action2_ref),
+        "action2": coded(v.actions, block.action2),
+        "direct_group": direct_group,
+        "is_direct": pa.array((1 - (is_temp | is_obj)).astype(np.int8)), "indirect": pa.array(is_temp | is_obj),
+        "i_obj": pa.array(is_obj), "i_rel": pa.array(zeros), "i_act": pa.array(zeros), "i_temp": pa.array(is_temp),
+        "sg_grounding": pa.nulls(M, pa.string()),
+    })
+    return table.select(RECORD_SCHEMA.names).cast(coded_schema(RECORD_SCHEMA))

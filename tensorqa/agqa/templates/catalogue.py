@@ -1,0 +1,474 @@
+"""The AGQA template catalogue as data: metadata, question frames and reference phrases.
+
+``TEMPLATES`` maps each of the 28 templates of the AGQA paper's Table 14 (in that table's order,
+with its spelling of the names) to a frozen :class:`TemplateSpec`. The metadata is transcribed from
+``shared/reference/agqa.md`` (Table 14, §2.3) and ``shared/reference/agqa_semantics.md`` (§b.1,
+§b.3, §b.4); the natural-language frames live in ``frames.tsv`` beside this module (package data,
+read with ``importlib.resources``). Nothing here renders questions: the generation pipeline fills
+the frames (vectorized, at write time) with slot strings it builds from the vocabulary.
+
+Frame placeholders (``FRAME_SLOTS``), each used at most once per frame:
+
+* ``{object}``, ``{object2}``: an object noun phrase with its article (``a blanket``) or an object
+  reference phrase (``OBJECT_REFERENCE_FRAMES``, ``the object they were holding first``);
+* ``{relation}``: a relation's English form, ``Vocab.relation_english`` (``holding``,
+  ``in front of``, ``walking``);
+* ``{action}``, ``{action2}``: an action phrase in -ing form, ``Vocab.action_phrases``
+  (``holding a pillow``), or an indirect-object action (``ACTION_REFERENCE_FRAMES``);
+* ``{window}``: a localization phrase with its leading space (``WINDOW_FRAMES``,
+  `` before holding a pillow``) or the empty string for the whole video. Frames always put it
+  right after a word (no space before it), mostly just before ``?``, so both fillings read
+  correctly.
+
+Choices made where the references leave room (all easy to change in the tables below):
+
+* ``global_`` uses the released data's spellings (agqa.md §2.3): ``action-recognition`` (seen in
+  the released train data) where Table 14 prints ``activity-recognition``, and
+  ``duration-comparison`` as Table 14 prints it (its data spelling was never observed). The order
+  inside a list is Table 14's; relTime and objTime get ``sequencing`` appended (AGQA 2.0 change 7),
+  which matches the real relTime record ``["rel-act", "sequencing"]``. objWhatGeneral has no
+  category in Table 14 ("–"), so its list is empty.
+* ``semantic`` uses the data's ``relation`` where Table 14 writes "relationship".
+* ``base_steps`` follows agqa_semantics.md §b.1; ``table14_steps`` keeps the paper's column. They
+  differ only for actLongest / actShortest (2 vs 1).
+* ``program`` is the key of ``tensorqa.engine.program_shapes.PROGRAM_SHAPES``: equal to the name except
+  actLengthLongerCompare / actLengthShorterCompare, which AGQA's generator (and PROGRAM_SHAPES)
+  calls ``actLengthLongerChoose`` / ``actLengthShorterChoose``.
+* ``references``: every slot lists its allowed reference kinds (§b.3). A window's action may be
+  direct or an indirect-object action in every template ("localizations wrap direct and
+  indirect-object actions alike"); object slots of objExists and of the length templates are
+  direct only.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from dataclasses import dataclass
+from importlib import resources
+
+from tensorqa.errors import TensorQAError
+from tensorqa.scenes.vocab import NO_OBJECT, vocab
+
+# -- vocabularies of the metadata --------------------------------------------------------------
+FRAME_SLOTS: tuple[str, ...] = ("object", "object2", "relation", "action", "action2", "window")
+WINDOW_KINDS: tuple[str, ...] = ("video", "before", "after", "while", "between")
+REFERENCE_KINDS: tuple[str, ...] = ("direct", "first", "last", "whole", "indirect-object")
+FAMILIES: tuple[str, ...] = ("exists", "what", "first", "last", "length", "time")
+SEMANTICS: tuple[str, ...] = ("object", "relation", "action")
+STRUCTURALS: tuple[str, ...] = ("query", "verify", "logic", "choose", "compare")
+LOCAL_SLOTS: tuple[str, ...] = ("object", "object2", "relation", "action", "action2", "window_action")
+
+# Released ``global`` reasoning categories (data spellings; see the module docstring).
+EXISTS = "exists"
+OBJ_REL = "obj-rel"
+REL_ACT = "rel-act"
+OBJ_ACT = "obj-act"
+SUPERLATIVE = "superlative"
+SEQUENCING = "sequencing"
+DURATION = "duration-comparison"
+RECOGNITION = "action-recognition"
+GLOBAL_CATEGORIES: tuple[str, ...] = (EXISTS, OBJ_REL, REL_ACT, OBJ_ACT, SUPERLATIVE, SEQUENCING, DURATION, RECOGNITION)
+
+
+@dataclass(frozen=True)
+class TemplateSpec:
+    """One AGQA template: metadata plus its question frames.
+
+    name:          Table 14 name (``objRelExists``).
+    program:       key of its program skeleton in ``tensorqa.engine.program_shapes.PROGRAM_SHAPES``.
+    global_:       released ``global`` list of reasoning categories.
+    family:        internal balancing family (exists / what / first / last / length / time).
+    semantic:      object / relation / action.
+    structural:    query / verify / logic / choose / compare.
+    ans_type:      ``open`` for query templates, ``binary`` for all others.
+    base_steps:    steps before references and localization add theirs (semantics §b.1).
+    table14_steps: the paper's steps column (differs from base_steps for actLongest/actShortest).
+    answer_space:  ``yes-no``, ``before-after``, ``object``, ``action``, or, for the choose
+                   templates, the template local itself (its ``local_format``), as §b.4 tags them.
+    local_format:  how the template local is formed: a constant (``object``, ``action``,
+                   ``longest``) or a hyphen-joined pattern of AGQA ids, ``{relation}-{object}``;
+                   ``{object}``/``{object2}`` -> ``oN``, ``{relation}`` -> ``rN``/``vNNN``,
+                   ``{action}``/``{action2}`` -> ``cNNN``, ``{window_action}`` -> the id of the
+                   window's action (empty for the whole video). A reference contributes its
+                   referent's id (the real relTime record LSKA2-2205 has ``v029-c063`` for the
+                   indirect-object action "taking the object they were on the side of first from
+                   somewhere").
+    windows:       window kinds the template is generated with (subset of ``WINDOW_KINDS``);
+                   empty for templates without a ``{window}`` (length, superlative, time).
+    references:    ``((slot, allowed reference kinds), ...)`` for every slot, in slot order.
+    table14_unbalanced_k, table14_balanced_k: Table 14's question counts, in thousands.
+    retired:       True for actExists, which AGQA 2.0 removed; generation skips it by default.
+    slots:         placeholders of the frames, in order of first appearance in ``frames[0]``.
+    frames:        question frames; the position in this tuple is the frame variant index.
+    """
+
+    name: str
+    program: str
+    global_: tuple[str, ...]
+    family: str
+    semantic: str
+    structural: str
+    ans_type: str
+    base_steps: int
+    table14_steps: int
+    answer_space: str
+    local_format: str
+    windows: tuple[str, ...]
+    references: tuple[tuple[str, tuple[str, ...]], ...]
+    table14_unbalanced_k: float
+    table14_balanced_k: float
+    slots: tuple[str, ...]
+    frames: tuple[str, ...]
+    retired: bool = False
+
+    @property
+    def reference_kinds(self) -> dict[str, tuple[str, ...]]:
+        """{slot: allowed reference kinds}."""
+        return dict(self.references)
+
+    @property
+    def has_window(self) -> bool:
+        return "window" in self.slots
+
+
+# -- frame parsing -------------------------------------------------------------------------------
+def frame_placeholders(text: str) -> list[str]:
+    """Placeholder names of a format string, in order of appearance (repeats kept).
+
+    Raises TensorQAError for unbalanced braces, positional ``{}`` fields and format specs or
+    conversions (frames are filled by plain substitution, never by ``str.format`` options).
+    """
+    try:
+        parsed = list(string.Formatter().parse(text))
+    except ValueError as err:
+        raise TensorQAError(f"frame {text!r}: {err}") from None
+    names = []
+    for _, name, spec, conversion in parsed:
+        if name is None:
+            continue
+        if not name or spec or conversion:
+            raise TensorQAError(f"frame {text!r}: placeholders must be plain named fields like {{object}}")
+        names.append(name)
+    return names
+
+
+def check_frame(text: str) -> list[str]:
+    """Placeholders of a question frame in order of appearance; raise if the frame is malformed.
+
+    A frame may only use ``FRAME_SLOTS``, each at most once; it must start with a capital letter
+    (no placeholder can open a sentence), end with ``?``, and place ``{window}`` directly after a
+    word and directly before ``?``, ``,``, ``:`` or a space (the window phrase brings its own
+    leading space, so the empty whole-video window leaves no stray space).
+    """
+    names = frame_placeholders(text)
+    unknown = [n for n in names if n not in FRAME_SLOTS]
+    if unknown:
+        raise TensorQAError(f"frame {text!r}: unknown placeholder(s) {unknown}; allowed: {list(FRAME_SLOTS)}")
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise TensorQAError(f"frame {text!r}: placeholder(s) {repeated} used more than once")
+    if not text[:1].isupper():
+        raise TensorQAError(f"frame {text!r}: must start with a capital letter")
+    if not text.endswith("?"):
+        raise TensorQAError(f"frame {text!r}: must end with '?'")
+    if "{window}" in text and not re.search(r"[A-Za-z}]\{window\}[?,: ]", text):
+        raise TensorQAError(f"frame {text!r}: {{window}} must follow a word and precede '?', ',', ':' or a space")
+    return names
+
+
+def _read_frames(resource: str = "frames.tsv") -> dict[str, list[str]]:
+    """{template: [frame, ...]} in file order, from the package's TSV."""
+    text = resources.files(__package__).joinpath(resource).read_text(encoding="utf-8")
+    frames: dict[str, list[str]] = {}
+    header_seen = False
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        fields = line.split("\t")
+        if len(fields) != 2:
+            raise TensorQAError(f"{resource} line {lineno}: expected 2 tab-separated fields, got {len(fields)}")
+        if not header_seen:
+            if fields != ["template", "frame"]:
+                raise TensorQAError(f"{resource} line {lineno}: header must be 'template<TAB>frame'")
+            header_seen = True
+            continue
+        name, frame = fields
+        try:
+            check_frame(frame)
+        except TensorQAError as err:
+            raise TensorQAError(f"{resource} line {lineno}: {err}") from None
+        frames.setdefault(name, []).append(frame)
+    return frames
+
+
+# -- the metadata table --------------------------------------------------------------------------
+_ALL_WINDOWS = WINDOW_KINDS
+_FIRST_WINDOWS = ("video", "after", "while", "between")  # objFirst family: never "before"
+_LAST_WINDOWS = ("video", "before", "while", "between")  # objLast family: never "after"
+_DIRECT = ("direct",)
+_ANY_OBJECT = ("direct", "first", "last", "whole")
+_ACTION_REF = ("direct", "indirect-object")
+_WINDOW_REF = _ACTION_REF
+
+# name: (program, global_, family, semantic, structural, base_steps, table14_steps, answer_space,
+#        local_format, windows, {slot: reference kinds} (object/action/window slots; relations are
+#        always direct), unbalanced K, balanced K, slots in canonical order)
+_ROWS: dict[str, tuple] = {
+    "objExists": (
+        "objExists", (EXISTS,), "exists", "object", "verify", 1, 1, "yes-no",
+        "{object}", _ALL_WINDOWS, {"object": _DIRECT}, 2316.0, 99.0,
+        ("object", "window"),
+    ),
+    "objRelExists": (
+        "objRelExists", (EXISTS, OBJ_REL), "exists", "relation", "verify", 1, 1, "yes-no",
+        "{relation}-{object}", _ALL_WINDOWS, {"object": _ANY_OBJECT}, 14297.9, 98.8,
+        ("relation", "object", "window"),
+    ),
+    "relExists": (
+        "relExists", (EXISTS,), "exists", "relation", "verify", 1, 1, "yes-no",
+        "{relation}", _ALL_WINDOWS, {}, 20465.7, 97.6,
+        ("relation", "window"),
+    ),
+    "actExists": (
+        "actExists", (EXISTS,), "exists", "action", "verify", 1, 1, "yes-no",
+        "{action}", _ALL_WINDOWS, {"action": _DIRECT}, 66541.1, 98.6,
+        ("action", "window"),
+    ),
+    "andObjRelExists": (
+        "andObjRelExists", (EXISTS, OBJ_REL), "exists", "relation", "logic", 3, 3, "yes-no",
+        "and-{relation}-{object}-{object2}", _ALL_WINDOWS, {"object": _ANY_OBJECT, "object2": _ANY_OBJECT},
+        26010.4, 93.4,
+        ("relation", "object", "object2", "window"),
+    ),
+    "xorObjRelExists": (
+        "xorObjRelExists", (EXISTS, OBJ_REL), "exists", "relation", "logic", 3, 3, "yes-no",
+        "xor-{relation}-{object}-{object2}", _ALL_WINDOWS, {"object": _ANY_OBJECT, "object2": _ANY_OBJECT},
+        26010.4, 97.6,
+        ("relation", "object", "object2", "window"),
+    ),
+    "objWhatGeneral": (
+        "objWhatGeneral", (), "what", "object", "query", 1, 1, "object",
+        "object", _ALL_WINDOWS, {}, 34.2, 31.2,
+        ("window",),
+    ),
+    "objWhat": (
+        "objWhat", (OBJ_REL,), "what", "object", "query", 2, 2, "object",
+        "{relation}", _ALL_WINDOWS, {}, 1796.6, 1574.2,
+        ("relation", "window"),
+    ),
+    "objWhatChoose": (
+        "objWhatChoose", (OBJ_REL,), "what", "object", "choose", 3, 3, "{relation}-{object}-{object2}",
+        "{relation}-{object}-{object2}", _ALL_WINDOWS, {"object": ("direct", "last"), "object2": ("direct", "last")},
+        4254.1, 194.3,
+        ("relation", "window", "object", "object2"),
+    ),
+    "actWhatAfterAll": (
+        "actWhatAfterAll", (SEQUENCING, RECOGNITION), "what", "action", "query", 1, 1, "action",
+        "{window_action}", ("video", "after"), {}, 4.1, 4.0,
+        ("window",),
+    ),
+    "actWhatBefore": (
+        "actWhatBefore", (SEQUENCING, RECOGNITION), "what", "action", "query", 1, 1, "action",
+        "{window_action}", ("before",), {}, 1.4, 1.4,
+        ("window",),
+    ),
+    "objFirst": (
+        "objFirst", (SUPERLATIVE, OBJ_REL), "first", "object", "query", 2, 2, "object",
+        "{relation}", _FIRST_WINDOWS, {}, 146.2, 136.9,
+        ("relation", "window"),
+    ),
+    "objLast": (
+        "objLast", (SUPERLATIVE, OBJ_REL), "last", "object", "query", 2, 2, "object",
+        "{relation}", _LAST_WINDOWS, {}, 246.5, 223.9,
+        ("relation", "window"),
+    ),
+    "objFirstChoose": (
+        "objFirstChoose", (SUPERLATIVE, OBJ_REL), "first", "object", "choose", 3, 3, "{relation}-{object}-{object2}",
+        "{relation}-{object}-{object2}", _FIRST_WINDOWS, {"object": ("direct", "last"), "object2": ("direct", "last")},
+        992.5, 197.8,
+        ("relation", "window", "object", "object2"),
+    ),
+    "objLastChoose": (
+        "objLastChoose", (SUPERLATIVE, OBJ_REL), "last", "object", "choose", 3, 3, "{relation}-{object}-{object2}",
+        "{relation}-{object}-{object2}", _LAST_WINDOWS, {"object": ("direct", "first"), "object2": ("direct", "first")},
+        929.8, 196.2,
+        ("relation", "window", "object", "object2"),
+    ),
+    "objFirstVerify": (
+        "objFirstVerify", (SUPERLATIVE, OBJ_REL), "first", "object", "verify", 3, 3, "yes-no",
+        "{relation}-{object}", _FIRST_WINDOWS, {"object": ("direct", "last")}, 1213.4, 99.0,
+        ("relation", "object", "window"),
+    ),
+    "objLastVerify": (
+        "objLastVerify", (SUPERLATIVE, OBJ_REL), "last", "object", "verify", 3, 3, "yes-no",
+        "{relation}-{object}", _LAST_WINDOWS, {"object": ("direct", "first")}, 5339.0, 98.8,
+        ("relation", "object", "window"),
+    ),
+    "actFirst": (
+        "actFirst", (SUPERLATIVE, RECOGNITION), "first", "action", "query", 1, 1, "action",
+        "{window_action}", ("video", "after"), {}, 5.3, 5.0,
+        ("window",),
+    ),
+    "actLast": (
+        # semantics §b.1: actLast's local is the constant "action", unlike actFirst's window action
+        "actLast", (SUPERLATIVE, RECOGNITION), "last", "action", "query", 1, 1, "action",
+        "action", ("video", "before"), {}, 1.3, 1.2,
+        ("window",),
+    ),
+    "actLengthLongerCompare": (
+        "actLengthLongerChoose", (DURATION,), "length", "action", "compare", 5, 5, "longer-{action}-{action2}",
+        "longer-{action}-{action2}", (), {"action": _DIRECT, "action2": _DIRECT}, 39.3, 12.6,
+        ("action", "action2"),
+    ),
+    "actLengthShorterCompare": (
+        "actLengthShorterChoose", (DURATION,), "length", "action", "compare", 5, 5, "shorter-{action}-{action2}",
+        "shorter-{action}-{action2}", (), {"action": _DIRECT, "action2": _DIRECT}, 39.3, 12.6,
+        ("action", "action2"),
+    ),
+    "actLengthLongerVerify": (
+        "actLengthLongerVerify", (DURATION,), "length", "action", "compare", 5, 5, "yes-no",
+        "longer-{action}-{action2}", (), {"action": _DIRECT, "action2": _DIRECT}, 39.3, 12.6,
+        ("action", "action2"),
+    ),
+    "actLengthShorterVerify": (
+        "actLengthShorterVerify", (DURATION,), "length", "action", "compare", 5, 5, "yes-no",
+        "shorter-{action}-{action2}", (), {"action": _DIRECT, "action2": _DIRECT}, 39.3, 12.6,
+        ("action", "action2"),
+    ),
+    "actLongest": (
+        "actLongest", (SUPERLATIVE, DURATION), "length", "action", "query", 2, 1, "action",
+        "longest", (), {}, 2.3, 2.3,
+        (),
+    ),
+    "actShortest": (
+        "actShortest", (SUPERLATIVE, DURATION), "length", "action", "query", 2, 1, "action",
+        "shortest", (), {}, 0.5, 0.5,
+        (),
+    ),
+    "actTime": (
+        "actTime", (SEQUENCING,), "time", "action", "compare", 5, 5, "before-after",
+        "{action}-{action2}", (), {"action": _ACTION_REF, "action2": _ACTION_REF}, 921.9, 315.0,
+        ("action", "action2"),
+    ),
+    "relTime": (
+        "relTime", (REL_ACT, SEQUENCING), "time", "relation", "compare", 5, 5, "before-after",
+        "{relation}-{action}", (), {"action": _ACTION_REF}, 391.8, 206.1,
+        ("relation", "action"),
+    ),
+    "objTime": (
+        "objTime", (OBJ_ACT, SEQUENCING), "time", "object", "compare", 5, 5, "before-after",
+        "{object}-{action}", (), {"object": _ANY_OBJECT, "action": _ACTION_REF}, 6.4, 0.5,
+        ("object", "action"),
+    ),
+}
+
+RETIRED: frozenset[str] = frozenset({"actExists"})  # AGQA 2.0 removed it (semantics §b.2)
+
+
+def _build(frames: dict[str, list[str]]) -> dict[str, TemplateSpec]:
+    unknown = sorted(set(frames) - set(_ROWS))
+    if unknown:
+        raise TensorQAError(f"frames.tsv: unknown template(s) {unknown}")
+    specs = {}
+    for name, row in _ROWS.items():
+        (program, global_, family, semantic, structural, base_steps, table14_steps, answer_space,
+         local_format, windows, refs, unbalanced_k, balanced_k, slots) = row
+        own = frames.get(name, [])
+        for frame in own:
+            if sorted(check_frame(frame)) != sorted(slots):
+                raise TensorQAError(f"frames.tsv: {name} frame {frame!r} does not use exactly the slots {list(slots)}")
+        if own and tuple(check_frame(own[0])) != slots:
+            raise TensorQAError(f"frames.tsv: the first {name} frame must list its slots in the order {list(slots)}")
+        references = tuple(
+            (slot, refs.get(slot, _WINDOW_REF if slot == "window" else _DIRECT)) for slot in slots
+        )
+        specs[name] = TemplateSpec(
+            name=name, program=program, global_=global_, family=family, semantic=semantic,
+            structural=structural, ans_type="open" if structural == "query" else "binary",
+            base_steps=base_steps, table14_steps=table14_steps, answer_space=answer_space,
+            local_format=local_format, windows=windows, references=references,
+            table14_unbalanced_k=unbalanced_k, table14_balanced_k=balanced_k,
+            slots=slots, frames=tuple(own), retired=name in RETIRED,
+        )
+    return specs
+
+
+TEMPLATES: dict[str, TemplateSpec] = _build(_read_frames())
+ACTIVE_TEMPLATES: tuple[str, ...] = tuple(n for n, t in TEMPLATES.items() if not t.retired)
+_BY_PROGRAM = {t.program: t for t in TEMPLATES.values()}
+
+
+def template_spec(name: str) -> TemplateSpec:
+    """The spec of a template given its Table 14 name or its program (generator) name."""
+    spec = TEMPLATES.get(name) or _BY_PROGRAM.get(name)
+    if spec is None:
+        raise TensorQAError(f"unknown AGQA template {name!r}")
+    return spec
+
+
+# -- reference and localization phrases ----------------------------------------------------------
+# Indirect object references (semantics §b.3), by kind; {relation} is the relation's English form.
+# "first"/"last": the object of the relation's earliest / latest episode in the whole video;
+# "whole": the only object the relation ever has in the video.
+OBJECT_REFERENCE_FRAMES: dict[str, tuple[str, ...]] = {
+    "first": (
+        "the object they were {relation} first",
+        "the first thing they were {relation}",
+        "the first object the person was {relation}",
+    ),
+    "last": (
+        "the object they were {relation} last",
+        "the last thing they were {relation}",
+        "the last object the person was {relation}",
+    ),
+    "whole": (
+        "the object they were {relation}",
+        "the thing they were {relation}",
+        "the object the person was {relation}",
+    ),
+}
+
+# Localization phrases: {action}/{action2} are action phrases (direct or indirect-object). The
+# whole video has no phrase.
+WINDOW_FRAMES: dict[str, str] = {
+    "video": "",
+    "before": " before {action}",
+    "after": " after {action}",
+    "while": " while {action}",
+    "between": " between {action} and {action2}",
+}
+
+_DETERMINER = r"(?:(?:a|an|some|the|their) )?"
+
+
+def _action_reference_frames() -> dict[str, str]:
+    """{action id: its phrase with the object's noun phrase replaced by ``{object}``}.
+
+    Indirect-object actions keep the action's own wording and swap only its object, as the real
+    record LSKA2-2205 does ("taking food from somewhere" -> "taking the object they were on the
+    side of first from somewhere"). AGQA's generator makes the indirect form by replacing the
+    English word of the action's own object, in its merged form (semantics §b.3: c038's towel is
+    "blanket"), in the phrase; a phrase that does not contain that word gets no indirect form
+    (c145 "working on a book", whose object is paper; c147 "cooking something"). The noun phrase
+    replaced is an optional determiner (a, an, some, the, their) plus that word, singular or
+    plural; every occurrence is replaced. Which actions may actually take an indirect object
+    (verbs that admit varying objects, never c044 or pictures) is the generator's rule, not this
+    table's.
+    """
+    v = vocab()
+    frames = {}
+    for action, phrase, obj in zip(v.actions, v.action_phrases, v.action_object):
+        if obj == NO_OBJECT:
+            continue
+        word = v.object_english[v.object_merged_into[obj]]
+        if word not in phrase:  # the generator's test: the word as a substring of the phrase
+            continue
+        pattern = re.compile(r"\b" + _DETERMINER + re.escape(word) + r"(?:s|es)?\b")
+        frame = pattern.sub("{object}", phrase)
+        if frame != phrase:
+            frames[action] = frame
+    return frames
+
+
+ACTION_REFERENCE_FRAMES: dict[str, str] = _action_reference_frames()

@@ -1,0 +1,162 @@
+"""Filter / relate: what is present within each window (AGQA ``Iterate(W, Filter(frame, [...]))``).
+
+Every primitive here is one contraction over the keyframe axis: the window masks bool[B, W, F]
+times a per-keyframe fact bool[B, F, X], cast to float for the matmul, compared > 0. The float
+intermediate is the only large tensor, so the window axis is processed in chunks that keep it
+under ``CHUNK_ELEMENTS`` (a loop over memory blocks, not over videos or windows' meaning).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import torch
+
+from tensorqa.scenes.batch import SceneBatch
+from tensorqa.engine.semantics import interaction_relations
+from tensorqa.engine.primitives.localize import Windows
+from tensorqa.engine.primitives.scans import prefix_count, read_rows
+from tensorqa.engine.primitives.registry import register
+
+CHUNK_ELEMENTS = 1 << 25  # float32 elements of one [B, w, X] product block (128 MiB)
+
+
+def window_any(windows: "Windows | torch.Tensor", facts: torch.Tensor) -> torch.Tensor:
+    """bool[B, W, *X] (or [V, *X] for flat windows): the fact holds at some keyframe of the window.
+
+    windows: :class:`Windows` (either layout) or a mask bool[B, W, F]; facts: bool[B, F, *X].
+    [B, W] windows contract their masks with the facts over F (a batched matmul in float);
+    flat windows, which belong to different videos, read a prefix count of the facts at their
+    edges (windows are keyframe ranges), which is the same answer.
+    """
+    if isinstance(windows, torch.Tensor):
+        return _contract(windows, facts)
+    if not windows.flat:
+        return _contract(windows.mask, facts)
+    counts = prefix_count(facts)
+    return (read_rows(counts, windows.video, windows.stop) - read_rows(counts, windows.video, windows.start)) > 0
+
+
+def _contract(mask: torch.Tensor, facts: torch.Tensor) -> torch.Tensor:
+    """mask bool[B, W, F] x facts bool[B, F, *X] -> bool[B, W, *X], in window chunks whose float
+    product stays under ``CHUNK_ELEMENTS``."""
+    B, W, F = mask.shape
+    tail = facts.shape[2:]
+    flat = facts.reshape(B, F, -1)
+    X = flat.shape[-1]
+    out = torch.empty(B, W, X, dtype=torch.bool, device=mask.device)
+    if W == 0 or X == 0:
+        return out.reshape(B, W, *tail)
+    if F == 0:
+        return out.fill_(False).reshape(B, W, *tail)
+    fl = flat.to(torch.float32)
+    step = max(1, CHUNK_ELEMENTS // max(1, B * X))
+    for w0 in range(0, W, step):
+        m = mask[:, w0:w0 + step].to(torch.float32)
+        out[:, w0:w0 + step] = torch.bmm(m, fl) > 0
+    return out.reshape(B, W, *tail)
+
+
+def any_along(x: torch.Tensor, dim: int) -> torch.Tensor:
+    """``x.any(dim)`` for bool tensors, as a max over the bytes (several times faster on CPUs
+    for the short inner axes of scene tensors)."""
+    if x.shape[dim] == 0:
+        return x.any(dim)
+    return x.view(torch.uint8).amax(dim).view(torch.bool)
+
+
+def _frames_ok(batch: SceneBatch, facts: torch.Tensor) -> torch.Tensor:
+    """Facts of padded keyframes cleared (bool[B, F, ...])."""
+    shape = (*batch.frame_mask.shape, *([1] * (facts.dim() - 2)))
+    return facts & batch.frame_mask.reshape(shape)
+
+
+@register("relate", aliases=("Filter",))
+def relate(rel: torch.Tensor, windows: Windows) -> torch.Tensor:
+    """bool[B, W, O, R]: relation r holds with object o at some keyframe of the window.
+
+    rel: bool[B, F, O, R] (``batch.rel``, or its restriction to compact object / relation axes;
+    padded keyframes must be False). Flat windows give [V, O, R].
+    ``Iterate(W, Filter(frame, [relations, r, objects]))`` for every r at once.
+    """
+    return window_any(windows, rel)
+
+
+@register("relations_present")
+def relations_present(batch: SceneBatch, windows: Windows) -> torch.Tensor:
+    """bool[B, W, R]: relation r holds (with any object) at some keyframe of the window.
+
+    ``Iterate(W, Filter(frame, [relations]))``.
+    """
+    return window_any(windows, _frames_ok(batch, any_along(batch.rel, 2)))
+
+
+@register("objects_present")
+def objects_present(batch: SceneBatch, windows: Windows) -> torch.Tensor:
+    """bool[B, W, O]: object class o is annotated at some keyframe of the window.
+
+    ``Iterate(W, Filter(frame, [objects]))`` read literally (objWhatGeneral's rule, §c.1).
+    """
+    return window_any(windows, _frames_ok(batch, batch.obj))
+
+
+def interacted_frames(batch: SceneBatch, rule: str) -> torch.Tensor:
+    """bool[B, F, O]: the person interacts with object o at keyframe f under a §c.1 rule.
+
+    rule: one of ``tensorqa.engine.semantics``' interaction rules (``any_present`` reads ``obj``).
+    """
+    runs = _relation_runs(rule)
+    if runs is None:
+        return _frames_ok(batch, batch.obj)
+    # the rule's relations are a few runs of consecutive ids (contact relations but one or two):
+    # reduce each run's slice of ``rel`` in place of a full-size ``rel & mask``
+    frames = None
+    for a, b in runs:
+        part = any_along(batch.rel[..., a:b], -1)
+        frames = part if frames is None else frames | part
+    if frames is None:
+        frames = torch.zeros(batch.rel.shape[:3], dtype=torch.bool, device=batch.device)
+    return _frames_ok(batch, frames)
+
+
+@functools.cache
+def _relation_runs(rule: str) -> tuple[tuple[int, int], ...] | None:
+    """The relations of an interaction rule as runs [a, b) of consecutive ids (None: the rule
+    reads ``obj``)."""
+    rels = interaction_relations(rule)
+    if rels is None:
+        return None
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], np.asarray(rels, np.int8), [0]])))
+    return tuple((int(a), int(b)) for a, b in zip(edges[::2], edges[1::2]))
+
+
+@register("contacted")
+def contacted(batch: SceneBatch, windows: Windows, rule: str) -> torch.Tensor:
+    """bool[B, W, O]: the person interacts with object o at some keyframe of the window.
+
+    rule: the §c.1 interaction rule (``Semantics.interaction_rule(template)``).
+    """
+    return window_any(windows, interacted_frames(batch, rule))
+
+
+@register("actions_in")
+def actions_in(batch: SceneBatch, windows: Windows) -> torch.Tensor:
+    """bool[B, W, A]: some instance of action class a covers a keyframe of the window.
+
+    ``Iterate(W, Filter(frame, [actions]))``.
+    """
+    return window_any(windows, _frames_ok(batch, batch.act))
+
+
+@register("present_objects")
+def present_objects(batch: SceneBatch) -> torch.Tensor:
+    """bool[B, O]: object o is annotated, or related to the person, at some keyframe of the video."""
+    facts = _frames_ok(batch, batch.obj | any_along(batch.rel, -1))
+    return any_along(facts, 1)
+
+
+@register("present_relations")
+def present_relations(batch: SceneBatch) -> torch.Tensor:
+    """bool[B, R]: relation r holds with some object at some keyframe of the video."""
+    return any_along(_frames_ok(batch, any_along(batch.rel, 2)), 1)

@@ -1,0 +1,263 @@
+"""First / last: episodes of a relation (objFirst / objLast and their Choose forms) and the first
+/ last action of a window (actFirst / actLast, and actWhatAfterAll / actWhatBefore, which read the
+same window edge).
+
+Everything here reads frame scans (``scans.py``) at window edges: "the first keyframe of W with r"
+is ``next_from`` at W's start, "where it stops" is ``next_from(~x)`` read there, "r's objects over
+the stretch [a, b)" is a difference of prefix counts. Windows may be in either layout of
+``localize.Windows`` ([B, W] or flat [V]); shapes below write [*L] for the window dimensions.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from tensorqa.scenes.batch import SceneBatch
+from tensorqa.engine.primitives.localize import AFTER, BEFORE, VIDEO, Windows, real_instances
+from tensorqa.engine.primitives.registry import register
+from tensorqa.engine.primitives.scans import any_between, next_from, prefix_count, prev_before, read_each, read_rows
+
+
+# --------------------------------------------------------------------------------------------------
+# objFirst / objLast
+# --------------------------------------------------------------------------------------------------
+
+@register("first_episode", aliases=("IterateUntil",))
+def first_episode(occurs: torch.Tensor, rel: torch.Tensor, windows: Windows, semantics=None
+                  ) -> tuple[torch.Tensor, torch.Tensor]:
+    """objFirst's stretch: the first keyframe of W where the relation occurs, through the first
+    later keyframe where it does not (which must lie in W); its objects over that stretch.
+
+    occurs: bool[B, F, R]  relation r occurs (with any object) at keyframe f (False on padding)
+    rel:    bool[B, F, O, R]
+    Returns (objects bool[*L, O, R]: the relation's objects over the stretch, defined
+    bool[*L, R]: the stretch exists and ends inside W).
+    ``semantics`` is not read (no quirk touches the first stretch): it is there so that
+    first_episode and last_episode take the same arguments and ablate into each other.
+    """
+    v, s, e = windows.video, windows.start, windows.stop
+    f0 = read_rows(next_from(occurs), v, s).long()  # [*L, R] first keyframe >= s with r
+    g = read_each(next_from(~occurs), v, f0).long()  # first keyframe >= f0 without r
+    defined = windows.valid[..., None] & (f0 < e[..., None]) & (g < e[..., None])
+    # the stretch runs through the stopping keyframe g, where r is absent: [f0, g]
+    objects = any_between(prefix_count(rel), v, f0[..., None, :], (g + 1)[..., None, :])
+    return objects & defined[..., None, :], defined
+
+
+@register("last_episode")
+def last_episode(occurs: torch.Tensor, rel: torch.Tensor, windows: Windows, semantics) -> tuple[torch.Tensor, torch.Tensor]:
+    """objLast's stretch: the last keyframe of W where the relation occurs, back to the nearest
+    earlier keyframe g where it does not (which must lie in W); the relation's objects from
+    ``semantics.obj_last_extra_keyframes`` keyframes before g (clamped to W) through the last
+    occurrence.
+
+    occurs: bool[B, F, R]; rel: bool[B, F, O, R].
+    Returns (objects bool[*L, O, R], defined bool[*L, R]).
+    """
+    v, s, e = windows.video, windows.start[..., None], windows.stop
+    last = read_rows(prev_before(occurs), v, e).long()  # [*L, R] last keyframe < e with r
+    g = read_each(prev_before(~occurs), v, last).long()  # last keyframe < last without r
+    defined = windows.valid[..., None] & (last >= s) & (g >= s)
+    lo = torch.maximum(g - semantics.obj_last_extra_keyframes, s)
+    objects = any_between(prefix_count(rel), v, lo[..., None, :], (last + 1)[..., None, :])
+    return objects & defined[..., None, :], defined
+
+
+@register("choose_episode", aliases=("Choose",))
+def choose_episode(rel: torch.Tensor, windows: Windows, forward: bool, semantics) -> tuple[torch.Tensor, torch.Tensor]:
+    """The Choose rule (objFirstChoose / objLastChoose / objWhatChoose) for every ordered pair of
+    candidate objects.
+
+    rel: bool[B, F, K, R]  relation r with candidate object k at keyframe f (False on padding)
+    forward: first (True) or last keyframe of W where r holds with either object of the pair.
+    Returns (pick bool[*L, R, K, K]: True where the answer is the first object of the pair (rows),
+    else the second (columns); defined, the same shape).
+
+    Rule (engine/scalar.py, Choose): at = first (last) keyframe of W where r holds with o1 or o2; the
+    item is o1 if r holds with it there; its stretch runs on (back) to the keyframe where it stops
+    holding, which must lie in W; if the stretch (stop keyframe included when
+    ``choose_stretch_includes_stop``) also has r with the other object, undefined.
+    """
+    v = windows.video
+    s, e = windows.start[..., None, None], windows.stop[..., None, None]
+    # per object: its first (last) keyframe in W with r, and where that run stops
+    if forward:
+        hit = read_rows(next_from(rel), v, windows.start).long()  # [*L, K, R] first keyframe >= s
+        end = read_each(next_from(~rel), v, hit)  # where that run stops
+        found, stops_in = hit < e, end < e
+    else:
+        hit = read_rows(prev_before(rel), v, windows.stop).long()  # last keyframe < e
+        end = read_each(prev_before(~rel), v, hit)  # nearest earlier keyframe without it
+        found, stops_in = hit >= s, end >= s
+    # an object picked although not found means neither was found: fold "found" in per object
+    usable = found & stops_in & windows.valid[..., None, None]
+    # positions fit in int16 (F < 32768), which halves the traffic of the pairwise comparisons
+    hit, end = hit.to(torch.int16), end.to(torch.int16)
+    return choose_pairs(hit.transpose(-1, -2), end.transpose(-1, -2), usable.transpose(-1, -2), forward, semantics)
+
+
+def choose_pairs(hit: torch.Tensor, end: torch.Tensor, usable: torch.Tensor, forward: bool, semantics
+                 ) -> tuple[torch.Tensor, torch.Tensor]:
+    """The pairwise half of :func:`choose_episode`: from each object's hit keyframe, the keyframe
+    where its run stops and whether both lie in W (int16 / int16 / bool[..., K]), the pick and
+    definedness of every ordered pair (bool[..., K, K]; rows: first object, columns: second)."""
+    keep_stop = semantics.choose_stretch_includes_stop
+    h1, h2 = hit[..., :, None], hit[..., None, :]
+    e1, e2 = end[..., :, None], end[..., None, :]
+    if forward:
+        pick = h1 <= h2  # the first object holds at the pair's first hit
+        # the other object shows up in the chosen stretch [hit, stop] (or [hit, stop))
+        other_in_1 = (h2 <= e1) if keep_stop else (h2 < e1)
+        other_in_2 = (h1 <= e2) if keep_stop else (h1 < e2)
+    else:
+        pick = h1 >= h2
+        other_in_1 = (h2 >= e1) if keep_stop else (h2 > e1)
+        other_in_2 = (h1 >= e2) if keep_stop else (h1 > e2)
+    ok_1 = usable[..., :, None] & ~other_in_1
+    ok_2 = usable[..., None, :] & ~other_in_2
+    return pick, torch.where(pick, ok_1, ok_2)
+
+
+# --------------------------------------------------------------------------------------------------
+# actFirst / actLast / actWhat
+# --------------------------------------------------------------------------------------------------
+
+def _unique_instance(cand: torch.Tensor, key: torch.Tensor, cls: torch.Tensor, largest: bool
+                     ) -> tuple[torch.Tensor, torch.Tensor]:
+    """Among candidate instances cand bool[*L, N], the one with the smallest (largest) key
+    float32[*L, N]; defined when exactly one instance attains it. Returns (class, defined) [*L]."""
+    if cand.shape[-1] == 0:  # a batch without action instances
+        return _only_instance(cand, cls)
+    k = torch.where(cand, key, -math.inf if largest else math.inf)
+    best = k.amax(-1, keepdim=True) if largest else k.amin(-1, keepdim=True)
+    return _only_instance(cand & (k == best), cls)
+
+
+def _only_instance(winners: torch.Tensor, cls: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Class (cls int64[*L, N]) of the single True instance of winners bool[*L, N]; defined
+    when exactly one."""
+    defined = winners.sum(-1) == 1
+    if winners.shape[-1] == 0:
+        return torch.zeros(defined.shape, dtype=torch.long, device=defined.device), defined
+    n = winners.to(torch.uint8).argmax(-1, keepdim=True)
+    return cls.expand_as(winners).gather(-1, n)[..., 0], defined
+
+
+class _Edges:
+    """Per-window facts the action primitives share: instance tables per window, keyframe times."""
+
+    def __init__(self, batch: SceneBatch, act: torch.Tensor, windows: Windows):
+        v = windows.video
+        self.F = batch.frame_mask.shape[1]
+        self.v, self.s, self.e = v, windows.start, windows.stop
+        self.secs = batch.frame_secs[v]  # [*L or broadcastable, F]
+        self.nf = batch.frame_mask.sum(1)[v]
+        self.real = real_instances(batch)[v]  # [*, N]
+        self.start, self.end, self.cls = batch.inst_start[v], batch.inst_end[v], batch.inst_cls[v]
+        self.act_counts = prefix_count(act)  # [B, F + 1, A]
+        self.act = act
+        self.valid = windows.valid & (windows.stop > windows.start) & (self.F > 0)
+
+    def time(self, pos: torch.Tensor) -> torch.Tensor:
+        """float32[*L]: time of keyframe positions (clamped)."""
+        return self.secs.expand(*pos.shape, self.F).gather(-1, pos.clamp(0, max(self.F - 1, 0))[..., None])[..., 0] \
+            if self.F else torch.zeros(pos.shape, device=pos.device)
+
+    def classes_between(self, lo: torch.Tensor, hi: torch.Tensor) -> torch.Tensor:
+        """int64[*L]: how many action classes go on at some keyframe of [lo, hi)."""
+        seen = (read_rows(self.act_counts, self.v, hi) - read_rows(self.act_counts, self.v, lo)) > 0
+        return seen.sum(-1)
+
+    def first_start_time(self, first: torch.Tensor, semantics) -> torch.Tensor:
+        """float32[*L]: actFirst / actWhatAfterAll's t: time of keyframe ``first`` minus the slack,
+        0 when it is the video's first keyframe."""
+        secs = self.time(first)
+        slack = torch.tensor(semantics.act_first_slack_s, dtype=secs.dtype, device=secs.device)
+        return torch.where(first == 0, torch.zeros_like(secs), secs - slack)
+
+
+@register("act_first")
+def act_first(batch: SceneBatch, act: torch.Tensor, windows: Windows, semantics) -> tuple[torch.Tensor, torch.Tensor]:
+    """actFirst: the action instance with the earliest start among those starting at or after t.
+
+    act: bool[B, F, A] (``batch.act``). Returns (class int64[*L], defined bool[*L]). Undefined
+    when W is empty, when the keyframes of W up to the first one more than ``act_window_s`` after
+    W's first keyframe show more than one class, when no single instance starts first, or when
+    at most one instance ends at or after t (§b.1 "more than one instance").
+    """
+    x = _Edges(batch, act, windows)
+    s, e = x.s, x.e
+    secs0 = x.time(s)
+    limit = secs0 + torch.tensor(semantics.act_window_s, dtype=secs0.dtype, device=secs0.device)
+    # the scan over W stops at the first keyframe later than the limit
+    late = windows.mask & (x.secs > limit[..., None])
+    cut = torch.where(late.any(-1), late.to(torch.uint8).argmax(-1), e) if x.F else e
+    seen = x.classes_between(s, cut)
+    t = x.first_start_time(s, semantics)
+    cand = x.real & (x.start >= t[..., None])
+    cls, unique = _unique_instance(cand, x.start.expand_as(cand), x.cls, largest=False)
+    many = (x.real & (x.end >= t[..., None])).sum(-1) > 1  # §b.1: more than one instance ends at or after t
+    return cls, x.valid & (seen <= 1) & unique & many
+
+
+@register("act_last")
+def act_last(batch: SceneBatch, act: torch.Tensor, windows: Windows, semantics) -> tuple[torch.Tensor, torch.Tensor]:
+    """actLast: the action instance with the latest end among those ending before t = the time of
+    W's last keyframe (+inf at the video's last keyframe unless
+    ``act_last_video_end_is_last_keyframe``).
+
+    act: bool[B, F, A]. Returns (class int64[*L], defined bool[*L]). Undefined when W is empty,
+    when the keyframes of W scanned back from its last one, up to the first more than
+    ``act_window_s`` earlier, show more than one class, when no single instance ends last, or
+    when at most one instance ends before t taken as +inf at the video's last keyframe (§b.1
+    "more than one candidate").
+    """
+    x = _Edges(batch, act, windows)
+    s, e = x.s, x.e
+    last = e - 1
+    secs_l = x.time(last)
+    limit = secs_l - torch.tensor(semantics.act_window_s, dtype=secs_l.dtype, device=secs_l.device)
+    scan_from = s + 1 if semantics.act_last_scan_skips_window_start else s
+    pos = torch.arange(x.F, device=s.device)
+    scanned = (pos >= scan_from[..., None]) & (pos < e[..., None])
+    early = scanned & (x.secs < limit[..., None])
+    cut = torch.where(early.any(-1), x.F - 1 - early.flip(-1).to(torch.uint8).argmax(-1), scan_from - 1) if x.F else s
+    seen = x.classes_between(cut + 1, e)
+    # t: +inf at the video's last keyframe is what the generator means; its answer rule uses the
+    # keyframe's time there (act_last_video_end_is_last_keyframe), its candidate count does not
+    t_meant = torch.where(last == x.nf - 1, torch.full_like(secs_l, math.inf), secs_l)
+    t = secs_l if semantics.act_last_video_end_is_last_keyframe else t_meant
+    cand = x.real & (x.end < t[..., None])
+    cls, unique = _unique_instance(cand, x.end.expand_as(cand), x.cls, largest=True)
+    many = (x.real & (x.end < t_meant[..., None])).sum(-1) > 1  # §b.1: more than one candidate
+    return cls, x.valid & (seen <= 1) & unique & many
+
+
+@register("act_what")
+def act_what(batch: SceneBatch, act: torch.Tensor, windows: Windows, semantics) -> tuple[torch.Tensor, torch.Tensor]:
+    """``Query(class, OnlyItem(Iterate(W, Filter(frame, [actions]))))``: the one action instance
+    going on or following (whole video / after X: actWhatAfterAll) or finished before (before X:
+    actWhatBefore) the window's edge. AGQA prints one program for both templates and tells them
+    apart by the window's word; while / between are undefined.
+
+    act: bool[B, F, A]. Returns (class int64[*L], defined bool[*L]).
+    after-all: W's first keyframe shows at most one class; t as for actFirst; exactly one instance
+    ends at or after t. before: W's last keyframe shows at most one class; t = its time (+inf at
+    the video's last keyframe); exactly one instance ends strictly before t.
+    """
+    x = _Edges(batch, act, windows)
+    s, e = x.s, x.e
+    word = windows.word
+    after_all = (word == VIDEO) | (word == AFTER)
+    before = word == BEFORE
+    last = e - 1
+    edge = torch.where(before, last, s)
+    quiet = x.classes_between(edge, edge + 1) <= 1
+    t_after = x.first_start_time(s, semantics)
+    secs_l = x.time(last)
+    t_before = torch.where(last == x.nf - 1, torch.full_like(secs_l, math.inf), secs_l)
+    cand = x.real & torch.where(before[..., None], x.end < t_before[..., None], x.end >= t_after[..., None])
+    cls, one = _only_instance(cand, x.cls)
+    return cls, x.valid & (after_all | before) & quiet & one

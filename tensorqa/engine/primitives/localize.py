@@ -1,0 +1,356 @@
+"""Frame sets: localization windows (agqa_semantics.md §a.1) and compare windows (§a.2).
+
+Every window AGQA uses is a contiguous run of keyframes, so a window is stored both as a
+half-open range of keyframe positions ``[start, stop)`` (what the episode and superlative
+primitives gather with) and as a mask ``bool[B, W, F]`` (what the contractions of ``filter.py``
+use).
+
+The window axis is *compact* and per video. Candidates, in this order: window 0 the whole video,
+then before X, after X, while X for each action class X present in the video (ascending id), then
+between X and Y for each ordered pair of present classes (X-major). Candidates the semantics does
+not offer are dropped and the rest are packed to the left, padded to the batch's largest count
+(``valid`` marks real, offered windows). A dense action x action grid (157^2 x F per video) would
+not fit; the candidates number 1 + 3k + k^2 for the k classes of a video, and the offered windows
+far fewer (between needs X to end before Y starts).
+
+Instances without keyframes are ignored everywhere (AGQA's graph only has actions with annotated
+frames), so "present", "first instance" and "number of instances" count instances with keyframes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import torch
+
+from tensorqa.scenes.batch import SceneBatch, by_identity
+from tensorqa.scenes.vocab import vocab
+from tensorqa.engine.primitives.registry import ablation, register
+
+# Window kinds (Windows.kind); the names are AGQA's temporal words, "video" for the whole video.
+VIDEO, BEFORE, AFTER, WHILE, BETWEEN = range(5)
+KIND_NAMES = ("video", "before", "after", "while", "between")
+
+
+@dataclass(frozen=True)
+class Windows:
+    """A window axis: the compact per-video layout [B, W] that ``localize`` returns, or the flat
+    layout [V] of :meth:`rows` (the offered windows of the whole batch, video by video), which is
+    what the grid evaluates on. Shapes below are for the [B, W] layout; drop W for [V].
+
+    mask:   bool[B, W, F]   keyframe f lies in window w (False on padding)
+    start:  int64[B, W]     position of the window's first keyframe
+    stop:   int64[B, W]     one past its last keyframe (``start == stop``: empty, or padding)
+    kind:   int64[B, W]     VIDEO / BEFORE / AFTER / WHILE / BETWEEN: the frames' rule
+    action: int64[B, W, 2]  action class of X (and of Y for between); -1 when unused
+    valid:  bool[B, W]      the window is offered (§a.1) and real (not padding)
+    word:   int64[B, W]     the temporal word the program says; equals ``kind`` unless an
+                            ablation (``registry.ablate("before", "while")``) changed the frames
+    video:  int64[B, 1]     the batch position of each window's video, broadcastable to ``start``
+                            ([V] in the flat layout); primitives read per-video tables with it
+    """
+
+    mask: torch.Tensor
+    start: torch.Tensor
+    stop: torch.Tensor
+    kind: torch.Tensor
+    action: torch.Tensor
+    valid: torch.Tensor
+    word: torch.Tensor
+    video: torch.Tensor
+
+    @property
+    def num_windows(self) -> int:
+        return self.kind.shape[-1]
+
+    @property
+    def flat(self) -> bool:
+        return self.start.dim() == 1
+
+    def nonempty(self) -> torch.Tensor:
+        """bool[B, W]: the window holds at least one keyframe."""
+        return self.stop > self.start
+
+    def to(self, device: str | torch.device) -> "Windows":
+        return Windows(*(getattr(self, f.name).to(device) for f in fields(self)))
+
+    def rows(self) -> "Windows":
+        """The flat layout: one row per offered window, video by video (``video[v]`` its video,
+        the row order is that of ``valid.nonzero()``)."""
+        b, w = self.valid.nonzero(as_tuple=True)
+        return Windows(self.mask[b, w], self.start[b, w], self.stop[b, w], self.kind[b, w], self.action[b, w],
+                       self.valid[b, w], self.word[b, w], b)
+
+
+def interval_mask(start: torch.Tensor, stop: torch.Tensor, num_frames: int) -> torch.Tensor:
+    """bool[..., F]: keyframe positions in ``[start, stop)``; start, stop int64[...]."""
+    pos = torch.arange(num_frames, device=start.device)
+    return (pos >= start[..., None]) & (pos < stop[..., None])
+
+
+def compact(present: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Positions of the True entries of each row, packed left (ascending) and padded with -1.
+
+    present: bool[B, X] -> (ids int64[B, K], valid bool[B, K]), K = the largest row count.
+    """
+    B, X = present.shape
+    pos = torch.arange(X, device=present.device).expand(B, X)
+    key = torch.where(present, pos, pos + X)  # present entries first, each group in id order
+    K = int(present.sum(1).max()) if B and X else 0
+    ids = key.sort(dim=1).values[:, :K]
+    valid = ids < X
+    return torch.where(valid, ids, torch.full_like(ids, -1)), valid
+
+
+# --------------------------------------------------------------------------------------------------
+# Action instances
+# --------------------------------------------------------------------------------------------------
+
+def instance_frames(batch: SceneBatch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """First and last keyframe of each action instance.
+
+    Returns (first int64[B, N], last int64[B, N], has bool[B, N]): positions of the instance's
+    first and last keyframe (start <= secs <= end, float32) and whether it has any (padding: False).
+    Computed once per batch (``SceneBatch.derived``).
+    """
+    return batch.derived("instance_frames", lambda: _instance_frames(batch))
+
+
+def _instance_frames(batch: SceneBatch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    inside = batch.inst_frames  # [B, N, F]
+    B, N, F = inside.shape
+    has = inside.any(-1)
+    if F == 0:
+        zero = torch.zeros(B, N, dtype=torch.long, device=batch.device)
+        return zero, zero, has
+    u8 = inside.to(torch.uint8)
+    first = u8.argmax(-1)  # argmax returns the first maximal position
+    last = F - 1 - u8.flip(-1).argmax(-1)
+    return first, last, has
+
+
+def real_instances(batch: SceneBatch) -> torch.Tensor:
+    """bool[B, N]: the instance is real and has at least one keyframe (AGQA ignores the others)."""
+    return batch.inst_frames.any(-1)
+
+
+def present_actions(batch: SceneBatch) -> tuple[torch.Tensor, torch.Tensor]:
+    """The action classes each video has an instance (with keyframes) of, as a compact axis.
+
+    Returns (ids int64[B, K], valid bool[B, K]): class ids ascending, padded with -1. Computed
+    once per batch (``SceneBatch.derived``; ``compact`` waits for the device to size K).
+    """
+    return batch.derived("present_actions", lambda: _present_actions(batch))
+
+
+def _present_actions(batch: SceneBatch) -> tuple[torch.Tensor, torch.Tensor]:
+    A = vocab().num_actions
+    B = len(batch)
+    present = torch.zeros(B, A + 1, dtype=torch.bool, device=batch.device)
+    cls = torch.where(real_instances(batch), batch.inst_cls, torch.full_like(batch.inst_cls, A))
+    present.scatter_(1, cls, True)
+    return compact(present[:, :A])
+
+
+@dataclass(frozen=True)
+class ClassInstances:
+    """Per (video, class) facts about the instances of classes ``ids`` [B, K].
+
+    count:           int64[B, K]  instances (with keyframes) of the class
+    first_inst:      int64[B, K]  index n of the first one (instance order: start, end, class)
+    last_inst:       int64[B, K]  index of the last one
+    first_kf0, last_kf0: int64[B, K]  first / last keyframe of the FIRST instance
+    first_kf1, last_kf1: int64[B, K]  first / last keyframe of the LAST instance
+    Entries are meaningless where count == 0.
+    """
+
+    count: torch.Tensor
+    first_inst: torch.Tensor
+    last_inst: torch.Tensor
+    first_kf0: torch.Tensor
+    last_kf0: torch.Tensor
+    first_kf1: torch.Tensor
+    last_kf1: torch.Tensor
+
+
+def class_instances(batch: SceneBatch, ids: torch.Tensor) -> ClassInstances:
+    """Instances of the classes ``ids`` int64[B, K] (-1 = none) in each video. Kept with the batch
+    per ``ids`` tensor, matched by identity (the entry holds the tensor, so its identity is not
+    reused): localization, the compare windows, act_order and the length comparisons all pass the
+    same ``present_actions`` ids."""
+    return by_identity(batch.derived("class_instances", list), (ids,), lambda: _class_instances(batch, ids))
+
+
+def _class_instances(batch: SceneBatch, ids: torch.Tensor) -> ClassInstances:
+    kf_first, kf_last, kf_has = instance_frames(batch)
+    match = (batch.inst_cls[:, None, :] == ids[:, :, None]) & kf_has[:, None, :]  # [B, K, N]
+    N = match.shape[-1]
+    count = match.sum(-1)
+    if N == 0:
+        z = torch.zeros(ids.shape, dtype=torch.long, device=ids.device)
+        return ClassInstances(count, z, z, z, z, z, z)
+    u8 = match.to(torch.uint8)
+    first_inst = u8.argmax(-1)
+    last_inst = N - 1 - u8.flip(-1).argmax(-1)
+    return ClassInstances(
+        count=count, first_inst=first_inst, last_inst=last_inst,
+        first_kf0=kf_first.gather(1, first_inst), last_kf0=kf_last.gather(1, first_inst),
+        first_kf1=kf_first.gather(1, last_inst), last_kf1=kf_last.gather(1, last_inst),
+    )
+
+
+def _localizes(ids: torch.Tensor, semantics) -> torch.Tensor:
+    """bool[B, K]: class ``ids`` may localize (not in ``semantics.never_localize``)."""
+    v = vocab()
+    banned = [v.action_index(a) for a in semantics.never_localize]
+    ok = ids >= 0
+    for a in banned:  # a handful of constants, not data
+        ok &= ids != a
+    return ok
+
+
+def window_frames(kind: int, ci_x: ClassInstances, ci_y: ClassInstances | None, num_frames: torch.Tensor,
+                  semantics) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(start, stop, offered) of the ``kind`` window around X (and Y) — all int64/bool[...].
+
+    ci_x, ci_y: :class:`ClassInstances` of X and Y (same shape); num_frames: int64, broadcastable.
+    """
+    has_x = ci_x.count > 0
+    zero = torch.zeros_like(ci_x.count)
+    nf = num_frames.expand_as(zero)
+    if kind == VIDEO:
+        return zero, nf, torch.ones_like(has_x)
+    first, last = ci_x.first_kf0, ci_x.last_kf0
+    if kind == BEFORE:
+        stop = first + 1 if semantics.localize_before_includes_x else first
+        return zero, stop, has_x & (first > 0)
+    if kind == AFTER:
+        return last + 1, nf, has_x & (last + 1 < nf)
+    if kind == WHILE:
+        return first, last + 1, has_x
+    # between: after X's (last or first) instance, before Y's first instance; never when empty
+    x_last = ci_x.last_kf1 if semantics.between_x_instance == "last" else ci_x.last_kf0
+    start, stop = x_last + 1, ci_y.first_kf0
+    offered = has_x & (ci_y.count > 0) & (stop > start) & bool(semantics.between_enabled)
+    return start, stop, offered
+
+
+# --------------------------------------------------------------------------------------------------
+# Localization windows (§a.1)
+# --------------------------------------------------------------------------------------------------
+
+@register("localize", aliases=("Localize",))
+def localize(batch: SceneBatch, semantics) -> Windows:
+    """Every localization window of every video (agqa_semantics.md §a.1), on a compact axis.
+
+    batch: SceneBatch (B videos, F keyframes); semantics: a ``tensorqa.engine.semantics.Semantics``.
+    Returns :class:`Windows` with W = the batch's largest number of offered windows (>= 1: the
+    whole video is always offered, also in a video without keyframes, where it is empty).
+    """
+    dev = batch.device
+    B, F = batch.frame_mask.shape
+    nf = batch.frame_mask.sum(1)[:, None]  # [B, 1]
+    ids, _ = present_actions(batch)  # [B, K]
+    K = ids.shape[1]
+    ci = class_instances(batch, ids)
+    loc = _localizes(ids, semantics)
+
+    per_class = [window_frames(k, ci, None, nf, semantics) for k in (BEFORE, AFTER, WHILE)]  # 3 x (s, e, ok)[B, K]
+    # between X (row) and Y (column): [B, K, K]
+    pair = lambda t, row: (t[:, :, None] if row else t[:, None, :]).expand(B, K, K)  # noqa: E731
+    ci_x = ClassInstances(*(pair(getattr(ci, f.name), True) for f in fields(ci)))
+    ci_y = ClassInstances(*(pair(getattr(ci, f.name), False) for f in fields(ci)))
+    bs, be, bok = window_frames(BETWEEN, ci_x, ci_y, nf[:, :, None], semantics)
+    bok = bok & pair(loc, True) & pair(loc, False)
+
+    # candidates [B, 1 + 3K + K^2] in the documented order
+    start = torch.cat([torch.zeros(B, 1, dtype=torch.long, device=dev),
+                       torch.stack([p[0] for p in per_class], 2).reshape(B, 3 * K), bs.reshape(B, K * K)], 1)
+    stop = torch.cat([nf, torch.stack([p[1] for p in per_class], 2).reshape(B, 3 * K), be.reshape(B, K * K)], 1)
+    valid = torch.cat([torch.ones(B, 1, dtype=torch.bool, device=dev),
+                       torch.stack([p[2] & loc for p in per_class], 2).reshape(B, 3 * K), bok.reshape(B, K * K)], 1)
+    kinds = torch.tensor([BEFORE, AFTER, WHILE], device=dev)
+    kind = torch.cat([torch.full((B, 1), VIDEO, device=dev), kinds.repeat(K).expand(B, 3 * K),
+                      torch.full((B, K * K), BETWEEN, device=dev)], 1)
+    none = torch.full_like(ids, -1)
+    single = torch.stack([ids, none], -1)[:, :, None, :].expand(B, K, 3, 2).reshape(B, 3 * K, 2)
+    xy = torch.stack([pair(ids, True), pair(ids, False)], -1).reshape(B, K * K, 2)
+    action = torch.cat([torch.full((B, 1, 2), -1, device=dev), single, xy], 1)
+
+    # pack the offered windows to the left (stable), pad to the largest count
+    idx, keep = compact(valid)
+    g = idx.clamp(min=0)
+    start = torch.where(keep, start.gather(1, g), 0)
+    stop = torch.where(keep, stop.gather(1, g), 0)
+    kind = torch.where(keep, kind.gather(1, g), 0)
+    action = torch.where(keep[..., None], action.gather(1, g[..., None].expand(-1, -1, 2)), -1)
+    windows = Windows(interval_mask(start, stop, F), start, stop, kind, action, keep, kind,
+                      torch.arange(B, device=dev)[:, None])
+    return _ablate(batch, windows, semantics)
+
+
+def _ablate(batch: SceneBatch, w: Windows, semantics) -> Windows:
+    """Apply the registry's temporal ablations: a window asked as ``word`` gets the frames of
+    ``ablation(word)`` around the same action(s). Which questions exist (``valid``) and what they
+    say (``word``, ``action``) stay; only the frames the answer reads change."""
+    swaps = {k: KIND_NAMES.index(ablation(name)) for k, name in enumerate(KIND_NAMES)
+             if ablation(name) != name}
+    if not swaps:
+        return w
+    F = batch.frame_mask.shape[1]
+    nf = batch.frame_mask.sum(1)[:, None]
+    ci_x = class_instances(batch, w.action[..., 0])
+    ci_y = class_instances(batch, w.action[..., 1])
+    start, stop, kind = w.start, w.stop, w.kind
+    for src, dst in swaps.items():
+        s, e, _ = window_frames(dst, ci_x, ci_y, nf, semantics)
+        hit = (w.word == src) & w.valid
+        start = torch.where(hit, s, start)
+        stop = torch.where(hit, torch.maximum(e, s), stop)
+        kind = torch.where(hit, dst, kind)
+    return Windows(interval_mask(start, stop, F), start, stop, kind, w.action, w.valid, w.word, w.video)
+
+
+# --------------------------------------------------------------------------------------------------
+# Compare windows (§a.2)
+# --------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CompareWindows:
+    """Before / during / after frame ranges of action classes ``ids`` [B, K].
+
+    before_stop: int64[B, K]  compare-before is [0, before_stop): strictly before X's first
+                              keyframe (``compare_before_includes_x`` adds that keyframe)
+    first, last: int64[B, K]  X's first and last keyframe (during = [first, last])
+    after_start: int64[B, K]  compare-after is [after_start, num_frames): strictly after X's last
+    single:      bool[B, K]   X has exactly one instance (with keyframes): the windows exist
+    before, during, after: bool[B, K, F] the three frame sets as masks (False where not single)
+    """
+
+    before_stop: torch.Tensor
+    first: torch.Tensor
+    last: torch.Tensor
+    after_start: torch.Tensor
+    single: torch.Tensor
+    before: torch.Tensor
+    during: torch.Tensor
+    after: torch.Tensor
+
+
+@register("compare_windows")
+def compare_windows(batch: SceneBatch, ids: torch.Tensor, semantics) -> CompareWindows:
+    """Compare windows (agqa_semantics.md §a.2) of the classes ``ids`` int64[B, K] (-1 = none)."""
+    F = batch.frame_mask.shape[1]
+    ci = class_instances(batch, ids)
+    nf = batch.frame_mask.sum(1)[:, None].expand_as(ci.count)
+    single = ci.count == 1
+    first, last = ci.first_kf0, ci.last_kf0
+    before_stop = first + 1 if semantics.compare_before_includes_x else first
+    after_start = last + 1
+    m = single[..., None]
+    return CompareWindows(
+        before_stop=before_stop, first=first, last=last, after_start=after_start, single=single,
+        before=interval_mask(torch.zeros_like(first), before_stop, F) & m,
+        during=interval_mask(first, last + 1, F) & m,
+        after=interval_mask(after_start, nf, F) & m,
+    )

@@ -1,0 +1,53 @@
+"""Query / OnlyItem, Choose, Equals, AND, XOR over answer grids.
+
+Sets are bool[..., K] over an item axis; items are int64 ids; truth values are bool.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from tensorqa.engine.primitives.registry import register
+
+
+@register("only_item", aliases=("OnlyItem", "Query"))
+def only_item(items: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The single member of a set: items bool[..., K] -> (index int64[...], defined bool[...]:
+    exactly one member). The index is 0 where undefined."""
+    K = items.shape[-1]
+    # one small matmul gives both the member count and, for one member, its index (a reduction
+    # over a short last axis is far slower on CPUs); float32 is exact for these integers
+    weights = torch.stack([torch.ones(K), torch.arange(K, dtype=torch.float32)], 1).to(items.device)
+    count_index = items.to(torch.float32) @ weights  # [..., 2]
+    defined = count_index[..., 0] == 1
+    return torch.where(defined, count_index[..., 1].long(), 0), defined
+
+
+@register("choose")
+def choose(first_in: torch.Tensor, second_in: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """AGQA's README Choose: the one of two items that is in the set.
+
+    first_in, second_in: bool[...] membership of item1 / item2. Returns (pick bool[...]: item1,
+    defined bool[...]: exactly one of them is in the set). (The AGQA templates answer Choose
+    with ``first_last.choose_episode``.)
+    """
+    return first_in, first_in != second_in
+
+
+@register("equals", aliases=("Equals",))
+def equals(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """bool[...]: a == b for id tensors (broadcast)."""
+    return a == b
+
+
+@register("and", aliases=("AND",))
+def and_(a: torch.Tensor, b: torch.Tensor, semantics=None) -> torch.Tensor:
+    """bool[...]: a and b (broadcast). ``semantics`` is not read: and / xor take the same
+    arguments, so that either ablates into the other."""
+    return a & b
+
+
+@register("xor", aliases=("XOR",))
+def xor(a: torch.Tensor, b: torch.Tensor, semantics) -> torch.Tensor:
+    """bool[...]: AGQA's XOR, "a and not b" (``semantics.xor_is_and_not``), else exclusive or."""
+    return (a & ~b) if semantics.xor_is_and_not else (a ^ b)

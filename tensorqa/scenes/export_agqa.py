@@ -1,0 +1,291 @@
+"""Scene graphs -> AGQA's stsgs pickle layout (``AGQA_{train,test}_stsgs.pkl``), so that AGQA program
+executors (STAIR's ``SceneGraphExecuter``, AGQA's own tooling) can run programs on our graphs.
+
+File: ``pickle`` (protocol 4) of ``{video_id: {vertex_id: vertex dict}}``. Vertices point at each
+other (``next``, ``prev``, ``while``, relation ``objects``, ...), so each video is a cyclic graph of
+plain dicts; pickle keeps the sharing, ``pickle.load`` gives it back. Vertex kinds, in the order
+they are inserted into a video's dict:
+
+* frame ``'000031'`` (6-digit Charades frame number), ascending: ``id``, ``secs``, ``type`` =
+  ``'frame'``, ``metadata`` (the split), ``objects`` / ``attention`` / ``contact`` / ``spatial`` /
+  ``verb`` as ``{'names': [class ids], 'vertices': [vertices]}``, ``actions`` (action vertices whose
+  instance covers the frame), ``next`` / ``prev`` (adjacent frames or None).
+* action ``'c092/1'`` (Charades class / instance number, counted per class in start order), by
+  start: the field list of the real dumps (:data:`ACTION_FIELDS`). ``phrase`` is AGQA's English
+  (``vocab().action_phrases``), ``start`` / ``end`` / ``length`` are seconds, ``all_f`` the
+  ascending frame ids with start <= secs <= end, ``object_id`` ``'oN'`` or None, ``verb_id``
+  ``'vNNN'``, ``next_instance`` / ``prev_instance`` the neighbours of the same class,
+  ``next_discrete`` / ``prev_discrete`` the nearest instances that do not overlap it, ``while`` the
+  instances that do.
+* object ``'o17/000031'``, by frame then class: ``class`` ``'o17'``, ``attention`` / ``contact`` /
+  ``spatial`` / ``verb`` (lists of the relation vertices that hold it), ``visible`` True, ``bbox``
+  None, ``frame_num``, ``secs``, ``next`` / ``prev``.
+* relation ``'r7/000031'`` / ``'v029/000031'``, grouped attention, contact, spatial, verb, each by
+  frame then class: ``type`` = the relation kind, ``class`` ``'r7'`` / ``'v029'``, ``objects`` (a plain
+  list of object vertices), ``frame``, ``secs``, ``next`` / ``prev``.
+
+Choices (AGQA does not document them):
+
+* ``secs`` must be > 0 (executors estimate a video's fps as mean(frame / secs)); a keyframe stored
+  at secs <= 0 is written at :data:`MIN_SECS` (1 ms, well under one frame at 24 fps). ``all_f``,
+  frame ``actions`` and every other time comparison use the written secs, so the file agrees with
+  itself and a reader that recomputes coverage from ``secs`` gets ``all_f``.
+* Seconds are written as the shortest decimal that reads back as the same float32 (1.3, not
+  1.2999999523), so a reader gets exactly the stored values.
+* An object class gets a vertex at a frame where it is annotated (``obj``) or where some relation
+  holds with it: a relation vertex needs object vertices. Reading the file back therefore gives
+  ``obj | rel.any(-1)``, which equals ``obj`` for every scene the loaders and the augmenter make.
+* ``next`` / ``prev`` of an object or relation vertex is the same class at the adjacent keyframe,
+  None when the class is absent there (no skipping over gaps).
+* Two instances overlap when their closed intervals meet (start_j <= end_i and end_j >= start_i),
+  as for keyframe coverage. ``while`` lists the overlapping ones in start order; ``next_discrete``
+  is the first instance starting after the end, ``prev_discrete`` the one ending last before the
+  start (ties: the later in start order).
+* An action's ``objects`` / ``attention`` / ``contact`` / ``spatial`` / ``verb`` gather the vertices
+  of its keyframes (``all_f``), in frame then class order, as ``{'names', 'vertices'}`` with
+  ``names[i]`` the class of ``vertices[i]``. An instance that covers no keyframe keeps an empty
+  ``all_f`` (executors that read ``all_f[0]`` cannot localize it; the instance is still written so
+  that the file holds the whole scene).
+* ``frame_num`` of an object vertex is the frame id string, like ``frame`` of a relation vertex.
+* Pickling follows the links depth first, so a long video needs deep recursion: the dump runs in
+  a worker thread with a large stack and a raised recursion limit (both restored afterwards).
+  The whole graph is in memory while it is written, as it is when a reader loads it; pass
+  ``video_ids`` to export part of a store.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import sys
+import threading
+from pathlib import Path
+from typing import Iterable, Union
+
+import numpy as np
+
+from tensorqa.errors import TensorQAError
+from tensorqa.outputs import check_output_file
+from tensorqa.scenes.batch import VideoScene
+from tensorqa.scenes.store import SceneStore, open_store
+from tensorqa.scenes.vocab import vocab
+
+PathLike = Union[str, os.PathLike]
+
+MIN_SECS = 1e-3  # seconds written for a keyframe stored at secs <= 0
+PICKLE_PROTOCOL = 4
+RELATION_GROUPS = ("attention", "contact", "spatial", "verb")  # insertion order of relation vertices
+FRAME_FIELDS = ("id", "secs", "type", "metadata", "objects", *RELATION_GROUPS, "actions", "next", "prev")
+ACTION_FIELDS = ("id", "charades", "phrase", "type", "start", "end", "length", "objects", *RELATION_GROUPS,
+                 "metadata", "all_f", "object_id", "verb_id", "next_discrete", "prev_discrete",
+                 "next_instance", "prev_instance", "while")
+OBJECT_FIELDS = ("id", "type", "class", *RELATION_GROUPS, "visible", "bbox", "metadata", "frame_num", "secs",
+                 "next", "prev")
+RELATION_FIELDS = ("id", "type", "class", "objects", "metadata", "frame", "secs", "next", "prev")
+
+_MAX_FRAME = 999_999  # 6 digits
+_BLOCK = 256  # videos read from the store at a time
+# recursion budget of the dump: pickling nests at most one level per container (vertex dict, list,
+# names/vertices dict), and a vertex owns at most 18 of them (an action vertex)
+_LEVELS_PER_VERTEX = 20
+_STACK_BYTES_PER_LEVEL = 1024  # CPython 3.11's C pickler uses ~200-350 bytes a level
+_MIN_STACK, _MAX_STACK = 64 << 20, 1 << 30  # the dump thread's stack (virtual; pages are touched as used)
+
+
+def _seconds(values: np.ndarray) -> list[float]:
+    """float32[K] -> Python floats: the shortest decimals that read back as the same float32."""
+    return [float(str(x)) for x in np.asarray(values, dtype=np.float32)]
+
+
+def _group() -> dict:
+    return {"names": [], "vertices": []}
+
+
+def _link(a: dict | None, b: dict | None) -> None:
+    if a is not None and b is not None:
+        a["next"], b["prev"] = b, a
+
+
+def video_graph(scene: VideoScene) -> dict[str, dict]:
+    """One video's scene as AGQA vertices: ``{vertex_id: vertex dict}`` (see the module docstring).
+
+    scene: frame_ids int32[F] (unique, 0..999999), frame_secs float32[F], rel bool[F, 36, 54],
+    obj bool[F, 36], instances [N]; any order (sorted here).
+    """
+    v = vocab()
+    s = scene.sorted()
+    fids = s.frame_ids.astype(np.int64)
+    if fids.size and (fids[0] < 0 or fids[-1] > _MAX_FRAME):
+        bad = int(fids[0] if fids[0] < 0 else fids[-1])
+        raise TensorQAError(f"video {s.video_id!r}: frame number {bad} does not fit AGQA's 6-digit frame ids")
+    if np.any(fids[1:] == fids[:-1]):
+        dup = int(fids[1:][fids[1:] == fids[:-1]][0])
+        raise TensorQAError(f"video {s.video_id!r}: frame number {dup} appears more than once")
+    split = s.split
+    secs32 = np.where(s.frame_secs > 0, s.frame_secs, np.float32(MIN_SECS)).astype(np.float32)
+    names = [f"{f:06d}" for f in fids.tolist()]
+    secs = _seconds(secs32)
+
+    # -- frames ------------------------------------------------------------------------------------
+    frames = []
+    for fid, sec in zip(names, secs):
+        frames.append({"id": fid, "secs": sec, "type": "frame", "metadata": split, "objects": _group(),
+                       **{kind: _group() for kind in RELATION_GROUPS}, "actions": [], "next": None, "prev": None})
+    for a, b in zip(frames, frames[1:]):
+        _link(a, b)
+
+    # -- objects: frame then class (np.nonzero walks row-major) ---------------------------------------
+    objects: dict[tuple[int, int], dict] = {}
+    present = s.obj | s.rel.any(-1)  # [F, O]: a relation needs an object vertex
+    for f, o in zip(*(x.tolist() for x in np.nonzero(present))):
+        cls = v.object_ids[o]
+        vertex = {"id": f"{cls}/{names[f]}", "type": "object", "class": cls,
+                  **{kind: [] for kind in RELATION_GROUPS}, "visible": True, "bbox": None, "metadata": split,
+                  "frame_num": names[f], "secs": secs[f], "next": None, "prev": None}
+        objects[f, o] = vertex
+        frames[f]["objects"]["names"].append(cls)
+        frames[f]["objects"]["vertices"].append(vertex)
+        _link(objects.get((f - 1, o)), vertex)
+
+    # -- relations: one vertex per (frame, relation class), objects by class ---------------------------
+    relations: dict[tuple[int, int], dict] = {}
+    for f, r, o in zip(*(x.tolist() for x in np.nonzero(s.rel.transpose(0, 2, 1)))):
+        vertex = relations.get((f, r))
+        kind = v.relation_kinds[r]
+        if vertex is None:
+            cls = v.relation_ids[r]
+            vertex = {"id": f"{cls}/{names[f]}", "type": kind, "class": cls, "objects": [], "metadata": split,
+                      "frame": names[f], "secs": secs[f], "next": None, "prev": None}
+            relations[f, r] = vertex
+            frames[f][kind]["names"].append(cls)
+            frames[f][kind]["vertices"].append(vertex)
+            _link(relations.get((f - 1, r)), vertex)
+        vertex["objects"].append(objects[f, o])
+        objects[f, o][kind].append(vertex)
+
+    # -- actions ----------------------------------------------------------------------------------------
+    start32, end32 = s.inst_start, s.inst_end
+    inside = (secs32[None, :] >= start32[:, None]) & (secs32[None, :] <= end32[:, None])  # [N, F]
+    overlap = (start32[:, None] <= end32[None, :]) & (end32[:, None] >= start32[None, :])  # [N, N]
+    np.fill_diagonal(overlap, False)
+    starts, ends = _seconds(start32), _seconds(end32)
+    actions: list[dict] = []
+    last_of_class: dict[int, dict] = {}
+    count: dict[int, int] = {}
+    for i, a in enumerate(s.inst_cls.tolist()):
+        cls = v.actions[a]
+        count[a] = count.get(a, 0) + 1
+        covered = np.flatnonzero(inside[i]).tolist()
+        obj_index = v.action_object[a]
+        vertex = {"id": f"{cls}/{count[a]}", "charades": cls, "phrase": v.action_phrases[a], "type": "action",
+                  "start": starts[i], "end": ends[i], "length": ends[i] - starts[i]}
+        for kind in ("objects", *RELATION_GROUPS):
+            gathered = [x for f in covered for x in frames[f][kind]["vertices"]]
+            vertex[kind] = {"names": [x["class"] for x in gathered], "vertices": gathered}
+        vertex.update({"metadata": split, "all_f": [names[f] for f in covered],
+                       "object_id": v.object_ids[obj_index] if obj_index >= 0 else None,
+                       "verb_id": v.verb_ids[v.action_verb[a]], "next_discrete": None, "prev_discrete": None,
+                       "next_instance": None, "prev_instance": last_of_class.get(a), "while": []})
+        if vertex["prev_instance"] is not None:
+            vertex["prev_instance"]["next_instance"] = vertex
+        last_of_class[a] = vertex
+        actions.append(vertex)
+        for f in covered:
+            frames[f]["actions"].append(vertex)
+    for i, vertex in enumerate(actions):
+        vertex["while"] = [actions[j] for j in np.flatnonzero(overlap[i]).tolist()]
+        after = np.flatnonzero(start32 > end32[i])
+        if after.size:  # instances are in start order: the first one after the end is the nearest
+            vertex["next_discrete"] = actions[int(after[0])]
+        before = np.flatnonzero(end32 < start32[i])
+        if before.size:  # the one ending last; among equal ends the later in start order
+            vertex["prev_discrete"] = actions[int(before[np.flatnonzero(end32[before] == end32[before].max())[-1]])]
+
+    graph: dict[str, dict] = {}
+    for vertex in frames + actions + list(objects.values()):
+        graph[vertex["id"]] = vertex
+    for kind in RELATION_GROUPS:
+        for vertex in relations.values():  # inserted by (frame, class)
+            if vertex["type"] == kind:
+                graph[vertex["id"]] = vertex
+    return graph
+
+
+def _scenes(store: SceneStore, video_ids: list[str] | None) -> Iterable[VideoScene]:
+    if video_ids is None:
+        for batch in store.blocks(_BLOCK):
+            yield from batch.scenes()
+    else:
+        for video_id in video_ids:
+            yield store.scene(video_id)
+
+
+def _dump(data: dict, path: Path, levels: int) -> None:
+    """``pickle.dump`` with room for ``levels`` nested saves, written to ``path`` atomically."""
+    partial = path.with_name(path.name + ".partial")
+    limit = sys.getrecursionlimit()
+    stack = threading.stack_size()
+    failure: list[BaseException] = []
+
+    def write():
+        try:
+            with open(partial, "wb") as f:
+                pickle.dump(data, f, protocol=PICKLE_PROTOCOL)
+        except BaseException as e:  # re-raised in the caller's thread
+            failure.append(e)
+
+    # the C pickler recurses once per nested container; a thread of our own gets a stack that holds
+    # that many levels (the main thread's is fixed by the OS, often 8 MiB). The recursion limit never
+    # exceeds what the stack holds, so a graph too deep even for that fails with RecursionError.
+    size = min(max(_MIN_STACK, levels * _STACK_BYTES_PER_LEVEL), _MAX_STACK)
+    try:
+        sys.setrecursionlimit(max(limit, size // _STACK_BYTES_PER_LEVEL))
+        threading.stack_size(size)
+        worker = threading.Thread(target=write, name="export-agqa-pickle")
+        worker.start()
+        worker.join()
+    finally:
+        threading.stack_size(stack)
+        sys.setrecursionlimit(limit)
+    if failure:
+        partial.unlink(missing_ok=True)
+        e = failure[0]
+        if isinstance(e, OSError):
+            raise TensorQAError(f"{path}: cannot write ({e.strerror or e})") from None
+        if isinstance(e, RecursionError):
+            raise TensorQAError(f"{path}: a video graph nests too deeply for pickle (RecursionError)") from None
+        raise e
+    try:
+        os.replace(partial, path)
+    except OSError as e:
+        partial.unlink(missing_ok=True)
+        raise TensorQAError(f"{path}: cannot write ({e.strerror or e})") from None
+
+
+def export_agqa(store: SceneStore | PathLike, path: PathLike, video_ids: Iterable[str] | None = None) -> Path:
+    """Write videos of a store as an AGQA stsgs pickle at ``path`` (atomically, via ``path.partial``).
+
+    store: a :class:`SceneStore` or the path of one. video_ids: the videos to write, in this order
+    (default: all, in store order); an id the store lacks is a :class:`TensorQAError` and nothing
+    is written. Returns ``path``.
+    """
+    path = Path(path)
+    if not path.parent.is_dir():
+        raise TensorQAError(f"{path}: output directory {path.parent} does not exist")
+    check_output_file(path, None, what="the output is a pickle file")  # not a folder or device: before any work
+    if isinstance(video_ids, str):
+        video_ids = [video_ids]
+    own = not isinstance(store, SceneStore)
+    s = open_store(store) if own else store
+    try:
+        if video_ids is not None:
+            video_ids = list(dict.fromkeys(video_ids))
+            for video_id in video_ids:
+                s.index(video_id)  # fail on an unknown id before any work
+        data = {scene.video_id: video_graph(scene) for scene in _scenes(s, video_ids)}
+    finally:
+        if own:
+            s.close()
+    most = max((len(g) for g in data.values()), default=0)
+    _dump(data, path, levels=_LEVELS_PER_VERTEX * most + 100)
+    return path

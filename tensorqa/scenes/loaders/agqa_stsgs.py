@@ -1,0 +1,234 @@
+"""AGQA's augmented spatio-temporal scene graphs (``AGQA_{train,test}_stsgs.pkl``) -> :class:`VideoScene`.
+
+Layout: ``{video_id: {vertex_id: vertex dict}}``. The vertex kinds used here (``type`` field):
+
+* ``frame`` (``'000031'``): ``secs`` is the keyframe time.
+* ``object`` (``'o17/000031'``): ``class`` (``'o17'``), ``visible``.
+* ``attention`` | ``contact`` | ``spatial`` | ``verb`` (``'r7/000031'``, ``'v029/000031'``): ``class``
+  (``'r7'`` / ``'v029'``) and ``objects``, either a list of object vertex dicts (or names) or
+  ``{'names': [...], 'vertices': [...]}``.
+* ``action`` / ``act`` (``'c092/1'``): ``charades`` (``'c092'``), ``start``, ``end`` (seconds).
+
+Vertices also point at each other (``next``, ``prev``, ``while``, ...), so the graph is cyclic: this
+module reads only scalar fields and the direct ``objects`` list of a relation vertex, never follows
+links, and never copies vertices.
+
+Choices:
+
+* The frame a vertex belongs to is the suffix of its id (``'r7/000031'`` -> frame 31).
+* Verb vertices become verb relations (``vocab().relation_index('v029')``); the five verbs that AG
+  relations carry (drink v004, eat v005, hold v008, lie v010, sit v018) become those relations
+  (drinkingfrom, eating, holding, lyingon, sittingon) through ``vocab().verb_relation``. So unlike the
+  Action Genome loader's raw scenes, these scenes hold whatever verb relations AGQA put in the graph.
+  A verb vertex with no object sets nothing: the relation tensor needs an object.
+* Object vertices with ``visible`` False contribute nothing to ``obj`` or ``rel`` (as in the Action
+  Genome loader).
+* The split comes from the ``split`` argument, else the file name; vertex ``metadata`` is ignored
+  (AGQA's train pickle has frames marked ``'test'``).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Union
+
+import numpy as np
+
+from tensorqa.errors import TensorQAError
+from tensorqa.scenes.batch import VideoScene
+from tensorqa.scenes.vocab import vocab
+from tensorqa.scenes.loaders.action_genome import read_pickle
+from tensorqa.scenes.loaders.charades import REVERSED_POLICIES, SPLITS, split_from_name
+
+PathLike = Union[str, os.PathLike]
+
+RELATION_TYPES = ("attention", "contact", "spatial", "verb")
+ACTION_TYPES = ("action", "act")
+_ACTION_ID = re.compile(r"c\d{3}")
+
+
+@functools.cache
+def relation_class_index() -> dict[str, int]:
+    """AGQA relation class id (``r1``..``r26``, ``v000``..``v032``) -> relation column."""
+    v = vocab()
+    index = dict(zip(v.relation_ids, range(v.num_relations)))
+    for verb_id, column in zip(v.verb_ids, v.verb_relation):
+        if column >= 0:
+            index.setdefault(verb_id, column)  # drink/eat/hold/lie/sit -> their AG contact relation
+    return index
+
+
+@dataclass
+class _Graph:
+    """What one video's vertices say, as flat lists (frame numbers, not positions)."""
+
+    frames: dict = field(default_factory=dict)  # frame number -> secs
+    rel_f: list = field(default_factory=list)
+    rel_o: list = field(default_factory=list)
+    rel_r: list = field(default_factory=list)
+    obj_f: list = field(default_factory=list)
+    obj_o: list = field(default_factory=list)
+    hidden: set = field(default_factory=set)  # (frame, object) of invisible object vertices
+    inst: list = field(default_factory=list)  # (class, start, end)
+
+
+class _Reader:
+    def __init__(self, path: Path, reversed_intervals: str):
+        self.path = path
+        self.reversed_intervals = reversed_intervals
+        self.relations = relation_class_index()
+        self.vocab = vocab()
+
+    def fail(self, video_id, vertex_id, problem: str):
+        raise TensorQAError(f"{self.path}: video {video_id!r} vertex {vertex_id!r}: {problem}")
+
+    def frame_of(self, video_id, vertex_id) -> int:
+        suffix = vertex_id.rpartition("/")[2] if isinstance(vertex_id, str) else ""
+        if not suffix.isdigit():
+            self.fail(video_id, vertex_id, "id does not end in a frame number")
+        return int(suffix)
+
+    def object_class(self, video_id, vertex_id, name) -> int:
+        # names are 'o17' or an object vertex id 'o17/000031'
+        cls = name.partition("/")[0] if isinstance(name, str) else name
+        try:
+            return self.vocab.object_index(cls)
+        except (TensorQAError, TypeError):
+            self.fail(video_id, vertex_id, f"unknown object class {name!r}")
+
+    def read_video(self, video_id, vertices) -> _Graph:
+        if not isinstance(vertices, dict):
+            found = type(vertices).__name__
+            raise TensorQAError(f"{self.path}: video {video_id!r}: expected a dict of vertices, found {found}")
+        g = _Graph()
+        for vertex_id, vertex in vertices.items():
+            if not isinstance(vertex, dict):
+                self.fail(video_id, vertex_id, f"expected a vertex dict, found {type(vertex).__name__}")
+            kind = vertex.get("type")
+            if kind == "frame":
+                frame = self.frame_of(video_id, vertex_id)
+                try:
+                    g.frames[frame] = float(vertex["secs"])
+                except (KeyError, TypeError, ValueError):
+                    self.fail(video_id, vertex_id, f"frame vertex needs numeric 'secs', found {vertex.get('secs')!r}")
+            elif kind == "object":
+                frame = self.frame_of(video_id, vertex_id)
+                o = self.object_class(video_id, vertex_id, vertex.get("class"))
+                if vertex.get("visible", True):
+                    g.obj_f.append(frame)
+                    g.obj_o.append(o)
+                else:
+                    g.hidden.add((frame, o))
+            elif kind in RELATION_TYPES:
+                self.read_relation(video_id, vertex_id, vertex, g)
+            elif kind in ACTION_TYPES:
+                self.read_action(video_id, vertex_id, vertex, g)
+            else:
+                self.fail(video_id, vertex_id, f"unknown vertex type {kind!r}")
+        return g
+
+    def read_relation(self, video_id, vertex_id, vertex, g: _Graph) -> None:
+        frame = self.frame_of(video_id, vertex_id)
+        cls = vertex.get("class")
+        r = self.relations.get(cls) if isinstance(cls, str) else None
+        if r is None:
+            self.fail(video_id, vertex_id, f"unknown {vertex['type']} class {cls!r}")
+        objects = vertex.get("objects") or ()
+        if isinstance(objects, dict):  # {'names': [...], 'vertices': [...]}
+            objects = objects.get("vertices") or objects.get("names") or ()
+        if not isinstance(objects, (list, tuple)):
+            found = type(objects).__name__
+            self.fail(video_id, vertex_id, f"'objects' must be a list or a names/vertices dict, found {found}")
+        for item in objects:
+            # a neighbour vertex: read its class only (its own links lead back into the cycle)
+            if isinstance(item, dict):
+                if not item.get("visible", True):
+                    continue  # out of view (see module docstring)
+                name = item.get("class")
+            else:
+                name = item
+            g.rel_f.append(frame)
+            g.rel_o.append(self.object_class(video_id, vertex_id, name))
+            g.rel_r.append(r)
+
+    def read_action(self, video_id, vertex_id, vertex, g: _Graph) -> None:
+        cls = vertex.get("charades") or (vertex_id.partition("/")[0] if isinstance(vertex_id, str) else None)
+        if not (isinstance(cls, str) and _ACTION_ID.fullmatch(cls)):
+            self.fail(video_id, vertex_id, f"unknown action class {cls!r}")
+        try:
+            a = self.vocab.action_index(cls)
+        except TensorQAError:
+            self.fail(video_id, vertex_id, f"unknown action class {cls!r}")
+        try:
+            start, end = float(vertex["start"]), float(vertex["end"])
+        except (KeyError, TypeError, ValueError):
+            self.fail(video_id, vertex_id, "action vertex needs numeric 'start' and 'end'")
+        if end < start:
+            if self.reversed_intervals == "error":
+                self.fail(video_id, vertex_id, f"action ends ({end}) before it starts ({start})")
+            if self.reversed_intervals == "drop":
+                return
+            start, end = end, start
+        g.inst.append((a, start, end))
+
+    def scene(self, video_id, g: _Graph, split: str) -> VideoScene:
+        v = self.vocab
+        frame_ids = np.array(sorted(g.frames), dtype=np.int64)
+        dangling = (set(g.rel_f) | set(g.obj_f) | {f for f, _ in g.hidden}) - g.frames.keys()
+        if dangling:
+            raise TensorQAError(
+                f"{self.path}: video {video_id!r}: object/relation vertices at frame(s) "
+                f"{sorted(dangling)[:5]} that have no frame vertex")
+        rel_f, rel_o, rel_r = g.rel_f, g.rel_o, g.rel_r
+        if g.hidden:  # relations to an object that is out of view at that frame say nothing
+            keep = [(f, o) not in g.hidden for f, o in zip(rel_f, rel_o)]
+            rel_f, rel_o, rel_r = ([x for x, k in zip(xs, keep) if k] for xs in (rel_f, rel_o, rel_r))
+        F = len(frame_ids)
+        rel = np.zeros((F, v.num_objects, v.num_relations), dtype=bool)
+        obj = np.zeros((F, v.num_objects), dtype=bool)
+        rel[np.searchsorted(frame_ids, rel_f), rel_o, rel_r] = True
+        obj[np.searchsorted(frame_ids, g.obj_f), g.obj_o] = True
+        inst = np.array(g.inst, dtype=np.float64).reshape(-1, 3)
+        return VideoScene(
+            video_id=video_id,
+            frame_ids=frame_ids,
+            frame_secs=np.array([g.frames[f] for f in frame_ids.tolist()], dtype=np.float32),
+            rel=rel,
+            obj=obj,
+            inst_cls=inst[:, 0].astype(np.int64),
+            inst_start=inst[:, 1],
+            inst_end=inst[:, 2],
+            split=split,
+        ).sorted()
+
+
+def load_agqa_stsgs(path: PathLike, split: str | None = None, reversed_intervals: str = "swap") -> list[VideoScene]:
+    """Scenes of every video in an AGQA stsgs pickle, ordered by video id.
+
+    split: "train" / "test"; default from the file name (``AGQA_train_stsgs.pkl``).
+    reversed_intervals: ``"swap"`` | ``"drop"`` | ``"error"`` for action vertices with end < start.
+
+    Each scene: frame_ids int32[F] (frame vertex ids) ascending, frame_secs float32[F] (their
+    ``secs``), rel bool[F, 36, 54] (AG and verb relations), obj bool[F, 36] (visible object
+    vertices), instances int64/float32[N] (action vertices) ordered by (start, end, class).
+    """
+    path = Path(path)
+    if split is not None:
+        if split not in SPLITS:
+            raise TensorQAError(f"{path}: split must be 'train' or 'test', not {split!r}")
+    else:
+        split = split_from_name(path, None)
+    if reversed_intervals not in REVERSED_POLICIES:
+        raise TensorQAError(f"reversed_intervals must be one of {REVERSED_POLICIES}, not {reversed_intervals!r}")
+    data = read_pickle(path, dict, "AGQA scene-graph")
+    reader = _Reader(path, reversed_intervals)
+    scenes = []
+    for video_id in sorted(data, key=str):
+        if not isinstance(video_id, str):
+            raise TensorQAError(f"{path}: video id {video_id!r} is not a string")
+        scenes.append(reader.scene(video_id, reader.read_video(video_id, data[video_id]), split))
+    return scenes

@@ -1,0 +1,397 @@
+"""The HDF5 scene-graph store: padded tensors for many videos in one file.
+
+Layout (format ``tensorqa.scenes``, version 1). V videos, F = longest video's keyframes,
+N = most action instances, O objects, R relations (R <= 64, so a keyframe's relations to one
+object pack into one int64 word; O <= 64, so a keyframe's objects do too)::
+
+    /video_id     S8[V]         /split        S5[V] ("train" / "test")
+    /num_frames   int32[V]      /num_inst     int32[V]
+    /frame_ids    int32[V, F]   /frame_secs   float32[V, F]
+    /rel_bits     int64[V, F, O]  bit r set: relation r holds with object o at keyframe f
+    /obj_bits     int64[V, F]     bit o set: object o annotated at keyframe f
+    /inst_cls     int16[V, N]   /inst_start   float32[V, N]   /inst_end float32[V, N]
+    attrs: format, format_version, vocab_hash, vocab_json, source, meta_json
+
+Every dataset is chunked by blocks of videos and gzip-compressed with the shuffle filter, so
+reading a block of videos is one slice per dataset. Files are written to ``<path>.partial`` and
+renamed when complete: an interrupted write never leaves a file that looks finished.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Iterable, Iterator, Sequence
+
+import h5py
+import numpy as np
+import torch
+
+from tensorqa.errors import TensorQAError
+from tensorqa.outputs import check_output_file
+from tensorqa.scenes.batch import SceneBatch, VideoScene
+from tensorqa.scenes.vocab import vocab
+
+FORMAT = "tensorqa.scenes"
+FORMAT_VERSION = 1
+CHUNK_VIDEOS = 128
+DEFAULT_BLOCK = 512
+
+# name -> (dtype, rank) ; rank counts the video axis
+_DATASETS = {
+    "video_id": ("S8", 1), "split": ("S5", 1), "num_frames": ("int32", 1), "num_inst": ("int32", 1),
+    "frame_ids": ("int32", 2), "frame_secs": ("float32", 2), "rel_bits": ("int64", 3), "obj_bits": ("int64", 2),
+    "inst_cls": ("int16", 2), "inst_start": ("float32", 2), "inst_end": ("float32", 2),
+}
+
+
+def pack_bits(a: np.ndarray) -> np.ndarray:
+    """bool[..., K] (K <= 64) -> int64[...]: bit k set where a[..., k]."""
+    weights = (np.int64(1) << np.arange(a.shape[-1], dtype=np.int64))
+    return (a.astype(np.int64) * weights).sum(-1, dtype=np.int64)
+
+
+def unpack_bits(words: torch.Tensor, k: int) -> torch.Tensor:
+    """int64[...] -> bool[..., k]: the inverse of :func:`pack_bits`."""
+    shifts = torch.arange(k, dtype=torch.int64, device=words.device)
+    return (torch.bitwise_right_shift(words.unsqueeze(-1), shifts) & 1).bool()
+
+
+class StoreWriter:
+    """Append videos block by block; ``close()`` finishes the file atomically.
+
+    Use as a context manager; an exception inside the block removes the partial file.
+    """
+
+    def __init__(self, path: str | os.PathLike, source: str = "", meta: dict | None = None):
+        self.path = Path(path)
+        self.partial = self.path.with_name(self.path.name + ".partial")
+        if not self.path.parent.is_dir():
+            raise TensorQAError(f"{self.path}: output directory {self.path.parent} does not exist"
+                                + (" (it is a file)" if self.path.parent.exists() else ""))
+        if self.path.is_dir():
+            raise TensorQAError(f"{self.path}: is a folder; the store is a file (.h5)")
+        check_output_file(self.path, None, what="the store is a file (.h5)")  # not a device, fifo, ...
+        v = vocab()
+        self._O, self._R = v.num_objects, v.num_relations
+        # built in memory (the stores are MiBs) and written out by Python at close: HDF5 meets no
+        # write error of its own (a full disk made its flushes fail over many lines, then crash)
+        self._f = h5py.File(self.partial.name, "w", driver="core", backing_store=False)
+        attrs = self._f.attrs
+        attrs["format"], attrs["format_version"] = FORMAT, FORMAT_VERSION
+        attrs["vocab_hash"], attrs["vocab_json"] = v.hash, v.to_json()
+        attrs["source"], attrs["meta_json"] = source, json.dumps(meta or {}, sort_keys=True)
+        tail = {"rel_bits": (self._O,)}
+        for name, (dtype, rank) in _DATASETS.items():
+            shape = (0,) + (0,) * (rank - 1 - len(tail.get(name, ()))) + tail.get(name, ())
+            maxshape = (None,) * (rank - len(tail.get(name, ()))) + tail.get(name, ())
+            chunks = (CHUNK_VIDEOS,) + (32,) * (rank - 1 - len(tail.get(name, ()))) + tail.get(name, ())
+            self._f.create_dataset(name, shape=shape, maxshape=maxshape, dtype=dtype, chunks=chunks,
+                                   compression="gzip", compression_opts=1, shuffle=True)
+        self.count = 0
+
+    def append(self, scenes: Sequence[VideoScene]) -> None:
+        """Write a block of videos (any number)."""
+        if not scenes:
+            return
+        F = max(s.num_frames for s in scenes)
+        N = max(s.num_instances for s in scenes)
+        B, v0 = len(scenes), self.count
+        ds = self._f
+        F = max(F, ds["frame_ids"].shape[1])
+        N = max(N, ds["inst_cls"].shape[1])
+        for name, (_, rank) in _DATASETS.items():
+            d = ds[name]
+            if rank == 1:
+                d.resize((v0 + B,))
+            else:
+                width = F if name in ("frame_ids", "frame_secs", "rel_bits", "obj_bits") else N
+                d.resize((v0 + B, width) + d.shape[2:])
+        rel = np.zeros((B, F, self._O), np.int64)
+        objb = np.zeros((B, F), np.int64)
+        fids = np.zeros((B, F), np.int32)
+        secs = np.zeros((B, F), np.float32)
+        icls = np.zeros((B, N), np.int16)
+        ist = np.zeros((B, N), np.float32)
+        ien = np.zeros((B, N), np.float32)
+        for b, s in enumerate(scenes):
+            f, n = s.num_frames, s.num_instances
+            if s.rel.shape[1:] != (self._O, self._R):
+                raise TensorQAError(f"video {s.video_id}: rel has shape {s.rel.shape}, expected (F, {self._O}, {self._R})")
+            rel[b, :f], objb[b, :f] = pack_bits(s.rel), pack_bits(s.obj)
+            fids[b, :f], secs[b, :f] = s.frame_ids, s.frame_secs
+            icls[b, :n], ist[b, :n], ien[b, :n] = s.inst_cls, s.inst_start, s.inst_end
+        sl = slice(v0, v0 + B)
+        ds["video_id"][sl] = np.array([s.video_id.encode() for s in scenes], dtype="S8")
+        ds["split"][sl] = np.array([s.split.encode() for s in scenes], dtype="S5")
+        ds["num_frames"][sl] = [s.num_frames for s in scenes]
+        ds["num_inst"][sl] = [s.num_instances for s in scenes]
+        ds["frame_ids"][sl] = _fit(fids, ds["frame_ids"].shape[1])
+        ds["frame_secs"][sl] = _fit(secs, ds["frame_secs"].shape[1])
+        ds["rel_bits"][sl] = _fit(rel, ds["rel_bits"].shape[1])
+        ds["obj_bits"][sl] = _fit(objb, ds["obj_bits"].shape[1])
+        ds["inst_cls"][sl] = _fit(icls, ds["inst_cls"].shape[1])
+        ds["inst_start"][sl] = _fit(ist, ds["inst_start"].shape[1])
+        ds["inst_end"][sl] = _fit(ien, ds["inst_end"].shape[1])
+        self.count += B
+
+    def clear_relations(self, pruned: np.ndarray, block: int = 4096) -> None:
+        """Clear relations marked in ``pruned`` bool[R] in everything written so far (block by block)."""
+        if not np.any(pruned):
+            return
+        keep = ~pack_bits(np.asarray(pruned, bool)[None])[0]
+        d = self._f["rel_bits"]
+        for a in range(0, self.count, block):
+            d[a : a + block] = d[a : a + block] & keep
+
+    def set_meta(self, **items) -> None:
+        """Add entries to the file's ``meta_json`` attribute."""
+        meta = json.loads(self._f.attrs["meta_json"])
+        meta.update(items)
+        self._f.attrs["meta_json"] = json.dumps(meta, sort_keys=True)
+
+    def close(self) -> Path:
+        try:
+            ids = self._f["video_id"][:].tolist()
+            if len(set(ids)) != len(ids):
+                seen: set = set()
+                dup = next(i for i in ids if i in seen or seen.add(i)).decode()
+                raise TensorQAError(f"{self.path}: video id {dup} appears more than once")
+            self._f.flush()
+            image = self._f.id.get_file_image()
+            self._f.close()
+            with open(self.partial, "wb") as f:
+                f.write(image)
+            os.replace(self.partial, self.path)
+        except BaseException as e:
+            self.abort()
+            if isinstance(e, OSError):  # a full disk, a quota: HDF5's messages run over several lines
+                raise _write_error(self.path, e) from None
+            raise
+        return self.path
+
+    def abort(self) -> None:
+        try:
+            self._f.close()
+        except Exception:  # noqa: BLE001 - the file is removed anyway (a full disk fails its flush)
+            pass
+        finally:
+            self.partial.unlink(missing_ok=True)
+
+    def __enter__(self) -> "StoreWriter":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
+            if isinstance(exc, OSError) and not isinstance(exc, (BrokenPipeError, FileNotFoundError)):
+                raise _write_error(self.path, exc) from None
+
+
+def _write_error(path: Path, e: OSError) -> TensorQAError:
+    """One line for a write that the file system refused (HDF5 says it over several lines)."""
+    import errno as errno_mod
+
+    reason = e.strerror or (str(e).strip().splitlines() or [type(e).__name__])[0]
+    text = str(e)
+    for code in (errno_mod.ENOSPC, errno_mod.EDQUOT, errno_mod.EFBIG, errno_mod.EACCES, errno_mod.EROFS):
+        if e.errno == code or os.strerror(code) in text or f"errno = {code}" in text:
+            reason = os.strerror(code)
+            break
+    return TensorQAError(f"{path}: cannot write the store ({reason}); nothing was kept")
+
+
+def _fit(a: np.ndarray, width: int) -> np.ndarray:
+    """Pad axis 1 of a block up to the dataset's current width."""
+    if a.shape[1] == width:
+        return a
+    pad = [(0, 0), (0, width - a.shape[1])] + [(0, 0)] * (a.ndim - 2)
+    return np.pad(a, pad)
+
+
+def write_store(path: str | os.PathLike, scenes: Iterable[VideoScene], source: str = "",
+                meta: dict | None = None, block: int = 1024) -> Path:
+    """Write videos to a new store at ``path`` (atomically)."""
+    with StoreWriter(path, source=source, meta=meta) as w:
+        buf: list[VideoScene] = []
+        for s in scenes:
+            buf.append(s)
+            if len(buf) == block:
+                w.append(buf)
+                buf = []
+        w.append(buf)
+    return Path(path)
+
+
+class SceneStore:
+    """Read access to a store file. ``len(store)``, ``store.video_ids``, ``store.batch(a, b)``,
+    ``store.blocks(n)``, ``store.get(video_id)``. Opened by :func:`open_store`."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        if not self.path.exists():
+            raise TensorQAError(f"{self.path}: no such file")
+        try:
+            self._f = h5py.File(self.path, "r")
+        except OSError as e:
+            reason = "truncated" if "truncated" in str(e).lower() else "not an HDF5 file or corrupt"
+            raise TensorQAError(f"{self.path}: cannot open as HDF5 ({reason})") from None
+        self._validate()
+        self.video_ids: tuple[str, ...] = tuple(x.decode() for x in self._read("video_id", slice(None)))
+        self.splits: tuple[str, ...] = tuple(x.decode() for x in self._read("split", slice(None)))
+        self.num_frames = self._read("num_frames", slice(None)).astype(np.int64)
+        self.num_instances = self._read("num_inst", slice(None)).astype(np.int64)
+        self._pos = {vid: i for i, vid in enumerate(self.video_ids)}
+        self._validate_contents()
+        self.source: str = str(self._f.attrs.get("source", ""))
+        self.meta: dict = json.loads(self._f.attrs.get("meta_json", "{}"))
+
+    @functools.cached_property
+    def fingerprint(self) -> str:
+        """16 hex digits that tell stores apart: a hash of the source, the metadata (augmentation
+        rules, seed, ...), the video ids and every video's keyframe and instance counts. Packing
+        is deterministic, so two stores packed alike share it wherever they lie."""
+        h = hashlib.blake2b(digest_size=8)
+        h.update(self.source.encode() + b"\0" + json.dumps(self.meta, sort_keys=True).encode() + b"\0")
+        h.update("\n".join(self.video_ids).encode() + b"\0")
+        h.update(self.num_frames.tobytes() + self.num_instances.tobytes())
+        return h.hexdigest()
+
+    def _validate(self) -> None:
+        a, p = self._f.attrs, self.path
+        if a.get("format") != FORMAT:
+            raise TensorQAError(f"{p}: not a tensorqa scene store (attribute 'format' is {a.get('format')!r})")
+        if int(a.get("format_version", -1)) != FORMAT_VERSION:
+            raise TensorQAError(f"{p}: format_version {a.get('format_version')} is not supported (this tensorqa reads {FORMAT_VERSION})")
+        if a.get("vocab_hash") != vocab().hash:
+            raise TensorQAError(f"{p}: vocabulary mismatch (vocab_hash {a.get('vocab_hash')} in the file, {vocab().hash} in this tensorqa); repack it")
+        v = vocab()
+        V = None
+        for name, (dtype, rank) in _DATASETS.items():
+            if name not in self._f:
+                raise TensorQAError(f"{p}: missing dataset '{name}'")
+            d = self._f[name]
+            if not isinstance(d, h5py.Dataset):
+                raise TensorQAError(f"{p}: '{name}' is not a dataset")
+            if d.ndim != rank or (V is not None and d.shape[0] != V):
+                raise TensorQAError(f"{p}: dataset '{name}' has shape {d.shape}, expected rank {rank} with {V} videos")
+            want = np.dtype(dtype)
+            if d.dtype.kind != want.kind or (want.kind != "S" and d.dtype != want):
+                raise TensorQAError(f"{p}: dataset '{name}' has dtype {d.dtype}, expected {want}")
+            V = d.shape[0]
+        if self._f["rel_bits"].shape[2] != v.num_objects:
+            raise TensorQAError(f"{p}: dataset 'rel_bits' has {self._f['rel_bits'].shape[2]} objects, expected {v.num_objects}")
+
+    def _validate_contents(self) -> None:
+        """The per-video columns, read anyway, and the action classes (V x N int16, small): what a
+        tampered or inconsistent file would turn into a wrong pool or an index error later."""
+        p = self.path
+        if len(self._pos) != len(self.video_ids):
+            seen: set = set()
+            dup = next(v for v in self.video_ids if v in seen or seen.add(v))
+            raise TensorQAError(f"{p}: dataset 'video_id': video id {dup!r} appears more than once")
+        bad = sorted(set(self.splits) - {"train", "test"})
+        if bad:
+            raise TensorQAError(f"{p}: dataset 'split': {bad[0]!r} is not 'train' or 'test'")
+        for name, counts, axis_of in (("num_frames", self.num_frames, "frame_ids"),
+                                      ("num_inst", self.num_instances, "inst_cls")):
+            width = self._f[axis_of].shape[1]
+            wrong = np.flatnonzero((counts < 0) | (counts > width))
+            if len(wrong):
+                i = int(wrong[0])
+                raise TensorQAError(f"{p}: dataset '{name}': video {self.video_ids[i]!r} has {counts[i]}, "
+                                    f"outside 0..{width} (the padded axis of '{axis_of}')")
+        N = self._f["inst_cls"].shape[1]
+        if N and len(self):
+            cls = self._read("inst_cls", slice(None))
+            used = np.arange(N)[None, :] < self.num_instances[:, None]
+            A = vocab().num_actions
+            wrong = np.argwhere(used & ((cls < 0) | (cls >= A)))
+            if len(wrong):
+                i, j = map(int, wrong[0])
+                raise TensorQAError(f"{p}: dataset 'inst_cls': video {self.video_ids[i]!r} has action class "
+                                    f"{int(cls[i, j])}, outside the vocabulary's 0..{A - 1}")
+
+    def _read(self, name: str, sel) -> np.ndarray:
+        try:
+            return self._f[name][sel]
+        except (OSError, KeyError, ValueError) as e:
+            raise TensorQAError(f"{self.path}: cannot read dataset '{name}' ({e.__class__.__name__}: truncated or corrupt file?)") from None
+
+    # -- access ----------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.video_ids)
+
+    def index(self, video_id: str) -> int:
+        try:
+            return self._pos[video_id]
+        except KeyError:
+            raise TensorQAError(f"{self.path}: no video {video_id!r}") from None
+
+    def batch(self, start: int, stop: int, device: str | torch.device = "cpu") -> SceneBatch:
+        """Videos ``start:stop`` as a SceneBatch trimmed to the block's own F and N."""
+        start, stop, _ = slice(start, stop).indices(len(self))
+        stop = max(stop, start)
+        F = int(self.num_frames[start:stop].max(initial=0))
+        N = int(self.num_instances[start:stop].max(initial=0))
+        v = vocab()
+        sl = slice(start, stop)
+        rd = self._read
+        rel_bits = torch.from_numpy(rd("rel_bits", (sl, slice(0, F)))).to(device)
+        obj_bits = torch.from_numpy(rd("obj_bits", (sl, slice(0, F)))).to(device)
+        nf = torch.from_numpy(self.num_frames[sl]).to(device)
+        ni = torch.from_numpy(self.num_instances[sl]).to(device)
+        return SceneBatch(
+            rel=unpack_bits(rel_bits, v.num_relations),
+            obj=unpack_bits(obj_bits, v.num_objects),
+            frame_secs=torch.from_numpy(rd("frame_secs", (sl, slice(0, F)))).to(device),
+            frame_ids=torch.from_numpy(rd("frame_ids", (sl, slice(0, F)))).to(device),
+            frame_mask=torch.arange(F, device=device)[None, :] < nf[:, None],
+            inst_cls=torch.from_numpy(rd("inst_cls", (sl, slice(0, N))).astype(np.int64)).to(device),
+            inst_start=torch.from_numpy(rd("inst_start", (sl, slice(0, N)))).to(device),
+            inst_end=torch.from_numpy(rd("inst_end", (sl, slice(0, N)))).to(device),
+            inst_mask=torch.arange(N, device=device)[None, :] < ni[:, None],
+            video_ids=self.video_ids[sl], splits=self.splits[sl],
+        )
+
+    def get(self, video_id: str, device: str | torch.device = "cpu") -> SceneBatch:
+        """One video as a batch of one."""
+        i = self.index(video_id)
+        return self.batch(i, i + 1, device)
+
+    def scene(self, video_id: str) -> VideoScene:
+        return self.get(video_id).scenes()[0]
+
+    def blocks(self, batch_videos: int = DEFAULT_BLOCK, start: int = 0, stop: int | None = None,
+               device: str | torch.device = "cpu") -> Iterator[SceneBatch]:
+        """Iterate over videos ``start:stop`` in batches of ``batch_videos``."""
+        if batch_videos < 1:
+            raise TensorQAError(f"batch size must be at least 1, got {batch_videos}")
+        stop = len(self) if stop is None else min(stop, len(self))
+        for a in range(start, stop, batch_videos):
+            yield self.batch(a, min(a + batch_videos, stop), device)
+
+    def __iter__(self) -> Iterator[SceneBatch]:
+        return self.blocks()
+
+    def close(self) -> None:
+        self._f.close()
+
+    def __enter__(self) -> "SceneStore":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"SceneStore({str(self.path)!r}, videos={len(self)}, source={self.source!r})"
+
+
+def open_store(path: str | os.PathLike) -> SceneStore:
+    """Open a scene store for reading; raises :class:`TensorQAError` on a bad file."""
+    return SceneStore(path)

@@ -1,0 +1,114 @@
+import h5py
+import numpy as np
+import pytest
+import torch
+
+from helpers import random_scene
+from tensorqa import TensorQAError
+from tensorqa.scenes.batch import SceneBatch
+from tensorqa.scenes.store import open_store, pack_bits, unpack_bits, write_store
+
+
+@pytest.fixture(scope="module")
+def scenes():
+    rng = np.random.default_rng(7)
+    return [random_scene(rng, f"V{i:04d}") for i in range(257)]
+
+
+@pytest.fixture(scope="module")
+def store_path(tmp_path_factory, scenes):
+    path = tmp_path_factory.mktemp("store") / "s.h5"
+    write_store(path, scenes, source="test", block=100)  # blocks of different F and N
+    return path
+
+
+def test_bit_packing_round_trip():
+    rng = np.random.default_rng(0)
+    a = rng.random((5, 7, 64)) < 0.5
+    assert torch.equal(unpack_bits(torch.from_numpy(pack_bits(a)), 64), torch.from_numpy(a))
+
+
+def test_round_trip_is_identical(store_path, scenes):
+    with open_store(store_path) as s:
+        assert len(s) == len(scenes) and s.video_ids == tuple(x.video_id for x in scenes)
+        for bs in (1, 13, 64, 1000):
+            got = SceneBatch.cat(list(s.blocks(bs)))
+            assert got.equal(SceneBatch.from_scenes(scenes))
+        # per-video view: exactly the original numpy arrays
+        for x in scenes[:20]:
+            y = s.scene(x.video_id)
+            for name in ("frame_ids", "frame_secs", "rel", "obj", "inst_cls", "inst_start", "inst_end"):
+                np.testing.assert_array_equal(getattr(y, name), getattr(x, name))
+            assert y.split == x.split
+
+
+def test_batch_is_trimmed_to_its_own_padding(store_path, scenes):
+    with open_store(store_path) as s:
+        b = s.batch(10, 20)
+        assert b.rel.shape[1] == max(x.num_frames for x in scenes[10:20])
+        assert b.inst_cls.shape[1] == max(x.num_instances for x in scenes[10:20])
+
+
+def test_lookup_by_video_id(store_path, scenes):
+    with open_store(store_path) as s:
+        assert s.get("V0042").video_ids == ("V0042",)
+        with pytest.raises(TensorQAError, match="no video 'nope'"):
+            s.get("nope")
+
+
+def test_file_is_chunked_by_video_blocks_and_compressed(store_path):
+    with h5py.File(store_path) as f:
+        d = f["rel_bits"]
+        assert d.compression == "gzip" and d.chunks[0] == 128
+        assert f.attrs["format"] == "tensorqa.scenes"
+
+
+def _corrupt(src, dst, edit):
+    import shutil
+
+    shutil.copy(src, dst)
+    with h5py.File(dst, "a") as f:
+        edit(f)
+    return dst
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda f: f.attrs.__setitem__("format_version", 99), "format_version 99"),
+    (lambda f: f.attrs.__setitem__("vocab_hash", "deadbeef"), "vocabulary mismatch"),
+    (lambda f: f.__delitem__("rel_bits"), "missing dataset 'rel_bits'"),
+    (lambda f: f.attrs.__setitem__("format", "other"), "not a tensorqa scene store"),
+])
+def test_bad_stores_are_clear_errors(tmp_path, store_path, edit, message):
+    bad = _corrupt(store_path, tmp_path / "bad.h5", edit)
+    with pytest.raises(TensorQAError, match=message) as e:
+        open_store(bad)
+    assert str(bad) in str(e.value) and "\n" not in str(e.value)
+
+
+def test_truncated_and_foreign_files(tmp_path, store_path):
+    data = store_path.read_bytes()
+    (tmp_path / "trunc.h5").write_bytes(data[: len(data) // 2])
+    (tmp_path / "text.h5").write_text("id,actions\n")
+    for name in ("trunc.h5", "text.h5", "missing.h5"):
+        with pytest.raises(TensorQAError, match=name):
+            open_store(tmp_path / name)
+
+
+def test_failed_write_leaves_nothing_behind_and_keeps_old_file(tmp_path, scenes):
+    path = tmp_path / "s.h5"
+    write_store(path, scenes[:3])
+    before = path.read_bytes()
+
+    def explode():
+        yield scenes[0]
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError):
+        write_store(path, explode())
+    assert path.read_bytes() == before and not (tmp_path / "s.h5.partial").exists()
+
+
+def test_duplicate_video_ids_are_refused(tmp_path, scenes):
+    with pytest.raises(TensorQAError, match="appears more than once"):
+        write_store(tmp_path / "d.h5", [scenes[0], scenes[0]])
+    assert not (tmp_path / "d.h5").exists()

@@ -1,0 +1,257 @@
+"""tensorqa show / report: the figure data against a hand-worked video's store and records, the
+report's numbers against ``tensorqa stats``, the pages in a real (headless) browser."""
+
+import json
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pyarrow.compute as pc
+import pytest
+
+from helpers import make_scene
+from tensorqa import write_store
+from tensorqa import vocab
+from tensorqa.cli import main
+from tensorqa.agqa import generate
+from tensorqa.writers import read_pool
+
+import browser
+
+pytest.importorskip("matplotlib", reason="the viz extra (matplotlib) is not installed")
+
+from tensorqa.viz.timeline import timeline_data  # noqa: E402
+
+# The hand-worked video: six keyframes a second apart, three actions.
+#   frame   10  20  30  40  50  60      (seconds 1..6)
+#   pillow  H   H                       holding (and looking at at 10)
+#   chair           S   S   S           sitting on
+#   phone               L       H       looking at (40), holding + looking at (60)
+#   table       .                       annotated, no relation
+#   holding a pillow 0.5-2.2 s: keyframes 10, 20; sitting in a chair 2.5-5.5 s: 30, 40, 50;
+#   holding a phone 5.8-6.5 s: 60
+FRAMES = [(10, 1.0), (20, 2.0), (30, 3.0), (40, 4.0), (50, 5.0), (60, 6.0)]
+RELATIONS = [(0, "pillow", "holding"), (1, "pillow", "holding"), (0, "pillow", "looking at"),
+             (2, "chair", "sitting on"), (3, "chair", "sitting on"), (4, "chair", "sitting on"),
+             (5, "phone", "holding"), (5, "phone", "looking at"), (3, "phone", "looking at")]
+ACTIONS = [("holding a pillow", 0.5, 2.2), ("sitting in a chair", 2.5, 5.5), ("holding a phone", 5.8, 6.5)]
+# agqa_semantics.md §a.1 for X = sitting in a chair (keyframes 30, 40, 50): before X runs from the
+# first keyframe through X's first keyframe; after X is strictly after X's last; while X is X's own
+WINDOWS = {"before": [10, 20, 30], "after": [60], "while": [30, 40, 50]}
+
+
+def tensorqa(*args):
+    return subprocess.run([sys.executable, "-m", "tensorqa.cli", *map(str, args)], capture_output=True, text=True)
+
+
+@pytest.fixture(scope="module")
+def hand(tmp_path_factory):
+    root = tmp_path_factory.mktemp("viz")
+    scene = make_scene("HAND1", FRAMES, RELATIONS, objects=[(1, "table")], actions=ACTIONS)
+    store = write_store(root / "hand.h5", [scene], source="test",
+                        meta={"rel_obj_keyframes": scene.rel.sum(axis=0).tolist()})
+    generate(store, root / "pool", progress=False, grounding=True)
+    return root, store, scene, read_pool(root / "pool")
+
+
+def _record(table, **where):
+    mask = None
+    for column, value in where.items():
+        m = pc.match_substring(table[column], value) if column == "program" else pc.equal(table[column], value)
+        mask = m if mask is None else pc.and_(mask, m)
+    rows = table.filter(mask)
+    assert rows.num_rows, where
+    return rows.slice(0, 1).to_pylist()[0]
+
+
+def _grounded(text: str) -> tuple[set[int], set[tuple[str, int]]]:
+    """Keyframes and (object, keyframe) vertices named by an sg_grounding, read with regexes."""
+    frames, objects = set(), set()
+    for ids in json.loads(text).values():
+        for i in ids:
+            m = re.fullmatch(r"(?:([orv]\d+)/)?(\d{6})", i)
+            if m:
+                frames.add(int(m.group(2)))
+                if m.group(1) and m.group(1).startswith("o"):
+                    objects.add((m.group(1), int(m.group(2))))
+    return frames, objects
+
+
+def test_bars_ticks_and_grid_are_the_store(hand):
+    _, _, scene, _ = hand
+    d = timeline_data(scene)
+    v = vocab()
+    assert [(b["phrase"], b["start_s"], b["end_s"]) for b in d["bars"]] == [(p, a, b) for p, a, b in ACTIONS]
+    assert [b["instance"] for b in d["bars"]] == [f"{v.actions[v.action_index(p)]}/1" for p, _, _ in ACTIONS]
+    assert [(t["frame"], t["secs"]) for t in d["ticks"]] == FRAMES
+    o = lambda w: v.object_ids[v.object_index(w)]  # noqa: E731
+    assert sorted(d["objects"]) == sorted(o(w) for w in ("pillow", "chair", "phone", "table"))
+    cells = {(c["object"], c["frame"]): c for c in d["cells"]}
+    assert set(cells) == {(o("pillow"), 10), (o("pillow"), 20), (o("chair"), 30), (o("chair"), 40), (o("chair"), 50),
+                          (o("phone"), 40), (o("phone"), 60), (o("table"), 20)}
+    rel = lambda w: v.relation_ids[v.relation_index(w)]  # noqa: E731
+    assert sorted(cells[(o("pillow"), 10)]["relations"]) == sorted([rel("holding"), rel("looking at")])
+    assert cells[(o("pillow"), 10)]["kind"] == "contact" and cells[(o("phone"), 40)]["kind"] == "attention"
+    assert cells[(o("table"), 20)]["kind"] == "none" and cells[(o("table"), 20)]["relations"] == []
+    assert d["question"] is d["window"] is d["grounding"] is None
+    assert not any(t["highlight"] for t in d["ticks"])
+
+
+@pytest.mark.parametrize("kind", ["before", "after", "while"])
+def test_window_and_grounding_of_a_question(hand, kind):
+    _, _, scene, table = hand
+    record = _record(table, template="objExists", window=kind, program=f"Localize({kind}, sitting in a chair)")
+    d = timeline_data(scene, record)
+    assert d["question"]["text"] == record["question"] and d["question"]["answer"] == record["answer"]
+    assert d["window"]["kind"] == kind
+    assert d["window"]["frames"] == WINDOWS[kind]
+    secs = dict(FRAMES)
+    assert (d["window"]["start_s"], d["window"]["end_s"]) == (secs[WINDOWS[kind][0]], secs[WINDOWS[kind][-1]])
+    frames, objects = _grounded(record["sg_grounding"])
+    assert frames >= set(WINDOWS[kind])  # the localization's span lists its window
+    assert {t["frame"] for t in d["ticks"] if t["highlight"]} == frames
+    assert {(c["object"], c["frame"]) for c in d["cells"] if c["highlight"]} == objects
+    chair = f"{vocab().actions[vocab().action_index('sitting in a chair')]}/1"
+    assert [b["instance"] for b in d["bars"] if b["highlight"]] == [chair]
+
+
+def test_pillow_before_sitting_is_grounded_at_the_holding_keyframes(hand):
+    _, _, scene, table = hand
+    record = _record(table, template="objExists", window="before", object=vocab().object_ids[vocab().object_index("pillow")],
+                     program="Localize(before, sitting in a chair)")
+    assert record["answer"] == "yes"
+    d = timeline_data(scene, record)
+    pillow = vocab().object_ids[vocab().object_index("pillow")]
+    assert {(c["object"], c["frame"]) for c in d["cells"] if c["highlight"]} == {(pillow, 10), (pillow, 20)}
+    assert [t["frame"] for t in d["ticks"] if t["highlight"]] == [10, 20, 30]
+
+
+def test_grounding_is_computed_when_the_pool_has_none(hand):
+    _, _, scene, table = hand
+    record = _record(table, template="objExists", window="before", program="Localize(before, sitting in a chair)")
+    want = timeline_data(scene, record)["grounding"]
+    assert timeline_data(scene, dict(record, sg_grounding=None))["grounding"] == want
+
+
+def test_compare_time_window_is_the_answered_side(hand):
+    _, _, scene, table = hand
+    record = _record(table, template="objTime", program="Localize(temporal tag, sitting in a chair)")
+    d = timeline_data(scene, record)
+    # §a.2: strictly before X's first keyframe (30), or strictly after its last (50)
+    assert d["window"]["frames"] == ({"before": [10, 20], "after": [60]}[record["answer"]])
+
+
+def test_show_command_writes_png_and_html(hand):
+    root, store, _, table = hand
+    qid = _record(table, template="objExists", window="before")["question_id"]
+    r = tensorqa("show", store, "HAND1", "--pool", root / "pool", "--question", qid, "--out", root / "q.html")
+    assert r.returncode == 0, r.stderr
+    page = (root / "q.html").read_text()
+    assert page.count("<img") == 1 and "data:image/png;base64," in page and qid in page
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)  # nothing fetched at view time
+    r = tensorqa("show", store, "HAND1", "--out", root / "v.png")
+    assert r.returncode == 0, r.stderr
+    assert (root / "v.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert not list(root.glob("*.partial"))
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["NOPE"], "no video 'NOPE'"),
+    (["HAND1", "--question", "HAND1-0"], "--pool and --question go together"),
+    (["HAND1", "--pool", "POOL", "--question", "HAND1-999999"], "not in the pool"),
+    (["HAND1", "--pool", "POOL", "--question", "OTHER-1"], "not in the pool"),
+])
+def test_show_user_errors(hand, args, needle):
+    root, store, _, _ = hand
+    args = [str(root / "pool") if a == "POOL" else a for a in args]
+    r = tensorqa("show", store, *args, "--out", root / "bad.html")
+    assert r.returncode == 2 and r.stderr.startswith("tensorqa: error: ") and needle in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    r = tensorqa("show", store, "HAND1", "--out", root / "bad.jpg")
+    assert r.returncode == 2 and "expected a file ending in .png or .html" in r.stderr
+
+
+def test_missing_extra_is_one_line(hand, monkeypatch, capsys):
+    root, store, _, _ = hand
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib raises ImportError
+    for argv in (["show", str(store), "HAND1", "--out", str(root / "x.png")], ["report", str(root / "pool"), "--out", str(root / "r")]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err == f"tensorqa: error: {argv[0]}: needs the plotting extra: pip install 'tensorqa[viz]'\n"
+
+
+# -- report ---------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def pools(tmp_path_factory):
+    root = tmp_path_factory.mktemp("report")
+    for args in (["pack", "--videos", 12, "--seed", 2, "--out", root / "s.h5", "--quiet"],
+                 ["generate", root / "s.h5", "--out", root / "pool", "--quiet"],
+                 ["balance", root / "pool", "--out", root / "bal", "--quiet"]):
+        r = tensorqa(*args)
+        assert r.returncode == 0, r.stderr
+    return root
+
+
+def _stats(pool):
+    r = tensorqa("stats", pool, "--json")
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def test_report_numbers_are_stats(pools):
+    r = tensorqa("report", pools / "bal", "--compare", pools / "pool", "--out", pools / "rep")
+    assert r.returncode == 0, r.stderr
+    s = json.loads((pools / "rep/summary.json").read_text())
+    assert s["pool"]["stats"] == _stats(pools / "bal")
+    assert s["compare"]["stats"] == _stats(pools / "pool")
+    assert (s["pool"]["kind"], s["compare"]["kind"]) == ("balanced", "unbalanced")
+    for side in ("pool", "compare"):
+        st = s[side]["stats"]
+        assert sum(np.round(list(s[side]["steps_share"].values()), 4)) == pytest.approx(1, abs=1e-3)
+        binary = {b["template"]: b for b in s[side]["binary"]}
+        for t in st["templates"]:
+            if t["template"] in binary:
+                assert binary[t["template"]]["top_share"] == t["top_answers"][0][1]
+                assert binary[t["template"]]["questions"] == t["questions"]
+    page = (pools / "rep/report.html").read_text()
+    assert page.count("<img") == 5 and "Table 14" in page
+    assert f"{s['pool']['stats']['questions']:,}" in page and f"{s['compare']['stats']['questions']:,}" in page
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)
+
+
+def test_report_user_errors(pools, tmp_path):
+    (tmp_path / "file").write_text("x")
+    r = tensorqa("report", pools / "pool", "--out", tmp_path / "file")
+    assert r.returncode == 2 and "is a file" in r.stderr
+    r = tensorqa("report", tmp_path / "nopool", "--out", tmp_path / "r")
+    assert r.returncode == 2 and r.stderr.startswith("tensorqa: error: ") and "Traceback" not in r.stderr
+
+
+# -- a real browser -------------------------------------------------------------------------------------
+BROWSER = browser.find_browser()
+
+
+@pytest.mark.skipif(BROWSER is None, reason="no Chromium binary (apt-get install chromium, or set TENSORQA_CHROMIUM)")
+def test_pages_render_in_headless_chromium(hand, pools):
+    root, store, _, table = hand
+    qid = _record(table, template="objExists", window="before")["question_id"]
+    assert tensorqa("show", store, "HAND1", "--pool", root / "pool", "--question", qid, "--out", root / "b.html").returncode == 0
+    if not (pools / "rep/report.html").exists():
+        assert tensorqa("report", pools / "bal", "--compare", pools / "pool", "--out", pools / "rep").returncode == 0
+    for page, images in ((root / "b.html", 1), (pools / "rep/report.html", 5)):
+        got = browser.render(page, BROWSER)
+        assert got["loaded"], got
+        assert got["images"] == images and got["broken"] == 0 and min(got["widths"]) > 0, got
+        assert got["errors"] == [] and got["console_errors"] == [], got
+        shot = browser.screenshot(page, page.with_suffix(".screenshot.png"), BROWSER)
+        assert shot.stat().st_size > 10_000
+
+
+@pytest.mark.skipif(BROWSER is None, reason="no Chromium binary (apt-get install chromium, or set TENSORQA_CHROMIUM)")
+def test_the_probe_sees_a_broken_page(tmp_path):
+    page = tmp_path / "bad.html"
+    page.write_text('<!DOCTYPE html><html><head><title>x</title></head><body><img src="data:image/png;base64,AAAA">'
+                    '<script>console.error("boom")</script></body></html>')
+    got = browser.render(page, BROWSER)
+    assert got["broken"] == 1 and any("boom" in e for e in got["errors"]), got
