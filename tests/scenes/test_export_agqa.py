@@ -58,7 +58,7 @@ def store(tmp_path_factory):
 @pytest.fixture(scope="module")
 def exported(store, tmp_path_factory):
     out = tmp_path_factory.mktemp("export") / "AGQA_train_stsgs.pkl"
-    assert tensorqa.scenes.export_agqa(store, out) == out
+    assert tensorqa.export_agqa(store, out) == out
     with open(out, "rb") as f:
         return pickle.load(f)
 
@@ -190,7 +190,7 @@ def test_actions(exported):
 
 def test_round_trip_through_the_loader(store, exported, tmp_path):
     path = tmp_path / "AGQA_train_stsgs.pkl"
-    tensorqa.scenes.export_agqa(str(store), path)
+    tensorqa.export_agqa(str(store), path)
     back = {s.video_id: s for s in load_agqa_stsgs(path)}
     for orig in (kitchen(), bedroom()):
         got = back[orig.video_id]
@@ -209,7 +209,7 @@ def test_random_scenes_round_trip(tmp_path):
     store = write_store(tmp_path / "random.h5", scenes)
     out = tmp_path / "AGQA_test_stsgs.pkl"
     with open_store(store) as s:
-        tensorqa.scenes.export_agqa(s, out)
+        tensorqa.export_agqa(s, out)
         assert len(s) == 31  # the store we passed in stays open
     with open(out, "rb") as f:
         data = pickle.load(f)
@@ -259,7 +259,7 @@ def test_long_video_pickles_past_the_recursion_limit(tmp_path):
         pickle.dumps({"LONG1": graph}, protocol=4)
     store = write_store(tmp_path / "long.h5", [scene])
     limit, stack = sys.getrecursionlimit(), threading.stack_size()
-    out = tensorqa.scenes.export_agqa(store, tmp_path / "long.pkl")
+    out = tensorqa.export_agqa(store, tmp_path / "long.pkl")
     assert (sys.getrecursionlimit(), threading.stack_size()) == (limit, stack)  # restored
     with open(out, "rb") as f:
         g = pickle.load(f)["LONG1"]
@@ -272,21 +272,21 @@ def test_long_video_pickles_past_the_recursion_limit(tmp_path):
 
 def test_video_selection(store, tmp_path):
     out = tmp_path / "two.pkl"
-    tensorqa.scenes.export_agqa(store, out, video_ids=["YSKX3", "46GP8", "YSKX3"])
+    tensorqa.export_agqa(store, out, video_ids=["YSKX3", "46GP8", "YSKX3"])
     assert list(pickle.loads(out.read_bytes())) == ["YSKX3", "46GP8"]  # given order, duplicates once
-    tensorqa.scenes.export_agqa(store, out, video_ids="46GP8")  # one id as a plain string
+    tensorqa.export_agqa(store, out, video_ids="46GP8")  # one id as a plain string
     assert list(pickle.loads(out.read_bytes())) == ["46GP8"]
 
 
 def test_bad_requests(store, tmp_path):
     out = tmp_path / "bad.pkl"
     with pytest.raises(TensorQAError, match=r"small\.h5: no video 'NOPE1'"):
-        tensorqa.scenes.export_agqa(store, out, video_ids=["46GP8", "NOPE1"])
+        tensorqa.export_agqa(store, out, video_ids=["46GP8", "NOPE1"])
     assert not out.exists() and not (tmp_path / "bad.pkl.partial").exists()
     with pytest.raises(TensorQAError, match=r"output directory .* does not exist"):
-        tensorqa.scenes.export_agqa(store, tmp_path / "no" / "dir" / "x.pkl")
+        tensorqa.export_agqa(store, tmp_path / "no" / "dir" / "x.pkl")
     with pytest.raises(TensorQAError, match=r"nope\.h5: no such file"):
-        tensorqa.scenes.export_agqa(tmp_path / "nope.h5", out)
+        tensorqa.export_agqa(tmp_path / "nope.h5", out)
 
 
 def test_frame_numbers_agqa_cannot_name():
