@@ -45,7 +45,8 @@ import grid_vs_reference
 from tensorqa import kernels as kernels_mod
 from tensorqa.errors import TensorQAError
 from tensorqa.agqa import generate
-from tensorqa.agqa.pipeline import StageTimes, default_batch_videos, generate_block, resolve_templates
+from tensorqa.agqa.blocks import generate_block
+from tensorqa.agqa.options import StageTimes, default_batch_videos, resolve_templates
 from tensorqa.memory import keep_freed_memory
 from tensorqa.scenes.pack import pack_default
 from tensorqa.engine.program_shapes import PROGRAM_SHAPES

@@ -222,7 +222,7 @@ def ablate_store(store, ablations: list[tuple[str, str]] | list[str], templates:
 
     Returns ``{"ablations", "videos", "seconds", "templates": [TemplateChange as dict, ...],
     "total": {...}}`` (templates in catalogue order)."""
-    from tensorqa.agqa.pipeline import checked_run_options, resolve_templates, store_rel_obj_counts, videos_used
+    from tensorqa.agqa.options import checked_run_options, resolve_templates, store_rel_obj_counts, videos_used
 
     pairs = [parse_ablation(a if isinstance(a, str) else "=".join(a)) for a in ablations]
     if not pairs:

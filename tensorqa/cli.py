@@ -135,10 +135,15 @@ def _balance_arguments(p: argparse.ArgumentParser) -> None:
 @command("balance", "balance a pool's answers and question structures as AGQA does", _balance_arguments)
 def run_balance(a: argparse.Namespace) -> int:
     from tensorqa.agqa.balancing.balance import balance_config, balance_pool, format_report
+    from tensorqa.engine.semantics import PRESETS
+    from tensorqa.writers import pool_fact
 
     overrides = {"seed": a.seed, "temporal_labels": not a.no_temporal_labels, "structural": not a.no_structural,
                  "shard_rows": a.shard_rows}
-    if a.all_passes:
+    # §f10: smoothing applies every pass's removals with --all-passes, or when the pool was generated
+    # under a semantics that says so (strict), as the pool's done markers record it
+    semantics = pool_fact(a.pool, "semantics")
+    if a.all_passes or (semantics in PRESETS and PRESETS[semantics].smoothing_applies_all_passes):
         overrides["last_pass_only"] = False
     if a.ratio_bound is not None:
         overrides["ratio_bound"] = a.ratio_bound

@@ -158,17 +158,23 @@ PLAIN_COLUMNS = frozenset(("steps", "is_direct", "indirect", "i_obj", "i_rel", "
 STATISTICS_COLUMNS = ["video_id", "split", "template"]
 
 
-def pool_store(pool: str | os.PathLike) -> str | None:
-    """The scene store a pool was generated from, as its shards' done markers record it
-    (``tensorqa generate`` writes it; ``balance`` and ``split`` pass on their input's), or None."""
+def pool_fact(pool: str | os.PathLike, key: str):
+    """A pool-level fact (``store``, ``seed``, ``semantics``, ...) as its shards' done markers
+    record it (``tensorqa generate`` writes them; ``balance`` and ``split`` pass on their input's),
+    or None."""
     for marker in sorted(Path(pool, "data").glob(".done-*.json")):
         try:
-            store = json.loads(marker.read_text()).get("store")
+            value = json.loads(marker.read_text()).get(key)
         except (OSError, ValueError):
             continue
-        if store:
-            return store
+        if value is not None and value != "":
+            return value
     return None
+
+
+def pool_store(pool: str | os.PathLike) -> str | None:
+    """The scene store a pool was generated from (:func:`pool_fact`), or None."""
+    return pool_fact(pool, "store")
 
 
 def cast_records(table: pa.Table, schema: pa.Schema, where: str | os.PathLike) -> pa.Table:

@@ -161,7 +161,7 @@ def test_2_out_that_is_a_device_is_refused_before_any_work(tmp_path, store, pool
 
 # -- 3. two generate runs into one --out ------------------------------------------------------------------
 def test_3_a_second_generate_into_the_same_folder_is_refused(tmp_path, store, capsys):
-    from tensorqa.agqa.pipeline import shard_lock_name
+    from tensorqa.agqa.options import shard_lock_name
     from tensorqa.outputs import output_lock
 
     out = tmp_path / "pool"

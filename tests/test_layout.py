@@ -67,3 +67,38 @@ def test_installed_wheel_runs_outside_the_checkout(wheel, tmp_path):
     pkg, kernels, objects, templates = r.stdout.split()
     assert pkg.startswith(str(target)) and kernels.startswith(str(target / "tensorqa" / "kernels"))
     assert (objects, templates) == ("36", "28")
+
+
+def test_no_import_cycle():
+    # every import of the package and the kernels, at module level or inside functions: a graph
+    # without cycles (a module's own ancestors, which Python imports first, are not edges)
+    import ast
+
+    mods = {}
+    for p in [*(REPO / "tensorqa").rglob("*.py"), *(REPO / "kernels").rglob("*.py")]:
+        parts = list(p.relative_to(REPO).with_suffix("").parts)
+        parts = ["tensorqa", *parts] if parts[0] == "kernels" else parts
+        mods[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = p
+    graph = {}
+    for m, p in mods.items():
+        deps = set()
+        for n in ast.walk(ast.parse(p.read_text())):
+            if isinstance(n, ast.ImportFrom) and n.module and n.module.startswith("tensorqa"):
+                subs = {f"{n.module}.{a.name}" for a in n.names} & mods.keys()
+                deps |= subs | ({n.module} if len(subs) < len(n.names) else set())
+            elif isinstance(n, ast.Import):
+                deps |= {a.name for a in n.names}
+        graph[m] = {d for d in deps & mods.keys() if d != m and not m.startswith(d + ".")}
+    state: dict[str, int] = {}
+
+    def visit(m: str, path: list[str]) -> None:
+        state[m] = 1
+        for d in sorted(graph[m]):
+            assert state.get(d) != 1, " -> ".join(path[path.index(d):] + [m, d]) if d in path else f"{m} -> {d}"
+            if d not in state:
+                visit(d, path + [m])
+        state[m] = 2
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m, [])

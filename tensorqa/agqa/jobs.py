@@ -32,7 +32,9 @@ from tensorqa.engine.semantics import get_semantics
 from tensorqa.scenes.store import open_store
 from tensorqa.writers import resume_shard
 from tensorqa.outputs import output_lock
-from tensorqa.agqa.pipeline import StageTimes, default_grounding, record_params, resolve_templates, shard_lock_name, videos_used
+from tensorqa.agqa.pipeline import generate_shard
+from tensorqa.agqa.options import (StageTimes, default_grounding, record_params, resolve_templates, shard_lock_name,
+                                   shared_gpu, videos_used)
 
 # statistics summed over shards: StageTimes' counters and stage seconds
 SUMMED = tuple(f.name for f in fields(StageTimes) if f.name != "per_template")
@@ -139,8 +141,6 @@ def _shard(index: int, jobs: int, kwargs: dict, done, results, parent: int | Non
     if parent is not None:
         _exit_with_parent(parent)
     try:
-        from tensorqa.agqa.pipeline import generate, shared_gpu
-
         if kwargs.get("device") == "cuda":
             kwargs = {**kwargs, "device": shared_gpu(index)}
 
@@ -148,8 +148,8 @@ def _shard(index: int, jobs: int, kwargs: dict, done, results, parent: int | Non
             done[2 * index] += videos
             done[2 * index + 1] = questions
 
-        # the parent holds the shards' locks for the run (pipeline.shard_lock_name)
-        stats = generate(**kwargs, num_shards=jobs, shard_index=index, progress=False, on_block=on_block, lock=False)
+        # the parent holds the shards' locks for the run (options.shard_lock_name)
+        stats = generate_shard(**kwargs, num_shards=jobs, shard_index=index, progress=False, on_block=on_block, lock=False)
         results.put((index, "ok", stats))
     except TensorQAError as e:
         results.put((index, "error", str(e)))

@@ -50,7 +50,7 @@ from tensorqa.agqa.balancing.scan import (BATCH_ROWS, RECORD_BATCH_ROWS, as_nump
 from tensorqa.errors import TensorQAError
 from tensorqa.agqa.templates.catalogue import TEMPLATES
 from tensorqa.scenes.vocab import vocab
-from tensorqa.writers import RECORD_SCHEMA, SPLITS, pool_store, write_dataset_card
+from tensorqa.writers import RECORD_SCHEMA, SPLITS, pool_fact, pool_store, write_dataset_card
 
 SPLIT_FIELDS = pa.schema([
     ("novel_comp", pa.int8()),
@@ -352,7 +352,8 @@ def split_pool(pool: str | os.PathLike, out: str | os.PathLike, config: SplitCon
         report = {"pool": str(pool), "out": str(out), "rows_in": n_in, "rows_out": rows_out,
                   "train_novel_dropped": dropped, "direct_questions": len(direct_ids), "flags": stats,
                   "config": _config_dict(config)}
-        output.close({"split": report["config"], "rows_out": rows_out, "store": pool_store(pool)})  # for decompose
+        output.close({"split": report["config"], "rows_out": rows_out, "store": pool_store(pool),  # for decompose
+                      "semantics": pool_fact(pool, "semantics")})
     except BaseException:
         output.abort()
         raise

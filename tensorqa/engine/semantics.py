@@ -108,11 +108,13 @@ class Semantics:
     # relation" never fires in andObjRelExists / xorObjRelExists (the generator's check receives
     # plain ids), so "held the first thing taken and the thing they held" is asked (False, AGQA).
     # True: the clause applies there as in every other template. The touching restriction applies
-    # either way. Reader: reference enumeration (agqa/pipeline.py).
+    # either way. Reader: reference enumeration (agqa/blocks.py).
     and_xor_reference_relation_check: bool = False
     # f8. Pairs of a two-item slot are enumerated once (combinations, in a deterministic order).
     pairs_as_combinations: bool = True
     # f10. Open-answer smoothing applies only the last pass's removals (False, AGQA); True: all.
+    # Reader: ``tensorqa balance``, from the semantics the pool's done markers record (``--all-passes``
+    # forces True).
     smoothing_applies_all_passes: bool = False
 
     def __post_init__(self) -> None:

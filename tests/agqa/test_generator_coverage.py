@@ -16,7 +16,8 @@ from dataclasses import replace
 import pytest
 import torch
 
-from tensorqa.agqa.pipeline import StageTimes, generate_block, resolve_templates
+from tensorqa.agqa.blocks import generate_block
+from tensorqa.agqa.options import StageTimes, resolve_templates
 from tensorqa.engine.scalar import Undefined, run_program
 from tensorqa.scenes.batch import SceneBatch
 from tensorqa.engine.semantics import AGQA, STRICT

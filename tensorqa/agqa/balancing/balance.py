@@ -67,7 +67,7 @@ from tensorqa.agqa.balancing.smoothing import SmoothingRule, binary_targets, smo
 from tensorqa.agqa.balancing.structural import STRUCTURE_SHARES, structural_targets
 from tensorqa.errors import TensorQAError
 from tensorqa.agqa.templates.catalogue import FAMILIES, STRUCTURALS, TEMPLATES, WINDOW_KINDS
-from tensorqa.writers import RECORD_SCHEMA, SPLITS, pool_store, write_dataset_card
+from tensorqa.writers import RECORD_SCHEMA, SPLITS, pool_fact, pool_store, write_dataset_card
 
 BALANCE_COLUMNS = ("template", "window", "local", "answer", "direct_group", "is_direct", "steps")
 OPEN_MODES = ("smooth", "uniform", "none")
@@ -424,7 +424,8 @@ def balance_pool(pool: str | os.PathLike, out: str | os.PathLike, config: Balanc
                                             f"is not {split!r}")
                     output.add(split, table)
         output.close({"balance": config.as_dict(), "rows": {s: r["rows"] for s, r in report["splits"].items()},
-                      "store": pool_store(pool)})  # the scene store, for decompose
+                      "store": pool_store(pool),  # the scene store, for decompose
+                      "semantics": pool_fact(pool, "semantics")})
     except BaseException:
         output.abort()
         raise

@@ -7,6 +7,7 @@ results are worked out in the comments from semantics §d, never read back from 
 from __future__ import annotations
 
 import hashlib
+import json
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -58,8 +59,9 @@ def number(rows: list[dict]) -> list[dict]:
     return rows
 
 
-def write_pool(path: Path, rows: list[dict], shards: int = 2) -> Path:
-    """Write rows as a pool; each video's rows go to one shard (as the generator does)."""
+def write_pool(path: Path, rows: list[dict], shards: int = 2, marker: dict | None = None) -> Path:
+    """Write rows as a pool; each video's rows go to one shard (as the generator does); ``marker``:
+    what the shards' done markers record besides their row counts (semantics, store, ...)."""
     number(rows)
     per_video = Counter(r["video_id"] for r in rows)
     table = pa.Table.from_pylist(rows, schema=RECORD_SCHEMA)
@@ -69,7 +71,7 @@ def write_pool(path: Path, rows: list[dict], shards: int = 2) -> Path:
     for s in range(shards):
         w = ParquetShardWriter(path, s, shards)
         w.write(table.filter(pa.array([shard_of[v] == s for v in vid])))
-        w.close()
+        w.close(marker)
     write_dataset_card(path, "test pool")
     return path
 
@@ -550,3 +552,19 @@ def test_cli_balance(tmp_path, capsys):
     assert "structural mix" in capsys.readouterr().out
     assert (tmp_path / "out" / "README.md").read_text().count("binary") >= 1
     assert main(["balance", str(pool), "--out", str(tmp_path / "out2"), "--shares", "query=x", "--quiet"]) == 2
+
+
+@pytest.mark.parametrize("semantics, flags, all_passes", [
+    ("agqa", [], False), ("strict", [], True), (None, [], False), ("agqa", ["--all-passes"], True)])
+def test_smoothing_passes_follow_the_pools_semantics(tmp_path, semantics, flags, all_passes):
+    # §f10: AGQA applies only the last smoothing pass's removals; the strict semantics (and
+    # --all-passes) apply every pass. balance reads the semantics the pool was generated under from
+    # its done markers, and passes it on in its own
+    rows = [record(video_id=f"V{i % 7}", template="objWhat", answer=a, relation="r15", local="r15")
+            for i, a in enumerate(["cup"] * 40 + ["phone"] * 8 + ["book"] * 4)]
+    pool = write_pool(tmp_path / "pool", rows, marker=None if semantics is None else {"semantics": semantics})
+    out = tmp_path / "out"
+    assert main(["balance", str(pool), "--out", str(out), "--quiet", *flags]) == 0
+    marker = json.loads(next((out / "data").glob(".done-*.json")).read_text())
+    assert marker["balance"]["smoothing"]["last_pass_only"] is (not all_passes)
+    assert marker["semantics"] == semantics

@@ -1,0 +1,289 @@
+"""One block of videos -> its question records: every template's grid, the validity masks, the reference
+enumeration (object references, indirect-object actions, in slots and localizations), numbering, frame
+variants and rendering.
+
+Determinism: a video's questions depend only on the video (compact grid axes are per video), the
+seed and the template list; question ids ``<video>-<n>`` number them in template order then grid
+order; frame variants hash (seed, video, template, n). So the pool is the same whatever the block
+size, device or number of shards."""
+
+from __future__ import annotations
+
+import functools
+import time
+from typing import Callable
+
+import numpy as np
+import pyarrow as pa
+import torch
+
+from tensorqa.engine.grid import GridContext, evaluate
+from tensorqa.agqa.templates import TEMPLATES
+from tensorqa.scenes.vocab import vocab
+from tensorqa.agqa.validity import rule_cells
+from tensorqa.agqa.records import MAX_STEPS, TEMPLATE_NAMES, CellBlock, frame_variants, question_steps, render, video_key
+from tensorqa.agqa.indirect import action_reference_slots, object_references, reference_rule, reference_rule_for, slots_by_object
+from tensorqa.agqa.text import stable_order
+from tensorqa.agqa.options import StageTimes
+
+
+ANSWER_KINDS = ("yes/no", "before/after", "object", "action")
+
+
+def generate_block(batch, templates: list[str], rel_obj_counts: torch.Tensor, semantics, seed: int,
+                   times: StageTimes) -> pa.Table:
+    """The RECORD_SCHEMA table of one batch of videos.
+
+    Stage seconds are host clock readings; on CUDA each reading first waits for the GPU's queued
+    work, so a stage is charged for its own kernels rather than the next stage's first sync."""
+    clock = _stage_clock(batch.device)
+    ctx = GridContext(batch, semantics)
+    keys = np.array([video_key(v) for v in batch.video_ids], dtype=np.int64)
+    tables = _ReferenceTables(batch, ctx, seed, keys)
+    blocks, kinds = [], []
+    for name in templates:
+        spec = TEMPLATES[name]
+        t0 = clock()
+        grid = evaluate(spec.program, batch, semantics, context=ctx)
+        t1 = clock()
+        # the rules once; a pair slot's direct cells come once, in referent order (keep & pairs), and
+        # its reference forms are enumerated from those cells (§b.0: candidates expand in place)
+        keep, pairs, cells = rule_cells(spec.program, grid, ctx, rel_obj_counts, spec.windows)
+        idx = (keep if pairs is None else keep & pairs).nonzero(as_tuple=True)
+        t2 = clock()
+        found = [CellBlock.from_index(name, idx, cells)]
+        ref_axes = {axis: kinds_ for axis, kinds_ in spec.references
+                    if axis in ("object", "object2") and set(kinds_) & {"first", "last", "whole"}}
+        # reference enumeration, and the block's reference tables built on first use, count as masks
+        if ref_axes:
+            t3 = clock()
+            found += _reference_blocks(name, grid, (idx, cells), tables.refs, ref_axes)
+            t2 += clock() - t3
+        act_axes = [axis for axis, kinds_ in spec.references
+                    if axis in ("action", "action2") and "indirect-object" in kinds_]
+        if act_axes:
+            t3 = clock()
+            if len(act_axes) == 2:  # actTime: a pair of actions
+                found += _action_reference_blocks(name, grid, (idx, cells), tables.refs, tables.act_slots, act_axes)
+            else:  # relTime, objTime: every kept cell, direct or with object references
+                found += _indirect_action_blocks(found, act_axes[0], *tables.window)
+            t2 += clock() - t3
+        if any((b.window > 0).any() for b in found):
+            t3 = clock()
+            found += _window_reference_blocks(found, *tables.window)
+            t2 += clock() - t3
+        kinds += [np.full(len(b), ANSWER_KINDS.index(grid.answer_kind), np.int64) for b in found]
+        blocks += found
+        times.grid += t1 - t0
+        times.masks += t2 - t1
+        times.records += clock() - t2
+    t0 = clock()
+    block = CellBlock.concat(blocks)
+    answer_kinds = np.concatenate(kinds) if kinds else np.zeros(0, np.int64)
+    rows = np.flatnonzero(question_steps(block) <= MAX_STEPS)  # §b.0: 9 or more steps are discarded
+    rows = rows[stable_order(block.video[rows], len(batch))]  # per video: template order, then grid order
+    block, answer_kinds = block.take(rows), answer_kinds[rows]
+    for t, count in enumerate(np.bincount(block.template, minlength=len(TEMPLATE_NAMES))):  # kept questions
+        if count:
+            times.per_template[TEMPLATE_NAMES[t]] = times.per_template.get(TEMPLATE_NAMES[t], 0) + int(count)
+    starts = np.searchsorted(block.video, np.arange(len(batch)))
+    rank = np.arange(len(block)) - starts[block.video]
+    variant = frame_variants(block, keys, rank, seed)
+    times.records += clock() - t0
+    t0 = clock()
+    table = render(block, batch.video_ids, batch.splits, rank, variant, answer_kinds)
+    times.render += clock() - t0
+    times.questions += len(block)
+    times.videos += len(batch)
+    return table
+
+
+class _ReferenceTables:
+    """A block's object references and the indirect-object action slots built on them (and their
+    host copies for the window references), each computed on first use: a template subset may
+    need none of them."""
+
+    def __init__(self, batch, ctx: GridContext, seed: int, keys: np.ndarray):
+        self.batch, self.ctx, self.seed, self.keys = batch, ctx, seed, keys
+
+    @functools.cached_property
+    def refs(self):
+        return object_references(self.batch, self.ctx, self.seed, torch.as_tensor(self.keys, device=self.batch.device))
+
+    @functools.cached_property
+    def act_slots(self) -> torch.Tensor:
+        return action_reference_slots(self.batch, self.refs)
+
+    @functools.cached_property
+    def window(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return tuple(t.cpu().numpy() for t in (self.act_slots, self.refs.kind, self.refs.relation))
+
+
+def _stage_clock(device: torch.device) -> Callable[[], float]:
+    """perf_counter, after a device synchronize when the batch lives on CUDA."""
+    if device.type != "cuda":
+        return time.perf_counter
+
+    def clock() -> float:
+        torch.cuda.synchronize(device)
+        return time.perf_counter()
+    return clock
+
+
+def _reference_blocks(name, grid, kept, refs, ref_axes) -> list[CellBlock]:
+    """Cells whose object slot(s) hold references, enumerated sparsely: a reference cell is valid
+    exactly when its referent's direct cell is (the same answer and rules) and the reference rules
+    of the template hold (:func:`reference_rule_for`). One-object templates: (ref). Pairs: (direct,
+    ref), (ref, direct) and (ref, ref) of every kept direct pair: AGQA's generator expands each
+    candidate object in place into its forms, so a pair comes in the order of its referents
+    (§b.0), whatever forms it takes.
+
+    ``kept``: (index tensors of the cells that pass the template's rules, each pair once in
+    referent order; their :class:`Cells`)."""
+    idx, cells = kept
+    video = grid.video[idx[0]]
+    relation = cells.full(cells.ids("relation"))[idx] if cells.has("relation") else None
+    rule = reference_rule_for(name, grid.semantics)
+    O = vocab().num_objects
+    K = refs.valid.shape[1]
+
+    def candidates(axis: str):
+        mine = refs.of_kinds(tuple(ref_axes[axis]))
+        table = slots_by_object(mine, O)  # [B, O, S]
+        obj = cells.full(cells.ids(axis))[idx]
+        # flat indices: index_select / take instead of 2-D advanced indexing (~2x faster on CPUs)
+        cand = table.reshape(-1, table.shape[-1]).index_select(0, video * O + obj.clamp(min=0))  # [M, S]
+        through = torch.take(mine.relation, video[:, None] * K + cand.clamp(min=0))
+        rel = None if relation is None else relation[:, None]
+        ok = (cand >= 0) & reference_rule(rel, through, **rule)
+        return mine, cand, ok
+
+    axes = ("object", "object2") if "object2" in ref_axes else ("object",)
+    return _slot_reference_blocks(name, kept, video, axes, candidates)
+
+
+def _action_reference_blocks(name, grid, kept, refs, act_slots, act_axes) -> list[CellBlock]:
+    """actTime's cells whose action slot(s) hold indirect-object actions (§b.3 "Actions"),
+    enumerated sparsely from the kept direct cells: ``ToAction(verb, <reference>)`` denotes the
+    same action as the direct cell (``act_slots`` only lists references for which it resolves
+    back), so the answer and the template's rules are the direct cell's. (direct, ref),
+    (ref, direct) and (ref, ref) of every kept direct pair, which comes in action order (§b.0).
+    ``kept``: as for :func:`_reference_blocks`."""
+    idx, cells = kept
+    video = grid.video[idx[0]]
+    B, A, S = act_slots.shape
+    slot_rows = act_slots.reshape(B * A, S)
+
+    def candidates(axis: str):
+        act = cells.full(cells.ids(axis))[idx]
+        cand = slot_rows.index_select(0, video * A + act.clamp(min=0))  # [M, S] reference positions
+        ok = (cand >= 0) & (act >= 0)[:, None]
+        return refs, cand, ok
+
+    return _slot_reference_blocks(name, kept, video, tuple(act_axes), candidates)
+
+
+def _slot_reference_blocks(name, kept, video, axes, candidates) -> list[CellBlock]:
+    """The enumeration :func:`_reference_blocks` and :func:`_action_reference_blocks` share, over
+    one slot axis, or a pair of them (every kept direct pair in the forms (direct, ref),
+    (ref, direct), (ref, ref)). ``candidates(axis)`` gives, per kept cell and reference slot:
+    (the references, their positions int[M, S], which apply bool[M, S])."""
+    idx, cells = kept
+
+    def block(m, refs_by_axis):
+        return CellBlock.from_index(name, tuple(i[m] for i in idx), cells, refs_by_axis)
+
+    if len(axes) == 1:
+        refs, cand, ok = candidates(axes[0])
+        m, _ = ok.nonzero(as_tuple=True)
+        return [block(m, {axes[0]: _reference_columns(refs, video[m], cand[ok])})]  # cand[ok] is cand[m, j]
+    first, second = axes
+    refs1, cand1, ok1 = candidates(first)
+    refs2, cand2, ok2 = candidates(second)
+    m, _ = ok2.nonzero(as_tuple=True)  # (direct, ref)
+    out = [block(m, {second: _reference_columns(refs2, video[m], cand2[ok2])})]
+    m, _ = ok1.nonzero(as_tuple=True)  # (ref, direct)
+    out.append(block(m, {first: _reference_columns(refs1, video[m], cand1[ok1])}))
+    both = ok1[:, :, None] & ok2[:, None, :]  # (ref, ref)
+    m, j1, j2 = both.nonzero(as_tuple=True)
+    v, S = video[m], cand1.shape[1]
+    S2 = cand2.shape[1]
+    out.append(block(m, {first: _reference_columns(refs1, v, torch.take(cand1, m * S + j1)),
+                         second: _reference_columns(refs2, v, torch.take(cand2, m * S2 + j2))}))
+    return out
+
+
+def _indirect_action_blocks(found: list[CellBlock], axis: str, slots: np.ndarray, kind: np.ndarray,
+                            relation: np.ndarray) -> list[CellBlock]:
+    """Kept cells of a one-action template (relTime, objTime), direct or with object references,
+    whose action slot holds an indirect-object action (§b.3): ``ToAction(verb, <reference>)``
+    denotes the same action in the same video (``slots`` lists only the references for which it
+    resolves back), so the answer and every rule are the cell's own. One row per (cell, reference).
+
+    slots: int64[B, A, S] (:func:`action_reference_slots`); kind / relation: int64[B, K]."""
+    cells = CellBlock.concat(found)
+    B, A, S = slots.shape
+    K = kind.shape[1]
+    video = cells.video.astype(np.int64)
+    action = getattr(cells, axis).astype(np.int64)
+    cand = np.where((action >= 0)[:, None], slots.reshape(B * A, S).take(video * A + np.maximum(action, 0), axis=0), -1)
+    has = cand >= 0
+    m, _ = np.nonzero(has)  # row-major: cand[has] is cand[m, j]
+    at = video.take(m) * K + cand[has]
+    block = cells.take(m, **{axis + "_ref": kind.reshape(-1).take(at).astype(np.int32),
+                             axis + "_ref_rel": relation.reshape(-1).take(at).astype(np.int32)})
+    return [block] if len(block) else []
+
+
+def _reference_columns(refs, video: torch.Tensor, position: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(kind, relation) of reference ``position`` of each ``video``: flat takes, which are faster
+    than 2-D advanced indexing."""
+    at = video * refs.valid.shape[1] + position
+    return torch.take(refs.kind, at), torch.take(refs.relation, at)
+
+
+def _window_reference_blocks(found: list[CellBlock], slots: np.ndarray, kind: np.ndarray,
+                             relation: np.ndarray) -> list[CellBlock]:
+    """Localized cells whose localizing action(s) are indirect-object actions (§b.3: "localizations
+    wrap direct and indirect-object actions alike"), from the kept cells ``found`` of a template
+    (direct and reference cells alike): ``ToAction(verb, <reference>)`` denotes the same action in
+    the same video, so the window, the answer and every rule are the cell's own. Before / after /
+    while: X indirect. Between: X indirect, Y indirect, both. Each adds one step (the step cap is
+    applied later).
+
+    slots: int64[B, A, S] (:func:`action_reference_slots`); kind / relation: int64[B, K] of the
+    reference axis."""
+    cells = CellBlock.concat(found)
+    cells = cells.take(np.flatnonzero(cells.window > 0))
+    # flat layouts: 1-D takes instead of 2-D fancy indexing (several times faster)
+    B, A, S = slots.shape
+    K = kind.shape[1]
+    slot_rows = slots.reshape(B * A, S)
+    kind_flat, relation_flat = kind.reshape(-1).astype(np.int32), relation.reshape(-1).astype(np.int32)
+    video = cells.video.astype(np.int64)
+
+    def candidates(action: np.ndarray, where: np.ndarray) -> np.ndarray:  # [M, S] reference positions
+        return np.where((where & (action >= 0))[:, None], slot_rows.take(video * A + np.maximum(action, 0), axis=0), -1)
+
+    def with_refs(m: np.ndarray, **axes) -> CellBlock:
+        refs = {}
+        for axis, c in axes.items():
+            at = video.take(m) * K + c
+            refs[axis + "_ref"], refs[axis + "_ref_rel"] = kind_flat.take(at), relation_flat.take(at)
+        return cells.take(m, **refs)
+
+    cx = candidates(cells.window_x, np.ones(len(cells), bool))
+    cy = candidates(cells.window_y, cells.window == 4)
+    has_x, has_y = cx >= 0, cy >= 0
+    # np.nonzero and a boolean mask both go in row-major order: cx[has_x] is cx[m, j]
+    m, _ = np.nonzero(has_x)
+    out = [with_refs(m, window_x=cx[has_x])]
+    m, _ = np.nonzero(has_y)
+    out.append(with_refs(m, window_y=cy[has_y]))
+    both = np.flatnonzero(has_x.any(1) & has_y.any(1))  # the pairs, on the rows that have some
+    pairs = has_x[both][:, :, None] & has_y[both][:, None, :]  # [n, S, S]
+    b, j1, j2 = np.nonzero(pairs)
+    m = both.take(b)
+    out.append(with_refs(m, window_x=cx[both].reshape(-1).take(b * S + j1),
+                         window_y=cy[both].reshape(-1).take(b * S + j2)))
+    return [b for b in out if len(b)]

@@ -1,0 +1,48 @@
+"""``generate``'s entry point: check the run options once, then run one shard in this process
+(:func:`.pipeline.generate_shard`) or every shard of this machine as processes (:mod:`.jobs`).
+Neither of those imports this module, so the two never import each other."""
+
+from __future__ import annotations
+
+import os
+
+from tensorqa.agqa.jobs import auto_jobs, generate_jobs
+from tensorqa.agqa.options import check_seed, checked_run_options
+from tensorqa.agqa.pipeline import generate_shard
+from tensorqa.errors import TensorQAError
+from tensorqa.outputs import check_output_folder
+
+
+def generate(store: str | os.PathLike, out: str | os.PathLike, templates: list[str] | None = None,
+             device: str = "cpu", batch_videos: int | None = None, num_shards: int | None = None,
+             shard_index: int | None = None, fmt: str = "parquet", seed: int = 0, semantics: str = "agqa",
+             include_retired: bool = False, progress: bool = True, max_videos: int | None = None,
+             kernels: str = "auto", grounding: bool | None = None, jobs: int | str = 1, threads: int | None = None,
+             on_block=None, lock: bool = True) -> dict:
+    """Generate the unbalanced pool of ``store`` into ``out`` (Hugging Face layout, or AGQA JSON).
+
+    ``jobs``: run that many shard processes side by side on this machine (:mod:`.jobs`; shards
+    0..jobs-1 of ``jobs``, one CPU thread each where cores are scarce; "auto": one per core, as
+    many as the memory holds, :func:`.jobs.auto_jobs`); the pool's records are the same as with
+    one process. Not with an explicit shard or under torchrun. The other arguments:
+    :func:`.pipeline.generate_shard`. Returns the run's statistics."""
+    if threads is not None and threads < 1:
+        raise TensorQAError(f"--threads must be at least 1, got {threads}")
+    check_seed(seed)
+    if num_shards is not None and num_shards < 1:
+        raise TensorQAError(f"--num-shards must be at least 1, got {num_shards}")
+    batch_videos = checked_run_options(device, batch_videos, max_videos)
+    out = check_output_folder(out, what="the pool is a folder")
+    if jobs == "auto":
+        jobs = auto_jobs(device)
+    elif not isinstance(jobs, int):
+        raise TensorQAError(f"--jobs must be a number of processes or 'auto', not {jobs!r}")
+    if jobs != 1:
+        return generate_jobs(jobs, store=store, out=out, templates=templates, device=device, batch_videos=batch_videos,
+                             num_shards=num_shards, shard_index=shard_index, fmt=fmt, seed=seed, semantics=semantics,
+                             include_retired=include_retired, progress=progress, max_videos=max_videos,
+                             kernels=kernels, grounding=grounding, threads=threads)
+    return generate_shard(store, out, templates=templates, device=device, batch_videos=batch_videos,
+                          num_shards=num_shards, shard_index=shard_index, fmt=fmt, seed=seed, semantics=semantics,
+                          include_retired=include_retired, progress=progress, max_videos=max_videos, kernels=kernels,
+                          grounding=grounding, threads=threads, on_block=on_block, lock=lock)
