@@ -248,7 +248,11 @@ def fixed_chunks(table: pa.Table, rows: int = CHUNK_ROWS) -> pa.Table:
 class ParquetShardWriter:
     """Append record tables for shard ``index`` of ``count``; ``close()`` publishes the shard."""
 
-    def __init__(self, out: str | os.PathLike, index: int, count: int, row_group_size: int = 1 << 18):
+    def __init__(self, out: str | os.PathLike, index: int, count: int, row_group_size: int = 1 << 18,
+                 schema: pa.Schema | None = None):
+        """``schema``: the shard's columns (``balance`` and ``split`` write RECORD_SCHEMA plus their
+        own fields); None: RECORD_SCHEMA, dictionary-coded when the first table is (generate's
+        vocabulary columns)."""
         if not 0 <= index < count:
             raise TensorQAError(f"shard index {index} is not in 0..{count - 1}")
         self.out, self.index, self.count = Path(out), index, count
@@ -259,9 +263,7 @@ class ParquetShardWriter:
         self._pending: dict[str, list[pa.Table]] = {s: [] for s in SPLITS}
         self._pending_rows = {s: 0 for s in SPLITS}
         self.rows = {s: 0 for s in SPLITS}
-        # RECORD_SCHEMA, or coded_schema(RECORD_SCHEMA) when the first table holds dictionary arrays
-        # (generate's vocabulary columns); set by the first write
-        self.schema: pa.Schema | None = None
+        self.schema: pa.Schema | None = schema  # None until the first write when not given
 
     def _partial(self, split: str) -> Path:
         return self.data / (shard_name(split, self.index, self.count) + ".partial")
@@ -288,6 +290,16 @@ class ParquetShardWriter:
             self.rows[split] += part.num_rows
             if self._pending_rows[split] >= self.row_group_size:
                 self._flush(split, final=False)
+
+    def write_split(self, split: str, table: pa.Table) -> None:
+        """Write a table known to hold rows of ``split`` only, as it comes (no filtering: a filter
+        copies every string column; no re-chunking: the caller sizes its row groups)."""
+        schema = self.schema or RECORD_SCHEMA
+        table = cast_records(table.select(schema.names), schema, self.data)
+        if split not in self._writers:
+            self._writers[split] = parquet_writer(self._partial(split), schema)
+        self._writers[split].write_table(table, row_group_size=self.row_group_size)
+        self.rows[split] += table.num_rows
 
     def _flush(self, split: str, final: bool) -> None:
         schema = self.schema or RECORD_SCHEMA

@@ -13,42 +13,11 @@ import os
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from tensorqa.errors import TensorQAError
-from tensorqa.writers import RECORD_SCHEMA, SPLITS, ParquetShardWriter, cast_records, parquet_writer
+from tensorqa.writers import RECORD_SCHEMA, SPLITS, ParquetShardWriter
 
 ROW_GROUP_ROWS = 1 << 18
-
-
-class SchemaShardWriter(ParquetShardWriter):
-    """``ParquetShardWriter`` for any schema (``RECORD_SCHEMA`` plus the split fields, ...), with
-    :meth:`write_split` for tables known to hold one split (no filtering: a filter copies every
-    string column)."""
-
-    def __init__(self, out, index: int, count: int, schema: pa.Schema = RECORD_SCHEMA,
-                 row_group_size: int = ROW_GROUP_ROWS):
-        super().__init__(out, index, count, row_group_size)
-        self.schema = schema
-
-    def write(self, table: pa.Table) -> None:
-        for split in SPLITS:
-            part = table.filter(pc.equal(table["split"], split))
-            if part.num_rows:
-                self.write_split(split, part)
-
-    def write_split(self, split: str, table: pa.Table) -> None:
-        table = cast_records(table.select(self.schema.names), self.schema, self.data)
-        if split not in self._writers:
-            self._writers[split] = parquet_writer(self._partial(split), self.schema)
-        self._writers[split].write_table(table, row_group_size=self.row_group_size)
-        self.rows[split] += table.num_rows
-
-    def close(self, stats: dict | None = None) -> None:
-        for split in SPLITS:
-            if split not in self._writers:
-                self._writers[split] = parquet_writer(self._partial(split), self.schema)
-        super().close(stats)
 
 
 def prepare_output(out: str | os.PathLike, pool: str | os.PathLike) -> Path:
@@ -73,7 +42,7 @@ class PoolOutput:
         self.count = max(1, max(math.ceil(rows.get(s, 0) / shard_rows) for s in SPLITS))
         self.per_shard = {s: max(1, math.ceil(rows.get(s, 0) / self.count)) for s in SPLITS}
         self.schema, self.row_group_rows = schema, row_group_rows
-        self.writers = [SchemaShardWriter(out, i, self.count, schema, row_group_rows) for i in range(self.count)]
+        self.writers = [ParquetShardWriter(out, i, self.count, row_group_rows, schema) for i in range(self.count)]
         self.written = {s: 0 for s in SPLITS}
         self.buffer: dict[str, list[pa.Table]] = {s: [] for s in SPLITS}
         self.buffered = {s: 0 for s in SPLITS}
