@@ -13,15 +13,14 @@ when it does not exist.
 
 Allocation: the grids allocate tens of large tensors per block; glibc's default malloc returns
 big blocks to the kernel on free, so every new tensor page-faults fresh zeroed pages, which can
-double the grid time on a small VM. Unless ``--plain-malloc`` is given, the script re-executes
-itself with glibc told to keep freed memory (``MALLOC_MMAP_THRESHOLD_``, ``MALLOC_TRIM_THRESHOLD_``,
-``MALLOC_TOP_PAD_``), as a long-running generator process would be configured.
+double the grid time on a small VM. Unless ``--plain-malloc`` is given, the script keeps freed
+memory as ``tensorqa generate`` does (:func:`tensorqa.memory.keep_freed_memory`, the one allocator
+set-up of the project).
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
@@ -30,6 +29,7 @@ import numpy as np
 import torch
 
 from tensorqa.engine.grid import GridContext, evaluate
+from tensorqa.memory import keep_freed_memory
 from tensorqa.engine.program_shapes import PROGRAM_SHAPES
 from tensorqa.engine.scalar import run_program
 from tensorqa.engine.semantics import get_semantics
@@ -97,10 +97,6 @@ def reference_rate(first, templates, n_programs, sem, seed):
     return len(jobs), seconds, mismatches
 
 
-MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": str(1 << 34), "MALLOC_TRIM_THRESHOLD_": str(1 << 34),
-              "MALLOC_TOP_PAD_": str(1 << 30)}
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--store", required=True, type=Path, help="HDF5 scene store (tensorqa.scenes.store)")
@@ -116,8 +112,8 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
     ap.add_argument("--plain-malloc", action="store_true", help="keep glibc's default allocation settings")
     args = ap.parse_args(argv)
-    if not args.plain_malloc and argv is None and any(os.environ.get(k) != v for k, v in MALLOC_ENV.items()):
-        os.execve(sys.executable, [sys.executable, *sys.argv], {**os.environ, **MALLOC_ENV})
+    if not args.plain_malloc:  # the allocator set-up generate uses (tensorqa.memory), not one of our own
+        keep_freed_memory()
     if args.threads:
         torch.set_num_threads(args.threads)
     if not args.store.exists():
@@ -141,7 +137,7 @@ def main(argv=None) -> int:
     g_rate = programs / g_sec
     r_rate = n_ref / r_sec
     videos = min(len(store), args.videos)
-    tuned = all(os.environ.get(k) == v for k, v in MALLOC_ENV.items())
+    tuned = not args.plain_malloc
     print(f"store: {args.store} ({videos} videos, blocks of {args.batch}, device {args.device}, "
           f"{torch.get_num_threads()} CPU threads, semantics {sem.name}, {len(templates)} templates, "
           f"{'retaining' if tuned else 'default'} malloc)")
