@@ -46,6 +46,8 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field, replace
 
+import numpy as np
+
 import torch
 
 from tensorqa.errors import TensorQAError
@@ -226,37 +228,38 @@ def _window_node(windows: Windows, b: int, w: int) -> Node:
 # Shapes and plans
 # --------------------------------------------------------------------------------------------------
 
-# template shape -> (evaluator, primitives it calls). actWhatAfterAll and actWhatBefore print the
-# same program; one evaluator answers both (the window's word picks the rule).
-SHAPE_EVALUATORS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "objExists": ("obj_exists", ("localize", "contacted")),
-    "objRelExists": ("obj_rel_exists", ("localize", "relate", "exists")),
-    "relExists": ("rel_exists", ("localize", "relations_present", "exists")),
-    "actExists": ("act_exists", ("localize", "actions_in", "exists")),
-    "andObjRelExists": ("and_or_xor", ("localize", "relate", "exists", "and")),
-    "xorObjRelExists": ("and_or_xor", ("localize", "relate", "exists", "xor")),
-    "objWhatGeneral": ("obj_what_general", ("localize", "contacted", "only_item")),
-    "objWhat": ("obj_what", ("localize", "relate", "only_item")),
-    "objWhatChoose": ("choose", ("localize", "choose_episode")),
-    "actWhatAfterAll": ("act_what", ("localize", "act_what")),
-    "actWhatBefore": ("act_what", ("localize", "act_what")),
-    "objFirst": ("episode", ("localize", "first_episode", "only_item")),
-    "objFirstChoose": ("choose", ("localize", "choose_episode")),
-    "objFirstVerify": ("episode_verify", ("localize", "first_episode", "only_item", "equals")),
-    "actFirst": ("act_edge", ("localize", "act_first")),
-    "objLast": ("episode", ("localize", "last_episode", "only_item")),
-    "objLastChoose": ("choose", ("localize", "choose_episode")),
-    "objLastVerify": ("episode_verify", ("localize", "last_episode", "only_item", "equals")),
-    "actLast": ("act_edge", ("localize", "act_last")),
-    "actLengthLongerChoose": ("length_choose", ("length_compare",)),
-    "actLengthShorterChoose": ("length_choose", ("length_compare",)),
-    "actLengthLongerVerify": ("length_verify", ("length_compare", "equals")),
-    "actLengthShorterVerify": ("length_verify", ("length_compare", "equals")),
-    "actLongest": ("superlative", ("superlative",)),
-    "actShortest": ("superlative", ("superlative",)),
-    "actTime": ("act_time", ("compare_windows", "act_order")),
-    "relTime": ("rel_time", ("compare_windows", "side_of")),
-    "objTime": ("obj_time", ("compare_windows", "contacted", "side_of")),
+# template shape -> its evaluator (the _EVALUATORS entry). actWhatAfterAll and actWhatBefore print
+# the same program; one evaluator answers both (the window's word picks the rule). Which primitives
+# a shape calls is recorded from a run (shape_primitives), not written down here.
+SHAPE_EVALUATORS: dict[str, str] = {
+    "objExists": "obj_exists",
+    "objRelExists": "obj_rel_exists",
+    "relExists": "rel_exists",
+    "actExists": "act_exists",
+    "andObjRelExists": "and_or_xor",
+    "xorObjRelExists": "and_or_xor",
+    "objWhatGeneral": "obj_what_general",
+    "objWhat": "obj_what",
+    "objWhatChoose": "choose",
+    "actWhatAfterAll": "act_what",
+    "actWhatBefore": "act_what",
+    "objFirst": "episode",
+    "objFirstChoose": "choose",
+    "objFirstVerify": "episode_verify",
+    "actFirst": "act_edge",
+    "objLast": "episode",
+    "objLastChoose": "choose",
+    "objLastVerify": "episode_verify",
+    "actLast": "act_edge",
+    "actLengthLongerChoose": "length_choose",
+    "actLengthShorterChoose": "length_choose",
+    "actLengthLongerVerify": "length_verify",
+    "actLengthShorterVerify": "length_verify",
+    "actLongest": "superlative",
+    "actShortest": "superlative",
+    "actTime": "act_time",
+    "relTime": "rel_time",
+    "objTime": "obj_time",
 }
 assert set(SHAPE_EVALUATORS) == set(PROGRAM_SHAPES)
 
@@ -299,7 +302,7 @@ class Plan:
     fixed:   pattern slot -> class id, for slots the skeleton fills with a word
     window_kind: restrict the window axis to this word (VIDEO ... BETWEEN), or None
     window_actions: (X, Y) class ids the window must have, None where free
-    primitives: registry names this plan calls (looked up when it runs)
+    primitives: registry names this plan calls, as a run records them (:func:`shape_primitives`)
     """
 
     skeleton: str
@@ -309,12 +312,34 @@ class Plan:
     fixed: tuple[tuple[str, int], ...]
     window_kind: int | None
     window_actions: tuple[int | None, int | None]
-    primitives: tuple[str, ...]
     semantics: Semantics
     domain: str = "present"
 
     def run(self, context: "GridContext") -> AnswerGrid:
         return _run(self, context)
+
+    @property
+    def primitives(self) -> tuple[str, ...]:
+        return shape_primitives(self.shape, self.domain)
+
+
+@functools.cache
+def shape_primitives(shape: str, domain: str = "present") -> tuple[str, ...]:
+    """The registry names a plan of ``shape`` looks up when it runs (sorted): recorded from one run
+    on a small probe video with a fresh context, under the registry's plain state, so that the
+    list cannot drift from the code (the ablations read it)."""
+    from tensorqa.scenes.batch import SceneBatch, VideoScene
+    from tensorqa.scenes.vocab import vocab
+
+    v = vocab()
+    F, O, R = 3, v.num_objects, v.num_relations
+    rel = np.zeros((F, O, R), bool)
+    rel[:, 1, v.relation_index("holding")] = True
+    probe = VideoScene(video_id="PROBE", frame_ids=[10, 20, 30], frame_secs=[1.0, 2.0, 3.0], rel=rel,
+                       obj=rel.any(2), inst_cls=[0, 1], inst_start=[1.0, 2.0], inst_end=[2.0, 3.0], split="train")
+    with registry.recording() as seen:
+        _compile(PROGRAM_SHAPES[shape], AGQA, domain, shape).run(GridContext(SceneBatch.from_scenes([probe]), AGQA))
+    return tuple(sorted(seen))
 
 
 def _resolve_word(kind: str, node: Node, skeleton: str) -> int:
@@ -366,10 +391,9 @@ def _compile(text: str, semantics: Semantics, domain: str, template: str | None 
             window_kind, window_actions = _bind_window(value, text)
         elif not isinstance(value, Slot):
             fixed.append((name, _resolve_word(kind, value, text)))
-    evaluator, prims = SHAPE_EVALUATORS[shape]
-    return Plan(skeleton=str(node), shape=shape, evaluator=evaluator, pattern=parse_program(PROGRAM_SHAPES[shape]),
-                fixed=tuple(fixed), window_kind=window_kind, window_actions=window_actions,
-                primitives=prims, semantics=semantics, domain=domain)
+    return Plan(skeleton=str(node), shape=shape, evaluator=SHAPE_EVALUATORS[shape],
+                pattern=parse_program(PROGRAM_SHAPES[shape]), fixed=tuple(fixed), window_kind=window_kind,
+                window_actions=window_actions, semantics=semantics, domain=domain)
 
 
 def compile_skeleton(skeleton: "str | Node", semantics: Semantics | str = AGQA, domain: str = "present") -> Plan:

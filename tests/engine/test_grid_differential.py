@@ -309,7 +309,8 @@ def test_plans_are_compiled_once_per_skeleton_and_semantics():
     assert compile_skeleton(PROGRAM_SHAPES["objRelExists"]) is plan
     assert compile_skeleton("objRelExists", "strict") is not plan
     assert compile_skeleton("objRelExists", "strict").semantics == STRICT
-    assert plan.primitives == ("localize", "relate", "exists")
+    # recorded from a run: the compact object and relation axes are primitives too
+    assert set(plan.primitives) == {"localize", "present_objects", "present_relations", "relate", "exists"}
     # a template name keeps its own shape, also where two templates print one program
     assert all(compile_skeleton(t).shape == t for t in PROGRAM_SHAPES)
     assert compile_skeleton("actWhatBefore").shape == "actWhatBefore"
@@ -420,3 +421,27 @@ def test_padded_layout_holds_the_same_cells(batch, contexts):
     rel = padded.axis_ids("relation")
     assert rel.shape == (len(batch), 1, padded.answer.shape[2], 1, 1)
     assert evaluate("actTime", batch, AGQA, context=contexts["agqa"]).padded().axes[0] == "video"
+
+
+@pytest.mark.parametrize("shape", sorted(PROGRAM_SHAPES))
+def test_plan_primitives_are_what_runs(shape, scenes):
+    # Plan.primitives is recorded from a run: every name it lists is called when the plan runs on
+    # real videos (counted through a registry override), and nothing else is looked up
+    from tensorqa.engine.grid import compile_skeleton
+    from tensorqa.engine.primitives import registry
+
+    batch = SceneBatch.from_scenes(scenes[:48])
+    plan = compile_skeleton(shape)
+    assert plan.primitives and set(plan.primitives) <= set(registry.names())
+    calls = Counter()
+    undo = []
+    for name in plan.primitives:
+        impl = registry.lookup(name)
+        undo.append(registry.override(name, lambda *a, _n=name, _f=impl, **k: (calls.update([_n]), _f(*a, **k))[1]))
+    try:
+        with registry.recording() as seen:
+            evaluate(shape, batch, AGQA, context=GridContext(batch, AGQA))
+    finally:
+        for u in reversed(undo):
+            u.undo()
+    assert set(calls) == set(plan.primitives) == seen

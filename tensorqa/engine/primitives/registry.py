@@ -19,6 +19,8 @@ exit, so ``with ablate("before", "while"): ...`` is a temporary swap.
 
 from __future__ import annotations
 
+import contextlib
+
 from typing import Callable
 
 from tensorqa.errors import TensorQAError
@@ -84,10 +86,26 @@ def canonical(name: str) -> str:
     return name
 
 
+_recordings: list[set[str]] = []  # the open recording() sets: every name looked up goes in each
+
+
+@contextlib.contextmanager
+def recording():
+    """Collect the primitive names looked up inside the block (what a plan actually calls)."""
+    seen: set[str] = set()
+    _recordings.append(seen)
+    try:
+        yield seen
+    finally:
+        _recordings.remove(seen)
+
+
 def lookup(name: str) -> Callable:
     """The implementation that runs for ``name`` now: override, else (after ablation) the current
     backend's implementation, else the torch one."""
     name = canonical(name)
+    for seen in _recordings:
+        seen.add(name)
     if name in _overrides:
         return _overrides[name]
     name = _ablations.get(name, name)
