@@ -174,6 +174,24 @@ def test_3_a_second_generate_into_the_same_folder_is_refused(tmp_path, store, ca
     assert sorted(p.name for p in out.iterdir()) == ["README.md", "data"]
 
 
+def test_3_a_run_of_another_shard_count_is_refused_too(tmp_path, store, capsys):
+    # a run writing 2 shards holds .lock-0000{0,1}-of-00002; a one-shard run takes another lock
+    # file, so the folder-wide check refuses it (the two pools would mix)
+    from tensorqa.agqa.options import shard_lock_name
+    from tensorqa.outputs import output_lock
+
+    out = tmp_path / "pool"
+    with output_lock(out, shard_lock_name(0, 2)), output_lock(out, shard_lock_name(1, 2)):
+        error(capsys, "generate", store, "--out", out, "--templates", "objWhat", "--quiet",
+              needles=(str(out), "another tensorqa run", "2 shards"))
+        error(capsys, "generate", store, "--out", out, "--templates", "objWhat", "--jobs", "3", "--quiet",
+              needles=(str(out), "another tensorqa run"))
+    assert not list(out.glob(".lock-*"))
+    # a lock file left by a killed run (nobody holds it) does not stop a run
+    (out / shard_lock_name(0, 7)).touch()
+    assert main(["generate", str(store), "--out", str(out), "--templates", "objWhat", "--quiet"]) == 0
+
+
 def test_3_two_real_runs_at_once(tmp_path, store):
     """Two processes into one folder: one writes the pool, the other is refused (or, when it
     starts after the first is done, finds it complete); never a crash on a vanished .partial."""

@@ -33,7 +33,8 @@ from tensorqa.scenes.store import open_store
 from tensorqa.writers import resume_shard
 from tensorqa.outputs import output_lock
 from tensorqa.agqa.pipeline import generate_shard
-from tensorqa.agqa.options import (StageTimes, default_grounding, record_params, resolve_templates, shard_lock_name,
+from tensorqa.agqa.options import (StageTimes, default_grounding, record_params, refuse_other_shard_counts,
+                                   resolve_templates, shard_lock_name,
                                    shared_gpu, videos_used)
 
 # statistics summed over shards: StageTimes' counters and stage seconds
@@ -180,6 +181,7 @@ def _locked_run(jobs: int, progress: bool, threads: int | None, kwargs: dict) ->
         try:
             for i in range(jobs):
                 held.enter_context(output_lock(kwargs["out"], shard_lock_name(i, jobs)))
+            refuse_other_shard_counts(kwargs["out"], jobs)
             resume_shard(kwargs["out"], 0, jobs, record_params(
                 src, names, kwargs["seed"], get_semantics(kwargs["semantics"]).name, kwargs["fmt"],
                 default_grounding(kwargs["fmt"], kwargs["grounding"]), n))

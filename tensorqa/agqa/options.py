@@ -119,6 +119,31 @@ def rank_device(device: str) -> str:
     return device
 
 
+def refuse_other_shard_counts(out, count: int) -> None:
+    """Refuse to write shards of ``count`` into ``out`` while another run writes shards of another
+    count there (its shard locks are held): the per-shard locks alone would let both go on, and
+    the folder would mix two pools. A lock file nobody holds (left by a killed run) is ignored."""
+    import fcntl
+    import re
+    from pathlib import Path
+
+    for path in sorted(Path(out).glob(".lock-*-of-*")):
+        m = re.fullmatch(r"\.lock-\d{5}-of-(\d{5})", path.name)
+        if not m or int(m.group(1)) == count:
+            continue
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except FileNotFoundError:  # released meanwhile
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise TensorQAError(f"--out {out}: another tensorqa run is writing {int(m.group(1))} shards to this "
+                                f"folder (it holds {path.name}); wait for it to end or write elsewhere") from None
+        finally:
+            os.close(fd)
+
+
 def shard_lock_name(index: int, count: int) -> str:
     """The lock file of shard ``index`` of ``count`` in a pool folder (removed when the run ends)."""
     return f".lock-{index:05d}-of-{count:05d}"

@@ -26,7 +26,7 @@ from tensorqa.scenes.store import open_store
 from tensorqa.writers import AgqaJsonShardWriter, ParquetShardWriter, resume_shard, write_dataset_card
 from tensorqa.agqa.grounding import with_grounding
 from tensorqa.agqa.options import (StageTimes, check_seed, checked_run_options, default_grounding, rank_device,
-                                   record_params, resolve_templates, shard_lock_name, shard_range, store_rel_obj_counts,
+                                   record_params, refuse_other_shard_counts, resolve_templates, shard_lock_name, shard_range, store_rel_obj_counts,
                                    videos_used)
 from tensorqa.agqa.blocks import generate_block
 
@@ -82,6 +82,7 @@ def generate_shard(store: str | os.PathLike, out: str | os.PathLike, templates: 
     try:
         if lock:
             held.enter_context(output_lock(out, shard_lock_name(shard_index, num_shards)))
+            refuse_other_shard_counts(out, num_shards)
         complete = resume_shard(out, shard_index, num_shards, params)
         if not complete:
             rel_obj_counts = store_rel_obj_counts(src, device)
