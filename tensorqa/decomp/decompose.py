@@ -64,9 +64,9 @@ import pyarrow.parquet as pq
 from tensorqa.errors import TensorQAError
 from tensorqa.engine.program import Node, Word, verb_index
 
-# One executor per video (_Executor, _Video, _render, _Undefined: the pieces run_program is made
-# of): run_program rebuilds the video's tables on every call, which dominated the decomposition time.
-from tensorqa.engine.scalar import Undefined, _Executor, _render, _Undefined, _Video, localize_frames
+# One executor per video (VideoExecutor): run_program rebuilds the video's tables on every call,
+# which dominated the decomposition time.
+from tensorqa.engine.scalar import Undefined, VideoExecutor
 from tensorqa.scenes.batch import VideoScene
 from tensorqa.engine.semantics import get_semantics, interaction_relations
 from tensorqa.agqa.templates.catalogue import template_spec
@@ -222,7 +222,7 @@ class _VideoDecomposer:
         self.inst_frames = (np.asarray(s.inst_start, np.float32)[:, None] <= secs[None, :]) & \
                            (secs[None, :] <= np.asarray(s.inst_end, np.float32)[:, None])
         self.inst_cls = np.asarray(s.inst_cls)
-        self.executor = _Executor(_Video(s), self.sem)
+        self.executor = VideoExecutor(s, self.sem)
         self.by_program: dict[str, _Node] = {}
         self.text_owner: dict[str, str] = {}
         self.next_key = 0
@@ -238,7 +238,7 @@ class _VideoDecomposer:
             o = v.object_index(sq.slot("object").text)
             return "yes" if bool(self.scene.obj[:, o].any() or self.scene.rel[:, o, :].any()) else "no"
         if sq.kind in ("objsWith", "objsAll", "actsAll"):
-            frames = localize_frames(sq.window, self.scene, semantics=self.sem)
+            frames = self.executor.window_frames(sq.window)
             if isinstance(frames, Undefined):
                 return None
             pos = np.searchsorted(self.frame_ids, np.asarray(frames, self.frame_ids.dtype))
@@ -252,10 +252,8 @@ class _VideoDecomposer:
                 mask = interaction_relations(self.sem.interaction_rule("objWhatGeneral"))
                 objs = self.scene.obj[pos].any(0) if mask is None else self.scene.rel[pos][:, :, mask].any((0, 2))
             return [v.object_english[int(o)] for o in np.flatnonzero(objs)]
-        try:  # as run_program(sq.tree, scene, semantics)
-            return _render(self.executor.answer(sq.tree))
-        except _Undefined:
-            return None
+        answer = self.executor.run(sq.tree)  # as run_program(sq.tree, scene, semantics)
+        return None if isinstance(answer, Undefined) else answer
 
     def node(self, sq: SubQuestion) -> _Node:
         n = self.by_program.get(sq.program)

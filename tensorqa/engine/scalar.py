@@ -208,6 +208,35 @@ def _scene_of(source, video_id: str | None) -> VideoScene:
     raise TensorQAError(f"run_program: cannot read videos from a {type(source).__name__}")
 
 
+class VideoExecutor:
+    """The scalar executor bound to one video: its tables are built once, then any number of
+    programs run on it (``run_program`` builds them on every call). The public face of the
+    executor for callers that ask many programs of one video (``decompose``)."""
+
+    def __init__(self, scene: VideoScene, semantics: Semantics | str = AGQA):
+        self.video = _Video(scene)
+        self.semantics = get_semantics(semantics)
+        self._executor = _Executor(self.video, self.semantics)
+
+    def run(self, program: Node | str) -> "str | Undefined":
+        """The released answer of ``program`` (text or tree) on this video, or Undefined."""
+        node = parse_program(program) if isinstance(program, str) else program
+        try:
+            return _render(self._executor.answer(node))
+        except _Undefined as u:
+            return Undefined(str(u))
+
+    def window_frames(self, window: Node | str) -> "list[int] | Undefined":
+        """A window's keyframes (Charades frame numbers, ascending), or Undefined when the window
+        is not offered on this video."""
+        node = parse_program(window) if isinstance(window, str) else window
+        try:
+            w = self._executor.window(node)
+        except _Undefined as u:
+            return Undefined(str(u))
+        return [self.video.frame_ids[f] for f in w.frames]
+
+
 def run_program(program: Node | str, source, video_id: str | None = None,
                 semantics: Semantics | str = AGQA) -> "str | Undefined":
     """Answer ``program`` on one video.
@@ -218,14 +247,7 @@ def run_program(program: Node | str, source, video_id: str | None = None,
     semantics: a :class:`Semantics` or a preset name ("agqa", "strict").
     Returns the released answer string, or :class:`Undefined` with the reason.
     """
-    node = parse_program(program) if isinstance(program, str) else program
-    sem = get_semantics(semantics)
-    video = _Video(_scene_of(source, video_id))
-    try:
-        value = _Executor(video, sem).answer(node)
-    except _Undefined as u:
-        return Undefined(str(u))
-    return _render(value)
+    return VideoExecutor(_scene_of(source, video_id), semantics).run(program)
 
 
 def localize_frames(window: Node | str, source, video_id: str | None = None,
@@ -233,13 +255,7 @@ def localize_frames(window: Node | str, source, video_id: str | None = None,
     """The keyframes (Charades frame numbers, ascending) of a window: ``video``,
     ``Localize(before|after|while, X)`` or ``Localize(between, [X, Y])``; Undefined when the window
     is not offered on this video."""
-    node = parse_program(window) if isinstance(window, str) else window
-    video = _Video(_scene_of(source, video_id))
-    try:
-        w = _Executor(video, get_semantics(semantics)).window(node)
-    except _Undefined as u:
-        return Undefined(str(u))
-    return [video.frame_ids[f] for f in w.frames]
+    return VideoExecutor(_scene_of(source, video_id), semantics).window_frames(window)
 
 
 def _render(value) -> str:
