@@ -6,6 +6,9 @@ AGQA's function names are aliases of the primitive that implements them (``Local
 ``localize``, ``OnlyItem`` -> ``only_item``, ...). Compiled grid plans hold *names*, and look
 the implementation up each time they run, so swapping or ablating a primitive is one entry:
 
+* Each primitive's *scalar twin* (one scene, plain Python: the oracle the differential tests
+  compare with) registers under the same name as backend ``scalar``; :func:`scalar` returns it.
+  The scalar executors walk programs through these twins, never through the vectorized table.
 * ``use("kernel")`` runs every primitive that has a kernel implementation (``kernels/``) with it,
   falling back to the torch implementation for the others; ``use("torch")`` goes back.
 * ``override("relate", fn)`` replaces one implementation.
@@ -25,7 +28,8 @@ from typing import Callable
 
 from tensorqa.errors import TensorQAError
 
-BACKENDS = ("torch", "kernel")
+BACKENDS = ("torch", "kernel", "scalar")
+VECTOR_BACKENDS = ("torch", "kernel")  # what use() may switch the vectorized runs to
 TEMPORAL_WORDS = ("video", "before", "after", "while", "between")
 
 _impls: dict[str, dict[str, Callable]] = {}  # primitive name -> backend -> function
@@ -120,6 +124,14 @@ def implementations(name: str) -> dict[str, Callable]:
     return dict(_impls[canonical(name)])
 
 
+def scalar(name: str) -> Callable:
+    """The scalar twin of primitive ``name`` (raises if it has none)."""
+    impls = _impls[canonical(name)]
+    if "scalar" not in impls:
+        raise TensorQAError(f"registry: primitive {canonical(name)!r} has no scalar twin")
+    return impls["scalar"]
+
+
 def backend() -> str:
     return _state["backend"]
 
@@ -127,8 +139,9 @@ def backend() -> str:
 def use(backend_name: str, torch_only: tuple[str, ...] = ()) -> _Undo:
     """Run primitives with ``backend_name`` ("torch" or "kernel") from now on, except the
     primitives named in ``torch_only``, which keep their torch implementation (context manager too)."""
-    if backend_name not in BACKENDS:
-        raise TensorQAError(f"registry: unknown backend {backend_name!r} (expected {' or '.join(BACKENDS)})")
+    if backend_name not in VECTOR_BACKENDS:
+        raise TensorQAError(f"registry: cannot run the vectorized primitives with backend {backend_name!r} "
+                            f"(expected {' or '.join(VECTOR_BACKENDS)}; scalar twins run in the scalar executors)")
     previous = dict(_state)
     _state["backend"] = backend_name
     _state["torch_only"] = frozenset(canonical(n) for n in torch_only)
