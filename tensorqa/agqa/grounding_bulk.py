@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 import torch
 
 from tensorqa.errors import TensorQAError
-from tensorqa.engine.primitives.localize import KIND_NAMES, class_instances
+from tensorqa.engine.primitives.localize import KIND_NAMES, ClassInstances, class_instances, compare_bounds, window_frames
 from tensorqa.engine.program_shapes import PROGRAM_SHAPES
 from tensorqa.scenes.batch import SceneBatch
 from tensorqa.engine.semantics import ANY_PRESENT, Semantics, interaction_relations
@@ -186,7 +186,8 @@ class _SceneTables:
     count: np.ndarray  # int64[B, A + 1] instances with keyframes (column A: "no action", 0)
     first0: np.ndarray  # int64[B, A + 1] first / last keyframe of the first instance
     last0: np.ndarray
-    last1: np.ndarray  # int64[B, A + 1] last keyframe of the last instance
+    first1: np.ndarray  # int64[B, A + 1] first / last keyframe of the last instance
+    last1: np.ndarray
     present: np.ndarray  # bool[B, A + 1] some instance, with or without keyframes: cNNN/1 exists
 
     @classmethod
@@ -210,11 +211,19 @@ class _SceneTables:
         fids = pa.array(batch.frame_ids.numpy().reshape(-1).astype(np.int64)).cast(pa.string())
         return cls(rel=rel, occurs=rel.any(2), interact=interact, nf=batch.frame_mask.sum(1).numpy().astype(np.int64),
                    names=pc.utf8_lpad(fids, 6, "0"), count=pad(ci.count), first0=pad(ci.first_kf0),
-                   last0=pad(ci.last_kf0), last1=pad(ci.last_kf1), present=present)
+                   last0=pad(ci.last_kf0), first1=pad(ci.first_kf1), last1=pad(ci.last_kf1), present=present)
 
     @property
     def F(self) -> int:
         return self.rel.shape[1]
+
+    def instances(self, b: np.ndarray, a: np.ndarray) -> ClassInstances:
+        """The ClassInstances of action a[i] in video b[i] (instance indices are not kept: zeros)."""
+        def at(t: np.ndarray) -> torch.Tensor:
+            return torch.from_numpy(np.ascontiguousarray(t[b, a]))
+        unused = torch.zeros(len(b), dtype=torch.long)
+        return ClassInstances(count=at(self.count), first_inst=unused, last_inst=unused, first_kf0=at(self.first0),
+                              last_kf0=at(self.last0), first_kf1=at(self.first1), last_kf1=at(self.last1))
 
 
 @functools.cache
@@ -320,15 +329,18 @@ class _Rows:
             self.check(ok, np.arange(self.M), "keyframe of a localizing or compared action in its video")
 
     def _windows(self, st: _SceneTables, sem: Semantics) -> tuple[np.ndarray, np.ndarray]:
-        """[lo, hi) of the localization window (§a.1); the whole video without one."""
-        b, kind = self.b, self.kind
-        x, y = self.act["window_action"].clip(min=0), self.act["window_action2"].clip(min=0)
-        first, last = st.first0[b, x], st.last0[b, x]
-        x_last = st.last1[b, x] if sem.between_x_instance == "last" else last
-        before_stop = first + 1 if sem.localize_before_includes_x else first
-        lo = np.select([kind == 2, kind == 3, kind == 4], [last + 1, first, x_last + 1], 0)
-        hi = np.select([kind == 1, kind == 3, kind == 4], [before_stop, last + 1, st.first0[b, y]], st.nf[b])
-        return lo, hi
+        """[lo, hi) of the localization window (§a.1, ``localize.window_frames``: the one rule);
+        the whole video without one."""
+        b = self.b
+        nf = torch.from_numpy(st.nf[b])
+        ci_x, ci_y = (st.instances(b, self.act[s].clip(min=0)) for s in ("window_action", "window_action2"))
+        kind = torch.from_numpy(self.kind)
+        lo, hi = torch.zeros_like(nf), nf.clone()
+        for k in torch.unique(kind).tolist():
+            start, stop, _ = window_frames(k, ci_x, ci_y, nf, sem)
+            rows = kind == k
+            lo, hi = torch.where(rows, start, lo), torch.where(rows, stop, hi)
+        return lo.numpy(), hi.numpy()
 
     def _evidence(self, st: _SceneTables, sem: Semantics) -> tuple[np.ndarray, np.ndarray]:
         lo, hi = self.lo.copy(), self.hi.copy()
@@ -356,9 +368,10 @@ class _Rows:
         # relTime / objTime: the compare side the answer names (§a.2)
         i = np.flatnonzero(np.isin(self.category, (SIDE_REL, SIDE_OBJ)))
         if i.size:
-            bi, a, before = b[i], self.act["action"][i], self.before[i]
-            lo[i] = np.where(before, 0, st.last0[bi, a] + 1)
-            hi[i] = np.where(before, st.first0[bi, a] + int(sem.compare_before_includes_x), st.nf[bi])
+            bi, before = b[i], self.before[i]
+            before_stop, after_start = (t.numpy() for t in compare_bounds(st.instances(bi, self.act["action"][i]), sem))
+            lo[i] = np.where(before, 0, after_start)
+            hi[i] = np.where(before, before_stop, st.nf[bi])
         return lo, hi
 
 

@@ -9,8 +9,11 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from tensorqa.errors import TensorQAError
+from tensorqa.engine.scalar import twin
+from tensorqa.engine.scalar.first_last import choose_stretch, episode_stretch
+from tensorqa.engine.scalar.video import NoAnswer, ScalarVideo, Window
 from tensorqa.scenes.batch import VideoScene
-from tensorqa.engine.semantics import ANY_PRESENT, Semantics, interaction_relations
+from tensorqa.engine.semantics import Semantics
 from tensorqa.agqa.templates import TEMPLATES
 from tensorqa.scenes.vocab import vocab
 from tensorqa.agqa.grounding_text import (
@@ -58,6 +61,7 @@ class _Video:
             if kf:
                 self.ranges.setdefault(a, []).append((kf[0], kf[-1]))
         self.classes = set(s.inst_cls.tolist())  # every class with an instance has a cNNN/1 vertex
+        self.scalar = ScalarVideo(s)
 
     # -- id lists --------------------------------------------------------------------------------------
     def frames(self, lo: int, hi: int) -> list[str]:
@@ -73,10 +77,7 @@ class _Video:
         return bool(self.rel[f, :, r].any())
 
     def interacts(self, f: int, o: int, context: str) -> bool:
-        rule = self.sem.interaction_rule(context)
-        if rule == ANY_PRESENT:
-            return bool(self.obj[f, o])
-        return bool(self.rel[f, o, interaction_relations(rule)].any())
+        return bool(self.scalar.contact(self.sem.interaction_rule(context))[f, o])
 
     # -- runs of keyframes ---------------------------------------------------------------------------------
     def instance_range(self, a: int, last_instance: bool = False) -> tuple[int, int]:
@@ -85,63 +86,43 @@ class _Video:
             raise TensorQAError(f"sg_grounding: video {self.video_id}: action {vocab().actions[a]} has no keyframe")
         return ranges[-1] if last_instance else ranges[0]
 
+    # the window and evidence rules are the scalar executor's (engine/scalar): one rule each
+    def _run(self, what: str, rule: Callable[[], Any]):
+        try:
+            return rule()
+        except NoAnswer as e:
+            raise TensorQAError(f"sg_grounding: video {self.video_id}: no {what} ({e})") from None
+
     def window(self, kind: str, x: int, y: int) -> tuple[int, int]:
-        """Localization window (agqa_semantics.md §a.1)."""
-        if kind == "video":
-            return 0, self.F
-        first, last = self.instance_range(x)
-        if kind == "before":
-            return 0, first + 1 if self.sem.localize_before_includes_x else first
-        if kind == "after":
-            return last + 1, self.F
-        if kind == "while":
-            return first, last + 1
-        if kind == "between":
-            x_last = self.instance_range(x, self.sem.between_x_instance == "last")[1]
-            return x_last + 1, self.instance_range(y)[0]
-        raise TensorQAError(f"sg_grounding: unknown window kind {kind!r}")
+        """Localization window (agqa_semantics.md §a.1), as [lo, hi)."""
+        for a in ((x,) if kind != "between" else (x, y)) if kind != "video" else ():
+            self.instance_range(a)  # a localizing action without keyframes: the record is not about this video
+        w = self._run(f"{kind} window", lambda: twin("localize")(self.scalar, self.sem, kind, x, y))
+        return (w.frames[0], w.frames[-1] + 1) if w.frames else (0, 0)
 
     def side(self, a: int, answer: str) -> tuple[int, int]:
         """The compare side (§a.2) that a relTime / objTime answer names."""
-        first, last = self.instance_range(a)
-        if answer == "before":
-            return 0, first + 1 if self.sem.compare_before_includes_x else first
-        if answer == "after":
-            return last + 1, self.F
-        raise TensorQAError(f"sg_grounding: video {self.video_id}: compare answer {answer!r} is not before / after")
+        self.instance_range(a)
+        if answer not in ("before", "after"):
+            raise TensorQAError(f"sg_grounding: video {self.video_id}: compare answer {answer!r} is not before / after")
+        before, _, after = self._run("compare windows", lambda: twin("compare_windows")(self.scalar, self.sem, a))
+        frames = before if answer == "before" else after
+        return (frames[0], frames[-1] + 1) if frames else (0, 0)
+
+    def _frames(self, lo: int, hi: int) -> Window:
+        return Window("evidence", list(range(lo, hi)))
 
     def stretch(self, r: int, lo: int, hi: int, forward: bool) -> tuple[int, int]:
         """objFirst (forward) / objLast (backward) stretch of relation r inside [lo, hi)."""
-        hits = [f for f in range(lo, hi) if self.occurs(f, r)]
-        if hits and forward:
-            stops = [f for f in range(hits[0], hi) if not self.occurs(f, r)]
-            if stops:
-                return hits[0], stops[0] + 1
-        if hits and not forward:
-            gaps = [f for f in range(lo, hits[-1] + 1) if not self.occurs(f, r)]
-            if gaps:
-                return max(gaps[-1] - self.sem.obj_last_extra_keyframes, lo), hits[-1] + 1
-        raise TensorQAError(f"sg_grounding: video {self.video_id}: relation {vocab().relation_ids[r]} has no "
-                            f"{'first' if forward else 'last'} stretch in keyframes {lo}..{hi - 1}")
+        frames = self._run(f"{'first' if forward else 'last'} stretch of relation {vocab().relation_ids[r]}",
+                           lambda: episode_stretch(self.scalar, self.sem, self._frames(lo, hi), r, forward))
+        return frames[0], frames[-1] + 1
 
     def choose_stretch(self, r: int, o1: int, o2: int, lo: int, hi: int, forward: bool) -> tuple[int, int]:
-        """The chosen object's stretch of objFirstChoose / objLastChoose (``engine/scalar.py``)."""
-        rel = self.rel
-        hits = [f for f in range(lo, hi) if rel[f, o1, r] or rel[f, o2, r]]
-        if hits:
-            at = hits[0] if forward else hits[-1]
-            item = o1 if rel[at, o1, r] else o2
-            keep = self.sem.choose_stretch_includes_stop
-            if forward:
-                ends = [f for f in range(at, hi) if not rel[f, item, r]]
-                if ends:
-                    return at, ends[0] + (1 if keep else 0)
-            else:
-                ends = [f for f in range(lo, at + 1) if not rel[f, item, r]]
-                if ends:
-                    return ends[-1] + (0 if keep else 1), at + 1
-        raise TensorQAError(f"sg_grounding: video {self.video_id}: no choose stretch for relation "
-                            f"{vocab().relation_ids[r]} in keyframes {lo}..{hi - 1}")
+        """The chosen object's stretch of objFirstChoose / objLastChoose."""
+        _, frames = self._run(f"choose stretch for relation {vocab().relation_ids[r]}",
+                              lambda: choose_stretch(self.scalar, self.sem, self._frames(lo, hi), o1, o2, r, forward))
+        return (frames[0], frames[-1] + 1) if frames else (lo, lo)
 
     # -- the ids of a question's arguments -----------------------------------------------------------------
     def arguments(self, program: str, answer: str, o1: int, o2: int, r: int, a1: int, a2: int,

@@ -199,7 +199,7 @@ def action_reference_slots(batch, refs: References) -> torch.Tensor:
     A reference qualifies when the action is eligible (see ``_indirect_action_tables``), the
     reference's referent is the action's object, it is not defined through the action's own verb,
     and ``ToAction(verb, object)`` resolves back to this action in this video: no other canonical
-    class with the same (verb, object) occurs there (the executor's rule, engine/scalar.py)."""
+    class with the same (verb, object) occurs there (the executor's rule, engine/scalar/)."""
     device = refs.valid.device
     eligible, same, own = _indirect_action_tables(str(device))
     present = batch.act.any(1).float()  # [B, A]: the class has an instance with a keyframe

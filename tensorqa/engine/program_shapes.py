@@ -26,7 +26,7 @@ Where the shapes come from:
   (``Filter(frame, [relation, holding, objects])``): that is how AGQA prints them;
 * objWhatChoose is printed as a ``Choose`` over the one-object query
   ``Choose(<object>, <object2>, Query(class, OnlyItem(Iterate(...))))``, not with ``IterateUntil``;
-  its answer rule is still the first-keyframe rule of agqa_semantics.md §b.1 (``engine/scalar.py``);
+  its answer rule is still the first-keyframe rule of agqa_semantics.md §b.1 (``engine/scalar/``);
 * **between**: AGQA prints the two actions as a list, ``Localize(between, [X, Y])`` (the form that
   AGQA 2.0 program parsers consume). The three-argument form ``Localize(between, X, Y)`` is also
   parsed and executed (it round-trips as written), but generated programs use the list form;

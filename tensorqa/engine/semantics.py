@@ -1,12 +1,12 @@
 """Switches for AGQA's semantic quirks (``shared/reference/agqa_semantics.md`` §a–§c and §f).
 
-Both the scalar reference executor (``engine/scalar.py``) and the vectorized primitives read one
+Both the scalar reference executor (``engine/scalar/``) and the vectorized primitives read one
 :class:`Semantics`. ``AGQA`` (the default) reproduces the original generator, bugs included;
 ``STRICT`` takes the cleaned-up option of every quirk that has one (§f). Each field's comment
 says which rule it controls, which layer reads it and the two behaviours.
 
 Quirks that §f says to reproduce with no alternative are fixed rules, not switches; they are
-documented where they are implemented (``engine/scalar.py``): the ordering of windows by first
+documented where they are implemented (``engine/scalar/``): the ordering of windows by first
 instance / last-of-X-first-of-Y (f2, but see ``between_x_instance``), between being order
 sensitive and never offered when empty (f3), and seeded randomness (f11, a generator setting).
 """

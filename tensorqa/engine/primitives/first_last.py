@@ -75,7 +75,7 @@ def choose_episode(rel: torch.Tensor, windows: Windows, forward: bool, semantics
     Returns (pick bool[*L, R, K, K]: True where the answer is the first object of the pair (rows),
     else the second (columns); defined, the same shape).
 
-    Rule (engine/scalar.py, Choose): at = first (last) keyframe of W where r holds with o1 or o2; the
+    Rule (engine/scalar/, Choose): at = first (last) keyframe of W where r holds with o1 or o2; the
     item is o1 if r holds with it there; its stretch runs on (back) to the keyframe where it stops
     holding, which must lie in W; if the stretch (stop keyframe included when
     ``choose_stretch_includes_stop``) also has r with the other object, undefined.

@@ -337,6 +337,13 @@ class CompareWindows:
     after: torch.Tensor
 
 
+def compare_bounds(ci: ClassInstances, semantics) -> tuple[torch.Tensor, torch.Tensor]:
+    """(before_stop, after_start) of the compare windows (§a.2) around each class's first instance:
+    compare-before is [0, before_stop), compare-after is [after_start, num_frames)."""
+    first = ci.first_kf0
+    return (first + 1 if semantics.compare_before_includes_x else first), ci.last_kf0 + 1
+
+
 @register("compare_windows")
 def compare_windows(batch: SceneBatch, ids: torch.Tensor, semantics) -> CompareWindows:
     """Compare windows (agqa_semantics.md §a.2) of the classes ``ids`` int64[B, K] (-1 = none)."""
@@ -345,8 +352,7 @@ def compare_windows(batch: SceneBatch, ids: torch.Tensor, semantics) -> CompareW
     nf = batch.frame_mask.sum(1)[:, None].expand_as(ci.count)
     single = ci.count == 1
     first, last = ci.first_kf0, ci.last_kf0
-    before_stop = first + 1 if semantics.compare_before_includes_x else first
-    after_start = last + 1
+    before_stop, after_start = compare_bounds(ci, semantics)
     m = single[..., None]
     return CompareWindows(
         before_stop=before_stop, first=first, last=last, after_start=after_start, single=single,

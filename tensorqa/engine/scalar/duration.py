@@ -1,0 +1,48 @@
+"""Scalar twins of ``superlative`` and ``length_compare`` (the length templates, agqa_semantics.md
+§b.1), the oracle of ``engine/primitives/duration.py``.
+
+* ``superlative`` (actLongest / actShortest): at least two instances; rank every instance by
+  end - start; the top (bottom) two must differ by more than ``duration_margin_s``.
+* ``length_compare`` (the length choose / verify templates): A and B have exactly one instance
+  each and their lengths differ by more than the margin; the longer (shorter) wins.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tensorqa.engine.primitives.registry import register
+from tensorqa.engine.scalar.video import NoAnswer, ScalarVideo
+from tensorqa.engine.semantics import Semantics
+from tensorqa.scenes.vocab import vocab
+
+
+@register("superlative", backend="scalar")
+def superlative(video: ScalarVideo, sem: Semantics, longest: bool) -> int:
+    margin = np.float32(sem.duration_margin_s)
+    insts = sorted(video.instances, key=lambda i: i.end - i.start)
+    if len(insts) < 2:
+        raise NoAnswer("longest/shortest: fewer than two action instances")
+    if longest:
+        top, second = insts[-1], insts[-2]
+        gap = (top.end - top.start) - (second.end - second.start)
+    else:
+        top, second = insts[0], insts[1]
+        gap = (second.end - second.start) - (top.end - top.start)
+    if not gap > margin:
+        raise NoAnswer("longest/shortest: the top two lengths are within the margin")
+    return top.cls
+
+
+@register("length_compare", backend="scalar")
+def length_compare(video: ScalarVideo, sem: Semantics, a: int, b: int, longest: bool) -> int:
+    lengths = []
+    for x in (a, b):
+        insts = video.instances_of(x)
+        if len(insts) != 1:
+            raise NoAnswer(f"length compare: {vocab().action_phrases[x]!r} has {len(insts)} instances, not one")
+        lengths.append(insts[0].end - insts[0].start)
+    la, lb = lengths
+    if not abs(la - lb) > np.float32(sem.duration_margin_s):
+        raise NoAnswer("length compare: the lengths are within the margin")
+    return (a if la > lb else b) if longest else (a if la < lb else b)

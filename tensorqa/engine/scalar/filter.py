@@ -1,0 +1,47 @@
+"""Scalar twins of the window filters: what holds somewhere in a window of one video, as bool
+vectors over the keys (the torch twins return the same per window, ``engine/primitives/filter.py``).
+
+* ``relate``: bool[O, R], the person stands in relation r to object o at some keyframe of W.
+* ``relations_present``: bool[R], relation r holds with some object at some keyframe of W.
+* ``objects_present``: bool[O], object o is annotated at some keyframe of W.
+* ``contacted``: bool[O], the person interacts with o at some keyframe of W under a §c.1 rule.
+* ``actions_in``: bool[A], an instance of action a covers some keyframe of W.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tensorqa.engine.primitives.registry import register
+from tensorqa.engine.scalar.video import ScalarVideo, Window
+from tensorqa.scenes.vocab import vocab
+
+
+@register("relate", backend="scalar")
+def relate(video: ScalarVideo, w: Window) -> np.ndarray:
+    return video.rel[w.frames].any(0)
+
+
+@register("relations_present", backend="scalar")
+def relations_present(video: ScalarVideo, w: Window) -> np.ndarray:
+    return video.rel[w.frames].any((0, 1))
+
+
+@register("objects_present", backend="scalar")
+def objects_present(video: ScalarVideo, w: Window) -> np.ndarray:
+    return video.obj[w.frames].any(0)
+
+
+@register("contacted", backend="scalar")
+def contacted(video: ScalarVideo, w: Window, rule: str) -> np.ndarray:
+    return video.contact(rule)[w.frames].any(0)
+
+
+@register("actions_in", backend="scalar")
+def actions_in(video: ScalarVideo, w: Window) -> np.ndarray:
+    out = np.zeros(vocab().num_actions, bool)
+    frames = set(w.frames)
+    for inst in video.instances:
+        if frames.intersection(inst.frames):
+            out[inst.cls] = True
+    return out

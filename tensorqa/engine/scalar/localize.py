@@ -1,0 +1,93 @@
+"""Scalar twins of ``localize`` and ``compare_windows``: the window rule (agqa_semantics.md §a.1,
+§a.2) for one video, the oracle of ``engine/primitives/localize.window_frames``.
+
+* ``video``: every keyframe.
+* ``before X``: from the first keyframe up to X's first keyframe, included
+  (``localize_before_includes_x``); not offered when X's first keyframe is the video's first.
+* ``after X``: the keyframes strictly after X's last keyframe; not offered when there are none.
+* ``while X``: X's first through last keyframe. Before / after / while use X's first instance.
+* ``between X and Y``: strictly after X's last keyframe (of its last instance,
+  ``between_x_instance``) and strictly before Y's first; not offered when X's keyframe is at or
+  after Y's (reversed, overlapping, shared keyframe) or when nothing lies between.
+* Actions in ``never_localize`` (c044) never localize.
+
+Compare windows (actTime / relTime / objTime): the anchor has exactly one instance; before =
+keyframes strictly before its first keyframe (``compare_before_includes_x`` includes it), during
+= its keyframes, after = strictly after its last.
+"""
+
+from __future__ import annotations
+
+from tensorqa.engine.primitives.registry import register
+from tensorqa.engine.scalar.video import Instance, NoAnswer, ScalarVideo, Window
+from tensorqa.engine.semantics import Semantics
+from tensorqa.scenes.vocab import vocab
+
+
+def _check_localizable(x: int, sem: Semantics) -> None:
+    if vocab().actions[x] in sem.never_localize:
+        raise NoAnswer(f"{vocab().actions[x]} never localizes")
+
+
+def _first_instance(video: ScalarVideo, x: int) -> Instance:
+    instances = video.instances_of(x)
+    if not instances:
+        raise NoAnswer(f"action {vocab().action_phrases[x]!r} does not occur")
+    return instances[0]
+
+
+@register("localize", backend="scalar")
+def localize(video: ScalarVideo, sem: Semantics, kind: str, x: int | None = None, y: int | None = None) -> Window:
+    """The window ``kind`` ("video", "before", "after", "while", "between") around action x (and y)."""
+    if kind == "video":
+        return Window("video", list(range(video.num_frames)))
+    if kind == "between":
+        return _between(video, sem, x, y)
+    _check_localizable(x, sem)
+    inst = _first_instance(video, x)
+    first, last = inst.frames[0], inst.frames[-1]
+    if kind == "before":
+        if first == 0:
+            raise NoAnswer("before: the action starts at the video's first keyframe")
+        stop = first + 1 if sem.localize_before_includes_x else first
+        return Window("before", list(range(0, stop)))
+    if kind == "after":
+        frames = list(range(last + 1, video.num_frames))
+        if not frames:
+            raise NoAnswer("after: no keyframe after the action")
+        return Window("after", frames)
+    if kind == "while":
+        return Window("while", list(range(first, last + 1)))
+    raise ValueError(f"unknown window kind {kind!r}")
+
+
+def _between(video: ScalarVideo, sem: Semantics, x: int, y: int) -> Window:
+    if not sem.between_enabled:
+        raise NoAnswer("between is switched off")
+    _check_localizable(x, sem)
+    _check_localizable(y, sem)
+    xs, ys = video.instances_of(x), video.instances_of(y)
+    if not xs or not ys:
+        raise NoAnswer("between: an action does not occur")
+    x_inst = xs[-1] if sem.between_x_instance == "last" else xs[0]
+    x_last, y_first = x_inst.frames[-1], ys[0].frames[0]
+    # frame numbers are ascending with positions, so positions compare like frame numbers
+    if x_last >= y_first:
+        raise NoAnswer("between: the first action does not end before the second starts")
+    frames = list(range(x_last + 1, y_first))
+    if not frames:
+        raise NoAnswer("between: no keyframe between the actions")
+    return Window("between", frames)
+
+
+@register("compare_windows", backend="scalar")
+def compare_windows(video: ScalarVideo, sem: Semantics, anchor: int) -> tuple[list[int], list[int], list[int]]:
+    """(before, during, after) keyframe positions around the anchor action's only instance."""
+    anchors = video.instances_of(anchor)
+    if len(anchors) != 1:
+        raise NoAnswer(f"compare: {vocab().action_phrases[anchor]!r} has {len(anchors)} instances, not one")
+    during = anchors[0].frames
+    first, last = during[0], during[-1]
+    before = list(range(0, first + 1 if sem.compare_before_includes_x else first))
+    after = list(range(last + 1, video.num_frames))
+    return before, during, after
