@@ -44,7 +44,7 @@ def generate_block(batch, templates: list[str], rel_obj_counts: torch.Tensor, se
     for name in templates:
         spec = TEMPLATES[name]
         t0 = clock()
-        grid = evaluate(spec.program, batch, semantics, context=ctx)
+        grid = evaluate(spec, batch, semantics, context=ctx)
         t1 = clock()
         # the rules once; a pair slot's direct cells come once, in referent order (keep & pairs), and
         # its reference forms are enumerated from those cells (§b.0: candidates expand in place)

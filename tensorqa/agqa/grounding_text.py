@@ -40,18 +40,13 @@ REF_KINDS = ("", "first", "last", "whole")
 
 # how each program (TemplateSpec.program) picks its evidence keyframes and what it grounds
 NOTHING, ACTIONS, EXISTS_OBJ, ACT_EXISTS, REL_ANY, OBJ_REL, STRETCH, CHOOSE, SIDE_REL, SIDE_OBJ = range(10)
-_CATEGORY = {
-    "objExists": EXISTS_OBJ, "actExists": ACT_EXISTS, "relExists": REL_ANY, "objWhat": REL_ANY,
-    "objRelExists": OBJ_REL, "andObjRelExists": OBJ_REL, "xorObjRelExists": OBJ_REL, "objWhatChoose": OBJ_REL,
-    "objFirst": STRETCH, "objLast": STRETCH, "objFirstVerify": STRETCH, "objLastVerify": STRETCH,
-    "objFirstChoose": CHOOSE, "objLastChoose": CHOOSE, "relTime": SIDE_REL, "objTime": SIDE_OBJ,
-    "actTime": ACTIONS, "actLengthLongerChoose": ACTIONS, "actLengthShorterChoose": ACTIONS,
-    "actLengthLongerVerify": ACTIONS, "actLengthShorterVerify": ACTIONS,
-    "objWhatGeneral": NOTHING, "actWhatAfterAll": NOTHING, "actWhatBefore": NOTHING, "actFirst": NOTHING,
-    "actLast": NOTHING, "actLongest": NOTHING, "actShortest": NOTHING,
+EVIDENCE = {  # TemplateSpec.evidence -> its code
+    "nothing": NOTHING, "actions": ACTIONS, "exists-object": EXISTS_OBJ, "action-exists": ACT_EXISTS,
+    "relation-any": REL_ANY, "object-relation": OBJ_REL, "stretch": STRETCH, "choose": CHOOSE,
+    "side-relation": SIDE_REL, "side-object": SIDE_OBJ,
 }
-assert set(_CATEGORY) == set(PROGRAM_SHAPES)
-_FORWARD = frozenset({"objFirst", "objFirstVerify", "objFirstChoose"})  # the rest of STRETCH / CHOOSE scan backward
+_CATEGORY = {spec.program: EVIDENCE[spec.evidence] for spec in TEMPLATES.values()}  # program -> code
+_FORWARD = frozenset(spec.program for spec in TEMPLATES.values() if spec.shape.forward)  # first scans; the rest backward
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 

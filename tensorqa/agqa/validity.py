@@ -16,6 +16,7 @@ import torch
 
 from tensorqa.engine.grid import AnswerGrid, GridContext, evaluate
 from tensorqa.engine.primitives.localize import AFTER, BEFORE, BETWEEN, VIDEO, WHILE
+from tensorqa.agqa.templates.catalogue import TEMPLATES
 from tensorqa.scenes.vocab import RELATION_KINDS, vocab
 
 # §b.0: relations never asked about
@@ -392,36 +393,28 @@ def _obj_time(c: Cells) -> torch.Tensor:
     return o != c.t.action_object[a]
 
 
-QUALIFIERS = {
-    "objExists": _obj_exists,
-    "objRelExists": _obj_rel_exists,
-    "relExists": _rel_exists,
-    "actExists": lambda c: torch.ones((), dtype=torch.bool, device=c.device),
-    "andObjRelExists": _and_xor,
-    "xorObjRelExists": _and_xor,
-    "objWhatGeneral": _obj_what_general,
-    "objWhat": _obj_what,
-    "objWhatChoose": _choose,
-    "actWhatAfterAll": _act_answer_not_window_action,
-    "actWhatBefore": _act_answer_not_window_action,
-    "objFirst": _episode,
-    "objLast": _episode,
-    "objFirstChoose": _choose,
-    "objLastChoose": _choose,
-    "objFirstVerify": _episode_verify,
-    "objLastVerify": _episode_verify,
-    "actFirst": _act_first,
-    "actLast": _act_last,
-    "actLengthLongerChoose": _length,
-    "actLengthShorterChoose": _length,
-    "actLengthLongerVerify": _length,
-    "actLengthShorterVerify": _length,
-    "actLongest": _superlative,
-    "actShortest": _superlative,
-    "actTime": _act_time,
-    "relTime": _rel_time,
-    "objTime": _obj_time,
+RULES = {  # rule name (TemplateSpec.validity) -> the rule
+    "obj_exists": _obj_exists,
+    "obj_rel_exists": _obj_rel_exists,
+    "rel_exists": _rel_exists,
+    "always": lambda c: torch.ones((), dtype=torch.bool, device=c.device),
+    "and_xor": _and_xor,
+    "obj_what_general": _obj_what_general,
+    "obj_what": _obj_what,
+    "choose": _choose,
+    "act_answer_not_window_action": _act_answer_not_window_action,
+    "episode": _episode,
+    "episode_verify": _episode_verify,
+    "act_first": _act_first,
+    "act_last": _act_last,
+    "length": _length,
+    "superlative": _superlative,
+    "act_time": _act_time,
+    "rel_time": _rel_time,
+    "obj_time": _obj_time,
 }
+# template program -> its rule (read from the catalogue's TemplateSpec.validity)
+QUALIFIERS = {spec.program: RULES[spec.validity] for spec in TEMPLATES.values()}
 
 
 def valid_cells(template_program: str, grid: AnswerGrid, ctx: GridContext, rel_obj_counts: torch.Tensor,

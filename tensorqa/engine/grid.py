@@ -55,7 +55,7 @@ from tensorqa.engine.primitives import registry
 from tensorqa.engine.primitives.filter import any_along, interacted_frames
 from tensorqa.engine.primitives.localize import KIND_NAMES, VIDEO, Windows, compact, present_actions
 from tensorqa.engine.program import Call, Items, Node, Slot, Word, localize as localize_node, match, parse_program
-from tensorqa.engine.program_shapes import PROGRAM_SHAPES
+from tensorqa.engine.program_shapes import PROGRAM_SHAPES, SHAPES, ShapeSpec
 from tensorqa.scenes.batch import SceneBatch, by_identity
 from tensorqa.engine.semantics import AGQA, Semantics, get_semantics
 from tensorqa.scenes.vocab import vocab
@@ -228,42 +228,10 @@ def _window_node(windows: Windows, b: int, w: int) -> Node:
 # Shapes and plans
 # --------------------------------------------------------------------------------------------------
 
-# template shape -> its evaluator (the _EVALUATORS entry). actWhatAfterAll and actWhatBefore print
-# the same program; one evaluator answers both (the window's word picks the rule). Which primitives
-# a shape calls is recorded from a run (shape_primitives), not written down here.
-SHAPE_EVALUATORS: dict[str, str] = {
-    "objExists": "obj_exists",
-    "objRelExists": "obj_rel_exists",
-    "relExists": "rel_exists",
-    "actExists": "act_exists",
-    "andObjRelExists": "and_or_xor",
-    "xorObjRelExists": "and_or_xor",
-    "objWhatGeneral": "obj_what_general",
-    "objWhat": "obj_what",
-    "objWhatChoose": "choose",
-    "actWhatAfterAll": "act_what",
-    "actWhatBefore": "act_what",
-    "objFirst": "episode",
-    "objFirstChoose": "choose",
-    "objFirstVerify": "episode_verify",
-    "actFirst": "act_edge",
-    "objLast": "episode",
-    "objLastChoose": "choose",
-    "objLastVerify": "episode_verify",
-    "actLast": "act_edge",
-    "actLengthLongerChoose": "length_choose",
-    "actLengthShorterChoose": "length_choose",
-    "actLengthLongerVerify": "length_verify",
-    "actLengthShorterVerify": "length_verify",
-    "actLongest": "superlative",
-    "actShortest": "superlative",
-    "actTime": "act_time",
-    "relTime": "rel_time",
-    "objTime": "obj_time",
-}
-assert set(SHAPE_EVALUATORS) == set(PROGRAM_SHAPES)
-
-PAIR_SHAPES = frozenset({"andObjRelExists", "xorObjRelExists", "objWhatChoose", "objFirstChoose", "objLastChoose"})
+# shape -> its evaluator (the _EVALUATORS entry), read from program_shapes.SHAPES; which
+# primitives a shape calls is recorded from a run (shape_primitives), not written down.
+SHAPE_EVALUATORS: dict[str, str] = {name: spec.evaluator for name, spec in SHAPES.items()}
+PAIR_SHAPES = frozenset(name for name, spec in SHAPES.items() if spec.pair)
 
 
 def _normalize(node: Node) -> Node:
@@ -338,7 +306,7 @@ def shape_primitives(shape: str, domain: str = "present") -> tuple[str, ...]:
     probe = VideoScene(video_id="PROBE", frame_ids=[10, 20, 30], frame_secs=[1.0, 2.0, 3.0], rel=rel,
                        obj=rel.any(2), inst_cls=[0, 1], inst_start=[1.0, 2.0], inst_end=[2.0, 3.0], split="train")
     with registry.recording() as seen:
-        _compile(PROGRAM_SHAPES[shape], AGQA, domain, shape).run(GridContext(SceneBatch.from_scenes([probe]), AGQA))
+        _shape_plan(shape, AGQA, domain).run(GridContext(SceneBatch.from_scenes([probe]), AGQA))
     return tuple(sorted(seen))
 
 
@@ -372,12 +340,11 @@ def _bind_window(node: Node, skeleton: str) -> tuple[int | None, tuple[int | Non
 
 
 @functools.lru_cache(maxsize=512)
-def _compile(text: str, semantics: Semantics, domain: str, template: str | None = None) -> Plan:
+def _compile(text: str, semantics: Semantics, domain: str) -> Plan:
+    """The plan of skeleton text: matched once against the shapes (first name wins where two
+    shapes print one program)."""
     node = _normalize(parse_program(text))
-    patterns = _patterns()
-    if template is not None:  # a template name picks its own shape first (actWhatBefore shares a program)
-        patterns = [(template, _normalize(parse_program(PROGRAM_SHAPES[template])))] + patterns
-    for shape, pattern in patterns:
+    for shape, pattern in _patterns():
         bind: dict[str, Node] = {}
         if match(pattern, node, bind):
             break
@@ -396,19 +363,32 @@ def _compile(text: str, semantics: Semantics, domain: str, template: str | None 
                 window_actions=window_actions, semantics=semantics, domain=domain)
 
 
-def compile_skeleton(skeleton: "str | Node", semantics: Semantics | str = AGQA, domain: str = "present") -> Plan:
-    """The cached plan of a skeleton (template name, skeleton text or parsed skeleton).
+@functools.lru_cache(maxsize=256)
+def _shape_plan(shape: str, semantics: Semantics, domain: str) -> Plan:
+    """The plan of a whole shape (every slot free): read from its ShapeSpec, nothing matched."""
+    spec = SHAPES[shape]
+    pattern = parse_program(spec.program)
+    return Plan(skeleton=str(_normalize(pattern)), shape=shape, evaluator=spec.evaluator, pattern=pattern,
+                fixed=(), window_kind=None, window_actions=(None, None), semantics=semantics, domain=domain)
+
+
+def compile_skeleton(skeleton: "str | Node | ShapeSpec", semantics: Semantics | str = AGQA,
+                     domain: str = "present") -> Plan:
+    """The cached plan of a skeleton: a :class:`ShapeSpec` (or an object with a ``shape`` ShapeSpec,
+    such as an AGQA ``TemplateSpec``), a shape name, skeleton text or a parsed skeleton. A spec or a
+    name is its plan directly; text is matched once against the 28 shapes.
 
     domain: "present" (object and relation slots range over what occurs in each video, except
     objExists' object and relExists' relation, which AGQA also asks about absent ones) or "all"
     (every slot over the whole vocabulary)."""
     if domain not in DOMAINS:
         raise TensorQAError(f"grid: domain must be one of {', '.join(DOMAINS)}, not {domain!r}")
-    template = skeleton if isinstance(skeleton, str) and skeleton in PROGRAM_SHAPES else None
-    text = PROGRAM_SHAPES[template] if template else str(skeleton)
-    # the name only matters where templates share a program (one plan per text otherwise)
-    shared = template is not None and list(PROGRAM_SHAPES.values()).count(text) > 1
-    return _compile(text, get_semantics(semantics), domain, template if shared else None)
+    spec = getattr(skeleton, "shape", skeleton)
+    if isinstance(spec, ShapeSpec):
+        return _shape_plan(spec.name, get_semantics(semantics), domain)
+    if isinstance(skeleton, str) and skeleton in SHAPES:
+        return _shape_plan(skeleton, get_semantics(semantics), domain)
+    return _compile(str(skeleton), get_semantics(semantics), domain)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -522,11 +502,12 @@ class RelationAxes:
     rvalid: torch.Tensor
 
 
-def evaluate(skeleton: "str | Node", batch: SceneBatch, semantics: Semantics | str = AGQA,
+def evaluate(skeleton: "str | Node | ShapeSpec", batch: SceneBatch, semantics: Semantics | str = AGQA,
              context: GridContext | None = None, domain: str = "present") -> AnswerGrid:
     """Evaluate a skeleton over its whole slot grid for every video of ``batch``.
 
-    skeleton: a template name, a skeleton string or a parsed skeleton; semantics: a Semantics
+    skeleton: a ShapeSpec (or an AGQA TemplateSpec), a shape name, a skeleton string or a parsed
+    skeleton; semantics: a Semantics
     or preset name; context: reuse per-batch intermediates across skeletons (same batch and
     semantics).
     """
@@ -707,7 +688,7 @@ def _obj_what(plan, ctx):
 
 
 def _forward(plan) -> bool:
-    return plan.shape in ("objFirst", "objFirstChoose", "objFirstVerify", "objWhatChoose", "actFirst")
+    return bool(SHAPES[plan.shape].forward)
 
 
 def _episode(plan, ctx):
@@ -767,7 +748,7 @@ def _act_edge(plan, ctx):
 
 
 def _longer(plan) -> bool:
-    return plan.shape in ("actLengthLongerChoose", "actLengthLongerVerify", "actLongest")
+    return bool(SHAPES[plan.shape].longer)
 
 
 def _length_winner(plan, ctx):

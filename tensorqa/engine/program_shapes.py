@@ -31,12 +31,17 @@ Where the shapes come from:
   AGQA 2.0 program parsers consume). The three-argument form ``Localize(between, X, Y)`` is also
   parsed and executed (it round-trips as written), but generated programs use the list form;
 * the length templates are named as AGQA's generator names them (``actLengthLongerChoose``...);
-  the paper's Table 14 calls the Choose pair ``...Compare`` (``TEMPLATE_ALIASES``);
+  the paper's Table 14 calls the Choose pair ``...Compare`` (the catalogue's alias);
 * actExists was retired in AGQA 2.0 (agqa_semantics.md §b.2); its shape is kept so that all 28
-  programs of the paper have one (``RETIRED_TEMPLATES``).
+  programs of the paper have one (``TemplateSpec.retired`` in ``agqa/templates``).
+
+``SHAPES`` holds, per shape, what the engine needs beside the program: its grid evaluator, its
+scan direction and which length wins (the template's other facts are in ``agqa/templates``).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 _OBJ_REL = "Filter(frame, [relations, <relation>, objects])"
 _OBJ_REL_SINGULAR = "Filter(frame, [relation, <relation>, objects])"
@@ -111,14 +116,6 @@ PROGRAM_SHAPES: dict[str, str] = {
     ),
 }
 
-RETIRED_TEMPLATES: frozenset[str] = frozenset({"actExists"})
-
-# The paper's Table 14 names for the two length-choose templates.
-TEMPLATE_ALIASES: dict[str, str] = {
-    "actLengthLongerCompare": "actLengthLongerChoose",
-    "actLengthShorterCompare": "actLengthShorterChoose",
-}
-
 # What a ``<window>`` slot is filled with, per time kind ("video" = the whole video).
 WINDOW_FORMS: dict[str, str] = {
     "video": "video",
@@ -128,21 +125,60 @@ WINDOW_FORMS: dict[str, str] = {
     "between": "Localize(between, [<action>, <action2>])",
 }
 
-# Time kinds each template is generated with (AGQA's generator; agqa_semantics.md §b.1).
-# Templates without a ``<window>`` slot map to ().
-TEMPLATE_WINDOWS: dict[str, tuple[str, ...]] = {
-    **{t: ("video", "before", "after", "while", "between") for t in (
-        "objExists", "objRelExists", "relExists", "actExists", "andObjRelExists", "xorObjRelExists",
-        "objWhatGeneral", "objWhat", "objWhatChoose")},
-    "actWhatAfterAll": ("video", "after"),
-    "actWhatBefore": ("before",),
-    **{t: ("video", "after", "while", "between") for t in ("objFirst", "objFirstChoose", "objFirstVerify")},
-    "actFirst": ("video", "after"),
-    **{t: ("video", "before", "while", "between") for t in ("objLast", "objLastChoose", "objLastVerify")},
-    "actLast": ("video", "before"),
-    **{t: () for t in (
-        "actLengthLongerChoose", "actLengthShorterChoose", "actLengthLongerVerify", "actLengthShorterVerify",
-        "actLongest", "actShortest", "actTime", "relTime", "objTime")},
-}
 
-assert len(PROGRAM_SHAPES) == 28 and set(TEMPLATE_WINDOWS) == set(PROGRAM_SHAPES)
+
+@dataclass(frozen=True)
+class ShapeSpec:
+    """What the engine knows of one program shape (template programs are keyed by these names).
+
+    program:   the skeleton text (``PROGRAM_SHAPES``).
+    evaluator: the grid evaluator that answers it (``engine/grid.py``'s table). actWhatAfterAll and
+               actWhatBefore print one program and share an evaluator (the window's word picks the rule).
+    forward:   for first / last shapes, whether the scan runs forward (first) or backward (last).
+    longer:    for the length shapes, whether the longer (max) or the shorter (min) wins.
+    pair:      the shape has a two-object slot (``<object>``, ``<object2>``).
+    """
+
+    name: str
+    program: str
+    evaluator: str
+    forward: bool | None = None
+    longer: bool | None = None
+    pair: bool = False
+
+
+_F, _B = True, False
+_SHAPE_ROWS: dict[str, tuple] = {  # name: (evaluator, forward, longer, pair)
+    "objExists": ("obj_exists", None, None, False),
+    "objRelExists": ("obj_rel_exists", None, None, False),
+    "relExists": ("rel_exists", None, None, False),
+    "actExists": ("act_exists", None, None, False),
+    "andObjRelExists": ("and_or_xor", None, None, True),
+    "xorObjRelExists": ("and_or_xor", None, None, True),
+    "objWhatGeneral": ("obj_what_general", None, None, False),
+    "objWhat": ("obj_what", None, None, False),
+    "objWhatChoose": ("choose", _F, None, True),  # answered with the first-keyframe rule
+    "actWhatAfterAll": ("act_what", None, None, False),
+    "actWhatBefore": ("act_what", None, None, False),
+    "objFirst": ("episode", _F, None, False),
+    "objFirstChoose": ("choose", _F, None, True),
+    "objFirstVerify": ("episode_verify", _F, None, False),
+    "actFirst": ("act_edge", _F, None, False),
+    "objLast": ("episode", _B, None, False),
+    "objLastChoose": ("choose", _B, None, True),
+    "objLastVerify": ("episode_verify", _B, None, False),
+    "actLast": ("act_edge", _B, None, False),
+    "actLengthLongerChoose": ("length_choose", None, True, False),
+    "actLengthShorterChoose": ("length_choose", None, False, False),
+    "actLengthLongerVerify": ("length_verify", None, True, False),
+    "actLengthShorterVerify": ("length_verify", None, False, False),
+    "actLongest": ("superlative", None, True, False),
+    "actShortest": ("superlative", None, False, False),
+    "actTime": ("act_time", None, None, False),
+    "relTime": ("rel_time", None, None, False),
+    "objTime": ("obj_time", None, None, False),
+}
+SHAPES: dict[str, ShapeSpec] = {
+    name: ShapeSpec(name, PROGRAM_SHAPES[name], *row) for name, row in _SHAPE_ROWS.items()
+}
+assert len(PROGRAM_SHAPES) == 28 and set(SHAPES) == set(PROGRAM_SHAPES)

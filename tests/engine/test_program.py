@@ -8,7 +8,10 @@ import pytest
 from helpers import SHARED
 from tensorqa.errors import TensorQAError
 from tensorqa.engine.program import Call, Items, Slot, Word, localize, parse_program, slots, verb_index, word_kinds
-from tensorqa.engine.program_shapes import PROGRAM_SHAPES, RETIRED_TEMPLATES, TEMPLATE_WINDOWS, WINDOW_FORMS
+from tensorqa.agqa.templates import TEMPLATES
+from tensorqa.engine.program_shapes import PROGRAM_SHAPES, SHAPES, WINDOW_FORMS
+
+TEMPLATE_WINDOWS = {spec.program: spec.windows for spec in TEMPLATES.values()}  # the catalogue's windows
 from tensorqa.scenes.vocab import vocab
 
 
@@ -52,7 +55,8 @@ def test_shapes_cover_the_28_templates():
              "actLast", "actLengthLongerChoose", "actLengthShorterChoose", "actLengthLongerVerify",
              "actLengthShorterVerify", "actLongest", "actShortest", "actTime", "relTime", "objTime"}
     assert set(PROGRAM_SHAPES) == paper
-    assert RETIRED_TEMPLATES == {"actExists"}
+    assert {spec.program for spec in TEMPLATES.values() if spec.retired} == {"actExists"}
+    assert all(SHAPES[name].program == text for name, text in PROGRAM_SHAPES.items())
     for name, shape in PROGRAM_SHAPES.items():
         tree = parse_program(shape)
         assert str(tree) == shape, name

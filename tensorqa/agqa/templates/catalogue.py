@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from importlib import resources
 
 from tensorqa.errors import TensorQAError
+from tensorqa.engine.program_shapes import SHAPES, ShapeSpec
 from tensorqa.scenes.vocab import NO_OBJECT, vocab
 
 # -- vocabularies of the metadata --------------------------------------------------------------
@@ -101,6 +102,11 @@ class TemplateSpec:
     retired:       True for actExists, which AGQA 2.0 removed; generation skips it by default.
     slots:         placeholders of the frames, in order of first appearance in ``frames[0]``.
     frames:        question frames; the position in this tuple is the frame variant index.
+    validity:      its validity rule, a name of ``agqa/validity.RULES`` (agqa_semantics.md §b).
+    evidence:      how its sg_grounding picks evidence keyframes and what it grounds (a name of
+                   ``agqa/grounding_text.EVIDENCE``).
+    shape:         the engine's facts of its program (``engine/program_shapes.SHAPES``: grid
+                   evaluator, scan direction, which length wins).
     """
 
     name: str
@@ -121,6 +127,12 @@ class TemplateSpec:
     slots: tuple[str, ...]
     frames: tuple[str, ...]
     retired: bool = False
+    validity: str = ""
+    evidence: str = ""
+
+    @property
+    def shape(self) -> ShapeSpec:
+        return SHAPES[self.program]
 
     @property
     def reference_kinds(self) -> dict[str, tuple[str, ...]]:
@@ -365,6 +377,39 @@ _ROWS: dict[str, tuple] = {
 
 RETIRED: frozenset[str] = frozenset({"actExists"})  # AGQA 2.0 removed it (semantics §b.2)
 
+# per program: (validity rule, evidence category); the rules are agqa/validity.RULES, the
+# categories agqa/grounding_text.EVIDENCE
+_RULES: dict[str, tuple[str, str]] = {
+    "objExists": ("obj_exists", "exists-object"),
+    "objRelExists": ("obj_rel_exists", "object-relation"),
+    "relExists": ("rel_exists", "relation-any"),
+    "actExists": ("always", "action-exists"),
+    "andObjRelExists": ("and_xor", "object-relation"),
+    "xorObjRelExists": ("and_xor", "object-relation"),
+    "objWhatGeneral": ("obj_what_general", "nothing"),
+    "objWhat": ("obj_what", "relation-any"),
+    "objWhatChoose": ("choose", "object-relation"),
+    "actWhatAfterAll": ("act_answer_not_window_action", "nothing"),
+    "actWhatBefore": ("act_answer_not_window_action", "nothing"),
+    "objFirst": ("episode", "stretch"),
+    "objLast": ("episode", "stretch"),
+    "objFirstChoose": ("choose", "choose"),
+    "objLastChoose": ("choose", "choose"),
+    "objFirstVerify": ("episode_verify", "stretch"),
+    "objLastVerify": ("episode_verify", "stretch"),
+    "actFirst": ("act_first", "nothing"),
+    "actLast": ("act_last", "nothing"),
+    "actLengthLongerChoose": ("length", "actions"),
+    "actLengthShorterChoose": ("length", "actions"),
+    "actLengthLongerVerify": ("length", "actions"),
+    "actLengthShorterVerify": ("length", "actions"),
+    "actLongest": ("superlative", "nothing"),
+    "actShortest": ("superlative", "nothing"),
+    "actTime": ("act_time", "actions"),
+    "relTime": ("rel_time", "side-relation"),
+    "objTime": ("obj_time", "side-object"),
+}
+
 
 def _build(frames: dict[str, list[str]]) -> dict[str, TemplateSpec]:
     unknown = sorted(set(frames) - set(_ROWS))
@@ -390,6 +435,7 @@ def _build(frames: dict[str, list[str]]) -> dict[str, TemplateSpec]:
             local_format=local_format, windows=windows, references=references,
             table14_unbalanced_k=unbalanced_k, table14_balanced_k=balanced_k,
             slots=slots, frames=tuple(own), retired=name in RETIRED,
+            validity=_RULES[program][0], evidence=_RULES[program][1],
         )
     return specs
 
