@@ -69,8 +69,10 @@ SEQUENCING_ACTIONS = ("standing up", "playing with a phone", "throwing a broom s
 SUPERLATIVE_RELATIONS = ("behind", "holding", "in", "leaning on", "carrying", "on the side of")
 OBJECT_RELATION_PAIRS = (("table", "wiping"), ("dish", "wiping"), ("table", "beneath"), ("dish", "beneath"),
                          ("food", "in front of"), ("book", "carrying"), ("chair", "leaning on"))
-DURATION_TEMPLATES = ("actLengthLongerCompare", "actLengthLongerVerify")
-SEQUENCING_TEMPLATES = ("actTime", "relTime", "objTime")  # templates that compare actions in time
+# read from the catalogue: the "longer" length comparisons, the templates that compare in time
+DURATION_TEMPLATES = tuple(t for t, s in TEMPLATES.items() if s.family == "length" and s.structural == "compare"
+                           and s.shape.longer)
+SEQUENCING_TEMPLATES = tuple(t for t, s in TEMPLATES.items() if s.family == "time")
 SUPERLATIVE_TEMPLATES = tuple(t for t, s in TEMPLATES.items() if s.family in ("first", "last") and "relation" in s.slots)
 LOCALIZED = ("before", "after", "while", "between")
 
