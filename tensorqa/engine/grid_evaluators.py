@@ -1,0 +1,201 @@
+"""The grid evaluators: one function per program shape family, ``(plan, ctx) -> (answer, defined,
+axes, answer kind)``, each calling its primitives through the registry. ``program_shapes.SHAPES``
+says which evaluator answers which shape; ``grid._run`` turns the result into an AnswerGrid."""
+
+from __future__ import annotations
+
+import torch
+
+from tensorqa.engine.grid_context import GridContext, _all_axis, _gather_axis, _ids_at
+from tensorqa.engine.primitives import registry
+from tensorqa.engine.primitives.filter import interacted_frames
+from tensorqa.engine.program_shapes import SHAPES
+
+
+# -- evaluators: (plan, ctx) -> (answer, defined, axes, answer kind) ------------------------------------
+def _window_axis(ctx: GridContext):
+    """The flat window axis: one row per offered window of the batch (every row is real: no mask)."""
+    return ("window", ctx.rows[1], None)
+
+
+def _yes_no(truth: torch.Tensor) -> torch.Tensor:
+    return truth.long()
+
+
+def _obj_exists(plan, ctx):
+    # AGQA asks objExists about every object, present or absent: always the whole vocabulary
+    rule = ctx.semantics.interaction_rule("objExists")
+    truth = registry.lookup("contacted")(ctx.batch, ctx.flat, rule)  # [V, O]
+    O = truth.shape[-1]
+    return _yes_no(truth), None, [_window_axis(ctx), ("object", *_all_axis(ctx.batch, O))], "yes/no"
+
+
+def _obj_rel_exists(plan, ctx):
+    ax = ctx.axes(plan.domain)
+    truth = registry.lookup("exists")(ctx.relate_rows(plan.domain)).transpose(1, 2)  # [V, Kr, Ko]
+    axes = [_window_axis(ctx), ("relation", ax.rids, ax.rvalid), ("object", ax.oids, ax.ovalid)]
+    return _yes_no(truth), None, axes, "yes/no"
+
+
+def _rel_exists(plan, ctx):
+    # AGQA asks relExists about absent relations too: always the whole vocabulary
+    truth = registry.lookup("exists")(registry.lookup("relations_present")(ctx.batch, ctx.flat))  # [V, R]
+    axes = [_window_axis(ctx), ("relation", *_all_axis(ctx.batch, truth.shape[-1]))]
+    return _yes_no(truth), None, axes, "yes/no"
+
+
+def _act_exists(plan, ctx):
+    ids, valid = ctx.actions
+    present = registry.lookup("actions_in")(ctx.batch, ctx.flat)  # [V, A]
+    truth = registry.lookup("exists")(present, ids[ctx.flat.video])  # [V, K]
+    return _yes_no(truth), None, [_window_axis(ctx), ("action", ids, valid)], "yes/no"
+
+
+def _and_or_xor(plan, ctx):
+    ax = ctx.axes(plan.domain)
+    held = registry.lookup("exists")(ctx.relate_rows(plan.domain)).transpose(1, 2)  # [V, Kr, Ko]
+    a, b = held[..., :, None], held[..., None, :]  # <object> rows, <object2> columns
+    if plan.shape == "andObjRelExists":
+        truth = registry.lookup("and")(a, b, ctx.semantics)
+    else:
+        truth = registry.lookup("xor")(a, b, ctx.semantics)
+    axes = [_window_axis(ctx), ("relation", ax.rids, ax.rvalid), ("object", ax.oids, ax.ovalid),
+            ("object2", ax.oids, ax.ovalid)]
+    return _yes_no(truth), None, axes, "yes/no"
+
+
+def _obj_what_general(plan, ctx):
+    rule = ctx.semantics.interaction_rule("objWhatGeneral")
+    present = registry.lookup("contacted")(ctx.batch, ctx.flat, rule)  # [V, O]
+    obj, one = registry.lookup("only_item")(present)
+    return obj, one, [_window_axis(ctx)], "object"
+
+
+def _obj_what(plan, ctx):
+    ax = ctx.axes(plan.domain)
+    pos, one = registry.lookup("only_item")(ctx.relate_rows(plan.domain).transpose(1, 2))  # over objects: [V, Kr]
+    obj = _ids_at(ax.oids, ctx.flat.video, pos)
+    return obj, one, [_window_axis(ctx), ("relation", ax.rids, ax.rvalid)], "object"
+
+
+def _forward(plan) -> bool:
+    return bool(SHAPES[plan.shape].forward)
+
+
+def _episode(plan, ctx):
+    ax = ctx.axes(plan.domain)
+    obj, ok = ctx.episodes(plan.domain, _forward(plan))
+    return obj, ok, [_window_axis(ctx), ("relation", ax.rids, ax.rvalid)], "object"
+
+
+def _episode_verify(plan, ctx):
+    ax = ctx.axes(plan.domain)
+    obj, ok = ctx.episodes(plan.domain, _forward(plan))  # [V, Kr]
+    same = registry.lookup("equals")(obj[..., None], ax.oids[ctx.flat.video][:, None, :])  # [V, Kr, Ko]
+    defined = ok[..., None].expand_as(same)
+    axes = [_window_axis(ctx), ("relation", ax.rids, ax.rvalid), ("object", ax.oids, ax.ovalid)]
+    return _yes_no(same), defined, axes, "yes/no"
+
+
+def _shared_grid(ctx: GridContext, key: str, make):
+    """``make()`` -> (answer, defined) once per context, for templates whose grids are the same
+    (their rules, applied later, differ); ``_run`` then shares ``defined & real`` too."""
+    def made():
+        answer, ok = make()
+        ctx._get("shared_defined", list).append(ok)
+        return answer, ok
+    return ctx._get(key, made)
+
+
+def _choose(plan, ctx):
+    """The chosen object of each (window, relation, object pair). objWhatChoose and objFirstChoose
+    choose alike (forward, over the same axes): one grid serves both."""
+    ax = ctx.axes(plan.domain)
+    forward = _forward(plan)
+
+    def make():
+        pick, ok = registry.lookup("choose_episode")(ax.rel, ctx.flat, forward, ctx.semantics)  # [V, Kr, Ko, Ko]
+        oids = ax.oids[ctx.flat.video]
+        return torch.where(pick, oids[:, None, :, None], oids[:, None, None, :]), ok
+
+    answer, ok = _shared_grid(ctx, f"choose/{plan.domain}/{forward}", make)
+    axes = [_window_axis(ctx), ("relation", ax.rids, ax.rvalid), ("object", ax.oids, ax.ovalid),
+            ("object2", ax.oids, ax.ovalid)]
+    return answer, ok, axes, "object"
+
+
+def _act_what(plan, ctx):
+    """actWhatAfterAll and actWhatBefore: one program, told apart by the window's word (act_what):
+    one grid serves both."""
+    cls, ok = _shared_grid(ctx, "act_what", lambda: registry.lookup("act_what")(
+        ctx.batch, ctx.act, ctx.flat, ctx.semantics))
+    return cls, ok, [_window_axis(ctx)], "action"
+
+
+def _act_edge(plan, ctx):
+    name = "act_first" if _forward(plan) else "act_last"
+    cls, ok = registry.lookup(name)(ctx.batch, ctx.act, ctx.flat, ctx.semantics)
+    return cls, ok, [_window_axis(ctx)], "action"
+
+
+def _longer(plan) -> bool:
+    return bool(SHAPES[plan.shape].longer)
+
+
+def _length_winner(plan, ctx):
+    """(winner, defined) of every pair of present actions, shared by the Choose and Verify
+    templates of one comparison (longer or shorter)."""
+    longer = _longer(plan)
+    return ctx._get(f"length/{longer}", lambda: registry.lookup("length_compare")(
+        ctx.batch, ctx.actions[0], longer, ctx.semantics))
+
+
+def _length_choose(plan, ctx):
+    ids, valid = ctx.actions
+    winner, ok = _length_winner(plan, ctx)
+    return winner, ok, [("action", ids, valid), ("action2", ids, valid)], "action"
+
+
+def _length_verify(plan, ctx):
+    ids, valid = ctx.actions
+    winner, ok = _length_winner(plan, ctx)
+    truth = registry.lookup("equals")(winner, ids[:, :, None])  # is <action> the winner?
+    return _yes_no(truth), ok, [("action", ids, valid), ("action2", ids, valid)], "yes/no"
+
+
+def _superlative(plan, ctx):
+    cls, ok = registry.lookup("superlative")(ctx.batch, _longer(plan), ctx.semantics)
+    return cls, ok, [], "action"
+
+
+def _act_time(plan, ctx):
+    ids, valid = ctx.actions
+    # rows: <action> (the one placed), columns: <action2> (the anchor it is compared with)
+    side, ok = registry.lookup("act_order")(ctx.batch, ids, ctx.compare, ctx.semantics)
+    return side, ok, [("action", ids, valid), ("action2", ids, valid)], "before/after"
+
+
+def _rel_time(plan, ctx):
+    ids, valid = ctx.actions
+    ax = ctx.axes(plan.domain)
+    side, ok = registry.lookup("side_of")(ax.occurs, ctx.compare, ctx.batch.frame_mask.sum(1))  # [B, K, Kr]
+    return side, ok, [("action", ids, valid), ("relation", ax.rids, ax.rvalid)], "before/after"
+
+
+def _obj_time(plan, ctx):
+    ids, valid = ctx.actions
+    ax = ctx.axes(plan.domain)
+    frames = interacted_frames(ctx.batch, ctx.semantics.interaction_rule("objTime"))  # [B, F, O]
+    frames = _gather_axis(frames, 2, ax.oids) & ax.ovalid[:, None, :]
+    side, ok = registry.lookup("side_of")(frames, ctx.compare, ctx.batch.frame_mask.sum(1))  # [B, K, Ko]
+    return side, ok, [("action", ids, valid), ("object", ax.oids, ax.ovalid)], "before/after"
+
+
+_EVALUATORS = {
+    "obj_exists": _obj_exists, "obj_rel_exists": _obj_rel_exists, "rel_exists": _rel_exists,
+    "act_exists": _act_exists, "and_or_xor": _and_or_xor, "obj_what_general": _obj_what_general,
+    "obj_what": _obj_what, "choose": _choose, "act_what": _act_what, "episode": _episode,
+    "episode_verify": _episode_verify, "act_edge": _act_edge, "length_choose": _length_choose,
+    "length_verify": _length_verify, "superlative": _superlative, "act_time": _act_time,
+    "rel_time": _rel_time, "obj_time": _obj_time,
+}
