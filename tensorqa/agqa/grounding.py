@@ -136,20 +136,10 @@ import pyarrow.compute as pc
 from tensorqa.errors import TensorQAError
 from tensorqa.scenes.batch import SceneBatch, VideoScene
 from tensorqa.engine.semantics import Semantics, get_semantics
-from tensorqa.agqa.grounding_bulk import (
-    _assemble,
-    _id_lists,
-    _Rows,
-    _SceneTables,
-)
-from tensorqa.agqa.grounding_scalar import (
-    _ground_one,
-    _Video,
-)
-from tensorqa.agqa.grounding_text import (
-    COLUMNS,
-    OPTIONAL_COLUMNS,
-)
+from tensorqa.agqa.grounding_bulk import assemble, id_lists
+from tensorqa.agqa.grounding_rows import Rows, SceneTables
+from tensorqa.agqa.grounding_scalar import ScalarGroundingVideo, ground_one
+from tensorqa.agqa.grounding_text import COLUMNS, OPTIONAL_COLUMNS
 from tensorqa.agqa.text import CHUNK_ROWS
 
 
@@ -215,7 +205,7 @@ def grounding_column(records: pa.Table, scenes, semantics: Semantics | str = "ag
     in_order = bool((order == np.arange(len(order))).all())  # rows already grouped by video
     texts: list[pa.Array] = []
     for n, (a, z) in enumerate(itertools.pairwise(bounds)):
-        st = _SceneTables.build(_batch_of(scenes, video_ids[n * block_videos:(n + 1) * block_videos], get), sem)
+        st = SceneTables.build(_batch_of(scenes, video_ids[n * block_videos:(n + 1) * block_videos], get), sem)
         for c in range(a, z, CHUNK_ROWS):  # bounded memory: the texts of at most CHUNK_ROWS rows at once
             idx = order[c:min(c + CHUNK_ROWS, z)]
             block = records.slice(c, len(idx)) if in_order else records.take(pa.array(idx))
@@ -226,12 +216,12 @@ def grounding_column(records: pa.Table, scenes, semantics: Semantics | str = "ag
     return out.combine_chunks() if out.num_chunks == 1 else out
 
 
-def _ground_block(block: pa.Table, video: np.ndarray, st: _SceneTables, sem: Semantics,
+def _ground_block(block: pa.Table, video: np.ndarray, st: SceneTables, sem: Semantics,
                   get: Callable[[str], VideoScene | None]) -> list[pa.Array]:
     """The JSON texts of a block of records whose videos are ``st``'s (``video``: their positions)."""
-    rows = _Rows(block, video, st, sem)
-    lists, bodies = _id_lists(rows, st, sem)
-    text, same = _assemble(rows, lists, bodies, block.column("question").combine_chunks())
+    rows = Rows(block, video, st, sem)
+    lists, bodies = id_lists(rows, st, sem)
+    text, same = assemble(rows, lists, bodies, block.column("question").combine_chunks())
     chunks = text.chunks if isinstance(text, pa.ChunkedArray) else [text]
     other = np.flatnonzero(~same)
     if other.size:  # not records.render's wording: the scalar path (any wording variant, or an error)
@@ -260,7 +250,7 @@ def ground_record(record: Mapping[str, Any], scene: VideoScene, semantics: Seman
         raise TensorQAError(f"sg_grounding: record is about video {record['video_id']!r}, the scene is {scene.video_id!r}")
     row = {c: record.get(c) or "" for c in COLUMNS}
     row["frame"] = record.get("frame", 0)
-    return _ground_one(_Video(scene, get_semantics(semantics)), row)
+    return ground_one(ScalarGroundingVideo(scene, get_semantics(semantics)), row)
 
 
 def check_grounding(grounding: Mapping[str, list[str]] | str, question: str, vertex_ids: Iterable[str]) -> list[str]:

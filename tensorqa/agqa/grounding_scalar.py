@@ -43,7 +43,7 @@ from tensorqa.agqa.grounding_text import (
 )
 
 
-class _Video:
+class ScalarGroundingVideo:
     """One video's scene for the scalar path. Keyframe positions index the scene's keyframes in
     frame order (``VideoScene.sorted``); runs of keyframes are half-open ``(lo, hi)``."""
 
@@ -177,7 +177,7 @@ def _index(table: str, value: str | None) -> int:
         raise TensorQAError(f"sg_grounding: unknown {table} id {value!r}") from None
 
 
-def _ground_one(video: _Video, row: Mapping[str, Any]) -> dict[str, list[str]]:
+def ground_one(video: ScalarGroundingVideo, row: Mapping[str, Any]) -> dict[str, list[str]]:
     """The sg_grounding of one record on its video (scalar reference)."""
     v = vocab()
     template, question = row["template"], row["question"]
