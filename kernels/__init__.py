@@ -31,12 +31,10 @@ from tensorqa.kernels.runtime import auto_backend, available, enabled, interpret
 MODES = ("on", "off", "auto")
 
 # Primitives whose kernel lost to its torch twin on the GPU, which "auto" therefore leaves on torch
-# ("on" still runs every kernel). Medians of benchmarks/bench_kernels.py, 256 videos, H200, torch
-# 2.11 / Triton 3.6, 2026-11-30 (benchmarks/RESULTS.md):
+# ("on" still runs every kernel); the timings: benchmarks/RESULTS.md, "Kernels that stay on torch".
 AUTO_TORCH = {
-    "relate": "padded windows: kernel 219 us, torch 128 us (a batched matmul over the frames); grid "
-              "evaluation now reads flat rows (bench_kernels.py test_relate_flat_rows, not yet timed on a GPU)",
-    "actions_in": "kernel 574 us, torch 340 us",
+    "relate": "slower than torch's batched matmul over the frames on the H200",
+    "actions_in": "slower than torch on the H200",
 }
 
 __all__ = ["MODES", "AUTO_TORCH", "available", "enabled", "set_enabled", "interpreting", "launchable", "auto_backend",

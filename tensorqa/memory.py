@@ -7,8 +7,7 @@ Two allocators hold the buffers:
 * Arrow's (mimalloc, the pyarrow wheels' default): text columns and Parquet pages. mimalloc reads
   ``MIMALLOC_PURGE_DELAY`` once, when pyarrow loads its library, so importing :mod:`tensorqa` sets
   it to -1 (never give freed pages back) unless the environment already says otherwise or pyarrow
-  was imported first. Measured on 1,024 default videos, one process: 7.4 s of kernel time instead
-  of 16.1 s, 66 s wall instead of 77 s, for 0.5 GB more peak memory.
+  was imported first (what it saves: ``benchmarks/RESULTS.md``, "Allocator set-up").
 * glibc's (torch tensors, numpy arrays): :func:`keep_freed_memory`, called by ``generate``.
 """
 

@@ -92,13 +92,9 @@ def default_grounding(fmt: str, grounding: bool | None) -> bool:
 
 
 def default_batch_videos(device: str) -> int:
-    """Videos per block: 16 on the CPU (measured fastest on the 2-core machine: 32 and 64 keep more
-    text out of the caches, 8 pays more per-block overhead), 64 on CUDA (benchmarks/RESULTS.md).
-    Host memory grows with the block: a block's text is rendered at once (~600 bytes a question,
-    ~15K questions a video), so 256-video blocks peaked at 10 GiB RSS per process on the H200
-    machine and 16 such processes ran out of its 128 GiB, while grid evaluation, the only stage on
-    the GPU, took 1.2 s of 60 s per 1,000 videos at 256. With 64, 16 processes wrote the whole pool
-    in 57 s at under 5 GiB each."""
+    """Videos per block: 16 on the CPU, 64 on CUDA: the fastest sizes measured, and host memory
+    grows with the block (a block's text is rendered at once); the measurements:
+    ``benchmarks/RESULTS.md``, "Block sizes"."""
     return 64 if str(device).startswith("cuda") else 16
 
 
