@@ -6,6 +6,8 @@ vectors over the keys (the torch twins return the same per window, ``engine/prim
 * ``objects_present``: bool[O], object o is annotated at some keyframe of W.
 * ``contacted``: bool[O], the person interacts with o at some keyframe of W under a §c.1 rule.
 * ``actions_in``: bool[A], an instance of action a covers some keyframe of W.
+* ``present_objects``: bool[O], object o is annotated or related at some keyframe of the video.
+* ``present_relations``: bool[R], relation r holds with some object at some keyframe of the video.
 """
 
 from __future__ import annotations
@@ -45,3 +47,13 @@ def actions_in(video: ScalarVideo, w: Window) -> np.ndarray:
         if frames.intersection(inst.frames):
             out[inst.cls] = True
     return out
+
+
+@register("present_objects", backend="scalar")
+def present_objects(video: ScalarVideo) -> np.ndarray:
+    return (video.obj.any(0) | video.rel.any((0, 2))) if video.num_frames else np.zeros(video.obj.shape[1], bool)
+
+
+@register("present_relations", backend="scalar")
+def present_relations(video: ScalarVideo) -> np.ndarray:
+    return video.rel.any((0, 1)) if video.num_frames else np.zeros(video.rel.shape[2], bool)

@@ -1,12 +1,13 @@
-"""Scalar twins of the answer-forming primitives: ``exists``, ``only_item``, ``equals``, ``and``,
-``xor`` (``engine/primitives/query.py`` and ``exists.py``)."""
+"""Scalar twins of the set and answer-forming primitives: ``exists``, ``has_item``, ``count``,
+``only_item``, ``choose``, ``equals``, ``and``, ``xor`` (``engine/primitives/query.py``,
+``exists.py``, ``count.py``)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from tensorqa.engine.primitives.registry import register
-from tensorqa.engine.scalar.video import Entity, one
+from tensorqa.engine.scalar.video import Entity, NoAnswer, one
 from tensorqa.engine.semantics import Semantics
 
 
@@ -14,6 +15,27 @@ from tensorqa.engine.semantics import Semantics
 def exists(items: np.ndarray, which: int | None = None) -> bool:
     """Item ``which`` is among ``items`` (bool[K]); without ``which``, any item is."""
     return bool(items.any() if which is None else items[which])
+
+
+@register("has_item", backend="scalar")
+def has_item(items: np.ndarray) -> bool:
+    """The set ``items`` (bool[K]) is not empty."""
+    return bool(items.any())
+
+
+@register("count", backend="scalar")
+def count(items: np.ndarray) -> int:
+    """The number of members of the set ``items`` (bool[K])."""
+    return int(np.count_nonzero(items))
+
+
+@register("choose", backend="scalar")
+def choose(first_in: bool, second_in: bool) -> bool:
+    """AGQA's README Choose: True for the first item, False for the second, whichever alone is in
+    the set; no answer when both or neither are."""
+    if first_in == second_in:
+        raise NoAnswer("choose: both items or neither are in the set")
+    return bool(first_in)
 
 
 @register("only_item", backend="scalar")
