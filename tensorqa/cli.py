@@ -517,6 +517,14 @@ def run_report(a: argparse.Namespace) -> int:
     return 0
 
 
+from tensorqa.foils.commands import foils_arguments, run_foils, run_score_foils, score_foils_arguments  # noqa: E402
+
+command("foils", "caption/foil pairs (VALSE-style) proven true / false by execution on a store's scenes",
+        foils_arguments)(run_foils)
+command("score-foils", "caption/foil metrics from per-text scores in VALSE's and ViLMA's conventions",
+        score_foils_arguments)(run_score_foils)
+
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tensorqa", description="Compile compositional QA benchmarks from scene graphs.")
