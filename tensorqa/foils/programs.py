@@ -10,8 +10,8 @@ Programs in AGQA's syntax go to the engine's scalar executor (``run_program``):
 AGQA's syntax has no count, no instance order and no first / last over instances, so three small
 forms of our own are run here, by the plain loops below (the scalar twin of ``generate``):
 
-    Count(Iterate(video, Filter(frame, [objects])))  distinct objects the person interacts with (AGQA's
-                                                     objExists rule); answer "<n>"
+    Count(Iterate(video, Filter(frame, [objects])))  distinct objects (the person aside) the person
+                                                     interacts with (AGQA's objExists rule); answer "<n>"
     Count(Instances(<action>))                        instances of the action; answer "<n>", or
                                                      "several" (n >= 2) for plurality
     Order(<action x>, <action y>)                     "before": every x ends before every y starts;
@@ -94,23 +94,36 @@ def count_objects(scene: VideoScene) -> int:
     mask = interaction_mask()
     found = set()
     for f in range(scene.num_frames):
-        for o in range(scene.rel.shape[1]):
+        for o in range(1, scene.rel.shape[1]):  # 0 is the person
             if any(scene.rel[f, o, r] for r in np.nonzero(mask)[0]):
                 found.add(o)
     return len(found)
 
 
+def graph_instances(scene: VideoScene) -> list[tuple[int, float, float]]:
+    """(class, start, end) of the instances that cover a keyframe: as in AGQA's graph, one that covers
+    none is not there."""
+    secs = [np.float32(x) for x in scene.frame_secs]
+    out = []
+    for c, s, e in zip(scene.inst_cls, scene.inst_start, scene.inst_end):
+        s, e = np.float32(s), np.float32(e)
+        if any(s <= t <= e for t in secs):
+            out.append((int(c), float(s), float(e)))
+    return out
+
+
 def instances(scene: VideoScene, a: int) -> list[tuple[float, float]]:
-    return [(float(s), float(e)) for c, s, e in zip(scene.inst_cls, scene.inst_start, scene.inst_end) if int(c) == a]
+    return [(s, e) for c, s, e in graph_instances(scene) if c == a]
 
 
 def extreme_action(scene: VideoScene, which: str) -> int | None:
     """The class of the one instance that starts first (ends last); None on a tie or no instance."""
-    if scene.num_instances == 0:
+    found = graph_instances(scene)
+    if not found:
         return None
-    key = [float(s) for s in scene.inst_start] if which == "first" else [-float(e) for e in scene.inst_end]
+    key = [s if which == "first" else -e for _, s, e in found]
     best = min(key)
-    winners = [int(c) for c, k in zip(scene.inst_cls, key) if k == best]
+    winners = [c for (c, _, _), k in zip(found, key) if k == best]
     return winners[0] if len(winners) == 1 else None
 
 
