@@ -345,7 +345,12 @@ def _stats_arguments(p: argparse.ArgumentParser) -> None:
 @command("stats", "questions per template (beside AGQA's Table 14), answer distributions, steps", _stats_arguments)
 def run_stats(a: argparse.Namespace) -> int:
     from tensorqa.agqa.stats import format_stats, pool_stats
+    from tensorqa.foils.commands import foil_stats, format_foil_stats, is_foil_set
 
+    if is_foil_set(a.pool):  # a caption/foil set from tensorqa foils
+        s = foil_stats(a.pool)
+        print(json.dumps(s, indent=1) if a.json else format_foil_stats(s))
+        return 0
     s = pool_stats(a.pool)
     print(json.dumps(s, indent=1) if a.json else format_stats(s))
     return 0

@@ -75,4 +75,62 @@ def foils_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run_foils(a: argparse.Namespace) -> int:
-    raise TensorQAError("tensorqa foils: not built yet")
+    import time
+
+    from tensorqa.foils.baseline import baseline_by_instrument
+    from tensorqa.foils.generate import generate_pairs
+    from tensorqa.foils.records import write_foil_set
+    from tensorqa.outputs import check_output_folder
+    from tensorqa.scenes.store import open_store
+
+    check_output_folder(a.out)
+    if a.max_videos is not None and a.max_videos < 1:
+        raise TensorQAError(f"--max-videos must be at least 1, got {a.max_videos}")
+    if a.batch_videos < 1:
+        raise TensorQAError(f"--batch-videos must be at least 1, got {a.batch_videos}")
+    t0 = time.perf_counter()
+    with open_store(a.store) as store:
+        pairs = generate_pairs(store, seed=a.seed, max_videos=a.max_videos, batch_videos=a.batch_videos)
+        videos = len(store) if a.max_videos is None else min(a.max_videos, len(store))
+    seconds = time.perf_counter() - t0
+    per = {}
+    for p in pairs:
+        per[p.instrument] = per.get(p.instrument, 0) + 1
+    meta = {"store": os.path.basename(a.store), "videos": videos, "seed": a.seed, "pairs": len(pairs),
+            "pairs_per_instrument": dict(sorted(per.items())), "generation_s": round(seconds, 2),
+            "text_only_unigram_acc_r": baseline_by_instrument([p.instrument for p in pairs], [p.id for p in pairs],
+                                                              [p.caption for p in pairs], [p.foil for p in pairs])}
+    write_foil_set(pairs, a.out, meta)
+    print(f"wrote {a.out}: {len(pairs):,} caption/foil pairs from {videos:,} videos in {seconds:.1f} s")
+    return 0
+
+
+def is_foil_set(path: str) -> bool:
+    from tensorqa.foils.records import PARQUET
+
+    return os.path.isfile(os.path.join(path, PARQUET)) and os.path.isdir(os.path.join(path, "valse"))
+
+
+def foil_stats(folder: str) -> dict:
+    """Pairs per instrument and the text-only unigram baseline, from the set's Parquet table."""
+    from tensorqa.foils.baseline import baseline_by_instrument, unigram_accuracy
+    from tensorqa.foils.records import read_pairs_table
+
+    t = read_pairs_table(folder)
+    ids, inst = t.column("id").to_pylist(), t.column("instrument").to_pylist()
+    cap, foil = t.column("caption").to_pylist(), t.column("foil").to_pylist()
+    per: dict[str, int] = {}
+    for name in inst:
+        per[name] = per.get(name, 0) + 1
+    return {"pairs": len(ids), "pairs_per_instrument": dict(sorted(per.items())),
+            "text_only_unigram_acc_r": {"overall": unigram_accuracy(ids, cap, foil),
+                                        **baseline_by_instrument(inst, ids, cap, foil)}}
+
+
+def format_foil_stats(s: dict) -> str:
+    lines = [f"{s['pairs']:,} caption/foil pairs", f"{'instrument':<24}{'pairs':>8}  text-only unigram acc_r %"]
+    base = s["text_only_unigram_acc_r"]
+    for name, n in s["pairs_per_instrument"].items():
+        lines.append(f"{name:<24}{n:>8,}  {base[name]}")
+    lines.append(f"{'overall':<24}{s['pairs']:>8,}  {base['overall']}")
+    return "\n".join(lines)

@@ -182,8 +182,8 @@ def candidates(batch: SceneBatch, first: int, seed: int) -> dict[str, Rows]:
     # plurality: "<a> once" vs "<a> several times" (flag: the caption is plural)
     several = times >= 2
     want_several = several.any(1) & torch.as_tensor(u("plurals", 1)[:, 0] < 0.5)  # plural cases are rarer
-    a, has = pick(torch.where(want_several[:, None], several, times == 1) | (occurs & ~(several | (times == 1)).any(1,
-                  keepdim=True) & ~occurs), u("plurals", 0, v.num_actions))
+    ok = torch.where(want_several[:, None], several, times == 1)
+    a, has = pick(torch.where(ok.any(1, keepdim=True), ok, occurs), u("plurals", 0, v.num_actions))
     n = times[rows, a]
     keep = has
     out["plurals"] = Rows(video[keep.numpy()], a[keep].numpy(), np.full(int(keep.sum()), -1), n[keep].numpy(),
