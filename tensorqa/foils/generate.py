@@ -60,6 +60,39 @@ def matched_draw(caption_word: np.ndarray, ok: np.ndarray, u: np.ndarray, iterat
     return np.where(ok.any(1), choice, -1)
 
 
+def balanced_draw(caption_word: np.ndarray, ok: np.ndarray, u_order: np.ndarray, u_tie: np.ndarray) -> np.ndarray:
+    """int64[P]: foil words, -1 where the pair is dropped, so that each word is a foil as often as it is
+    a caption. Pairs are taken in the order of ``u_order`` (float[P], hashed per video); each gets the
+    allowed word that is most owed (caption count minus foil count so far; ties by ``u_tie`` [P, W]).
+    A pair none of whose allowed words is owed is dropped, and its caption no longer owes a foil: this
+    is VALSE's cap on the examples per class, where one word is most captions (counting's "1").
+    The loop runs over pairs once, after the vectorized work, with one vector operation per pair."""
+    P_, W = ok.shape
+    valid = ok.any(1) & (caption_word >= 0)
+    owed = np.bincount(caption_word[valid], minlength=W)[:W].astype(np.float64)
+    foil = np.full(P_, -1, np.int64)
+    for i in np.argsort(u_order, kind="stable"):
+        if not valid[i]:
+            continue
+        score = np.where(ok[i] & (owed > 0), owed + u_tie[i], -np.inf)
+        w = int(score.argmax())
+        if score[w] == -np.inf:
+            owed[caption_word[i]] -= 1
+            continue
+        foil[i] = w
+        owed[w] -= 1
+    # a dropped pair whose caption word had already been paid for leaves that word over-paid: drop
+    # the latest foils of such words until the counts agree
+    kept = foil >= 0
+    c = np.bincount(caption_word[kept], minlength=W)[:W]
+    f = np.bincount(foil[kept], minlength=W)[:W]
+    for w in np.nonzero(f > c)[0]:
+        mine = np.nonzero(kept & (foil == w))[0]
+        extra = mine[np.argsort(-u_order[mine], kind="stable")[: f[w] - c[w]]]
+        foil[extra] = -1
+    return foil
+
+
 def _balance(flag: np.ndarray, u: np.ndarray) -> np.ndarray:
     """bool[P]: as many rows of each flag value, keeping those with the smallest noise."""
     keep = np.zeros(flag.size, bool)
@@ -96,13 +129,26 @@ def build_pairs(rows: dict[str, Rows], ids: list[str], splits: list[str], seed: 
     for name, R in rows.items():
         phen = INSTRUMENTS[name]
         u_foil = lambda width: noise(seed, STREAMS[name], R.video, 100, width)  # noqa: E731
-        if name == "relations" or name in ("action-replacement", "object-swap"):
-            cap = R.b if name == "relations" else R.a
-            foil = matched_draw(cap, R.foil_ok, u_foil(R.foil_ok.shape[1]))
-        elif name.startswith("counting"):
-            foil = matched_draw(np.where(R.n < NUMERALS, R.n, -1), R.foil_ok, u_foil(NUMERALS))
+        if name in ("relations", "action-replacement", "object-swap") or name.startswith("counting"):
+            cap = R.b if name == "relations" else R.a if name in ("action-replacement", "object-swap") \
+                else np.where(R.n < NUMERALS, R.n, -1)
+            if name.startswith("counting"):  # numerals matched within each subject, so that "time(s)" and
+                # "object(s)" match too: word = numeral + NUMERALS x (the subject is an action)
+                kind = (R.a >= 0).astype(np.int64)
+                cap = np.where(cap >= 0, cap + NUMERALS * kind, -1)
+                ok = np.zeros((R.video.size, 2 * NUMERALS), bool)
+                ok[kind == 0, :NUMERALS] = R.foil_ok[kind == 0]
+                ok[kind == 1, NUMERALS:] = R.foil_ok[kind == 1]
+                R = Rows(R.video, R.a, R.b, R.n, R.flag, ok, R.ground)
+            if name == "counting-adversarial":  # VALSE's adversarial foils are small on purpose: no matching
+                foil = matched_draw(cap, R.foil_ok, u_foil(R.foil_ok.shape[1]))
+            else:
+                foil = balanced_draw(cap, R.foil_ok, noise(seed, STREAMS[name], R.video, 101)[:, 0],
+                                     u_foil(R.foil_ok.shape[1]))
         else:
             foil = np.zeros(R.video.size, np.int64)
+        if name.startswith("counting"):
+            foil = np.where(foil >= 0, foil % NUMERALS, -1)
         keep = foil >= 0
         if name == "plurals":
             keep &= _balance(R.flag, u_foil(1)[:, 0])
