@@ -60,36 +60,48 @@ def matched_draw(caption_word: np.ndarray, ok: np.ndarray, u: np.ndarray, iterat
     return np.where(ok.any(1), choice, -1)
 
 
-def balanced_draw(caption_word: np.ndarray, ok: np.ndarray, u_order: np.ndarray, u_tie: np.ndarray) -> np.ndarray:
-    """int64[P]: foil words, -1 where the pair is dropped, so that each word is a foil as often as it is
-    a caption. Pairs are taken in the order of ``u_order`` (float[P], hashed per video); each gets the
-    allowed word that is most owed (caption count minus foil count so far; ties by ``u_tie`` [P, W]).
-    A pair none of whose allowed words is owed is dropped, and its caption no longer owes a foil: this
-    is VALSE's cap on the examples per class, where one word is most captions (counting's "1").
-    The loop runs over pairs once, after the vectorized work, with one vector operation per pair."""
-    P_, W = ok.shape
-    valid = ok.any(1) & (caption_word >= 0)
+def _greedy(caption_word, ok, valid, u_order, u_tie) -> np.ndarray:
+    W = ok.shape[1]
     owed = np.bincount(caption_word[valid], minlength=W)[:W].astype(np.float64)
-    foil = np.full(P_, -1, np.int64)
+    foil = np.full(caption_word.size, -1, np.int64)
     for i in np.argsort(u_order, kind="stable"):
         if not valid[i]:
             continue
         score = np.where(ok[i] & (owed > 0), owed + u_tie[i], -np.inf)
         w = int(score.argmax())
         if score[w] == -np.inf:
-            owed[caption_word[i]] -= 1
+            owed[caption_word[i]] -= 1  # dropped: its caption no longer owes a foil
             continue
         foil[i] = w
         owed[w] -= 1
-    # a dropped pair whose caption word had already been paid for leaves that word over-paid: drop
-    # the latest foils of such words until the counts agree
-    kept = foil >= 0
-    c = np.bincount(caption_word[kept], minlength=W)[:W]
-    f = np.bincount(foil[kept], minlength=W)[:W]
-    for w in np.nonzero(f > c)[0]:
-        mine = np.nonzero(kept & (foil == w))[0]
-        extra = mine[np.argsort(-u_order[mine], kind="stable")[: f[w] - c[w]]]
-        foil[extra] = -1
+    return foil
+
+
+def balanced_draw(caption_word: np.ndarray, ok: np.ndarray, u_order: np.ndarray, u_tie: np.ndarray,
+                  rounds: int = 8) -> np.ndarray:
+    """int64[P]: foil words, -1 where the pair is dropped, so that each word is a foil as often as it is
+    a caption. Pairs are taken in the order of ``u_order`` (float[P], hashed per video); each gets the
+    allowed word that is most owed (caption count minus foil count so far; ties by ``u_tie`` [P, W]).
+    A pair none of whose allowed words is owed is dropped. Where a word's captions outnumber the pairs
+    that can take it as a foil (counting's "1"), the excess captions are dropped and the draw rerun:
+    VALSE's cap on the examples per class. The loop runs over pairs, after the vectorized work, with
+    one vector operation per pair."""
+    W = ok.shape[1]
+    valid = ok.any(1) & (caption_word >= 0)
+    foil = np.full(caption_word.size, -1, np.int64)
+    for _ in range(rounds):
+        foil = _greedy(caption_word, ok, valid, u_order, u_tie)
+        kept = foil >= 0
+        c = np.bincount(caption_word[kept], minlength=W)[:W]
+        f = np.bincount(foil[kept], minlength=W)[:W]
+        if (c == f).all():
+            break
+        valid = kept.copy()
+        for w in np.nonzero(c != f)[0]:  # drop the latest pairs on the heavier side of w
+            mine = np.nonzero(kept & ((caption_word == w) if c[w] > f[w] else (foil == w)))[0]
+            valid[mine[np.argsort(-u_order[mine], kind="stable")[: abs(int(c[w]) - int(f[w]))]]] = False
+    else:
+        foil = np.where(valid, _greedy(caption_word, ok, valid, u_order, u_tie), -1)
     return foil
 
 
@@ -150,7 +162,7 @@ def build_pairs(rows: dict[str, Rows], ids: list[str], splits: list[str], seed: 
         if name.startswith("counting"):
             foil = np.where(foil >= 0, foil % NUMERALS, -1)
         keep = foil >= 0
-        if name == "plurals":
+        if name in ("existence", "plurals", "temporal-order", "first-last"):  # the flipped word: as many each way
             keep &= _balance(R.flag, u_foil(1)[:, 0])
         for i in np.nonzero(keep)[0]:
             pairs.append(_pair(name, phen, R, int(i), int(foil[i]), ids, splits, v))
