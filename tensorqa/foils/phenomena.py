@@ -194,8 +194,8 @@ def candidates(batch: SceneBatch, first: int, seed: int) -> dict[str, Rows]:
     start = torch.einsum("bna,bn->ba", onehot.float(), batch.inst_start.float())  # exact: one instance each
     end = torch.einsum("bna,bn->ba", onehot.float(), batch.inst_end.float())
     pair = single[:, :, None] & single[:, None, :] & (end[:, :, None] < start[:, None, :])  # [B, A, A]
-    flat, has = pick(pair.reshape(B, -1), u("temporal-order", 0, v.num_actions ** 2))
-    x, y = flat // v.num_actions, flat % v.num_actions
+    x, has = pick(pair.any(2), u("temporal-order", 0, v.num_actions))  # x, then y among x's partners
+    y, _ = pick(pair[rows, x], u("temporal-order", 2, v.num_actions))
     before = torch.as_tensor(u("temporal-order", 1)[:, 0] < 0.5)
     keep = has
     ground = act_frames[rows, x] | act_frames[rows, y]
