@@ -16,6 +16,8 @@
     tensorqa baseline ... --kind most-likely|random --out F      reference predictions
     tensorqa show FILE VIDEO [--pool DIR --question ID] --out F  a video's timeline, a question's grounding
     tensorqa report DIR [--compare DIR] --out DIR                HTML report with plots, summary.json
+    tensorqa foils FILE --out DIR                                caption/foil pairs proven by execution
+    tensorqa score-foils SCORES.json [--foils DIR] --out F       their metrics, VALSE's and ViLMA's conventions
 """
 
 from __future__ import annotations
