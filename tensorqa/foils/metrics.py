@@ -122,13 +122,14 @@ def read_scores(data, source: str, logits: bool = False) -> tuple[list[str], np.
 
 
 def score(ids: list[str], caption: np.ndarray, foil: np.ndarray, logits: bool = False,
-          groups: dict[str, str] | None = None) -> dict:
-    """Both conventions overall and, given groups (id -> instrument), per instrument."""
+          groups: dict[str, tuple[str, str]] | None = None) -> dict:
+    """Both conventions overall and, given groups (id -> (phenomenon, instrument)), per phenomenon
+    (VALSE's ``linguistic_phenomena``) and per instrument."""
     out = both_conventions(caption, foil, logits)
     out["mode"] = "logits" if logits else "probabilities"
     if groups is not None:
-        names = np.array([groups[i] for i in ids])
-        out["per_phenomenon"] = {
-            g: both_conventions(caption[names == g], foil[names == g], logits) for g in sorted(set(names.tolist()))
-        }
+        for key, k in (("per_phenomenon", 0), ("per_instrument", 1)):
+            names = np.array([groups[i][k] for i in ids])
+            out[key] = {g: both_conventions(caption[names == g], foil[names == g], logits)
+                        for g in sorted(set(names.tolist()))}
     return out

@@ -105,9 +105,10 @@ def read_pairs_table(folder: str | os.PathLike) -> pa.Table:
         raise TensorQAError(f"foil set {folder}: {PARQUET} is not readable Parquet ({str(err).splitlines()[0]})") from None
 
 
-def read_instruments(folder: str | os.PathLike) -> dict[str, str]:
-    """id -> instrument of every pair of a foil set."""
+def read_instruments(folder: str | os.PathLike) -> dict[str, tuple[str, str]]:
+    """id -> (phenomenon, instrument) of every pair of a foil set."""
     t = read_pairs_table(folder)
-    if not {"id", "instrument"} <= set(t.column_names):
-        raise TensorQAError(f"foil set {folder}: {PARQUET} lacks the id / instrument columns")
-    return dict(zip(t.column("id").to_pylist(), t.column("instrument").to_pylist()))
+    if not {"id", "phenomenon", "instrument"} <= set(t.column_names):
+        raise TensorQAError(f"foil set {folder}: {PARQUET} lacks the id / phenomenon / instrument columns")
+    return dict(zip(t.column("id").to_pylist(),
+                    zip(t.column("phenomenon").to_pylist(), t.column("instrument").to_pylist())))

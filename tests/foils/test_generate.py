@@ -115,8 +115,10 @@ def test_score_foils_per_phenomenon(store_path, tmp_path, capsys):
     metrics = tmp_path / "m.json"
     assert main(["score-foils", str(scores), "--foils", str(out), "--out", str(metrics)]) == 0
     m = json.loads(metrics.read_text())
-    assert set(m["per_phenomenon"]) == {r["instrument"] for r in table}
-    for part in [m, *m["per_phenomenon"].values()]:
+    assert set(m["per_instrument"]) == {r["instrument"] for r in table}
+    assert set(m["per_phenomenon"]) == {r["phenomenon"] for r in table}
+    assert sum(p["valse"]["counts"]["pairs"] for p in m["per_phenomenon"].values()) == len(table)
+    for part in [m, *m["per_phenomenon"].values(), *m["per_instrument"].values()]:
         assert part["valse"]["acc_r"] == 100.0 and part["vilma"]["auroc"] == 100.0
     scores.write_text(json.dumps([{"id": "nope", "caption_score": 0.9, "foil_score": 0.1}]))
     assert main(["score-foils", str(scores), "--foils", str(out), "--out", str(metrics)]) == 2
