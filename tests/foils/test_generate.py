@@ -133,3 +133,14 @@ def test_existence_text():
     assert existence(v.object_index("bag"), -1, True) == "The person interacts with some bag."
     assert existence(v.object_index("bag"), v.action_index("holding a pillow"), False) == \
         "The person interacts with no bag while holding a pillow."
+
+
+def test_foils_bad_parameters(store_path, tmp_path, capsys):
+    a_file = tmp_path / "f"
+    a_file.write_text("x")
+    assert main(["foils", str(store_path), "--out", str(a_file)]) == 2
+    assert main(["foils", str(store_path), "--out", str(tmp_path / "o"), "--max-videos", "0"]) == 2
+    assert main(["foils", str(a_file), "--out", str(tmp_path / "o")]) == 2  # not a store
+    err = capsys.readouterr().err
+    assert err.count("tensorqa: error:") == 3 and "Traceback" not in err
+    assert a_file.read_text() == "x"
