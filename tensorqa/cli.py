@@ -16,6 +16,8 @@
     tensorqa baseline ... --kind most-likely|random --out F      reference predictions
     tensorqa show FILE VIDEO [--pool DIR --question ID] --out F  a video's timeline, a question's grounding
     tensorqa report DIR [--compare DIR] --out DIR                HTML report with plots, summary.json
+    tensorqa foils FILE --out DIR                                caption/foil pairs proven by execution
+    tensorqa score-foils SCORES.json [--foils DIR] --out F       their metrics, VALSE's and ViLMA's conventions
 """
 
 from __future__ import annotations
@@ -345,7 +347,12 @@ def _stats_arguments(p: argparse.ArgumentParser) -> None:
 @command("stats", "questions per template (beside AGQA's Table 14), answer distributions, steps", _stats_arguments)
 def run_stats(a: argparse.Namespace) -> int:
     from tensorqa.agqa.stats import format_stats, pool_stats
+    from tensorqa.foils.commands import foil_stats, format_foil_stats, is_foil_set
 
+    if is_foil_set(a.pool):  # a caption/foil set from tensorqa foils
+        s = foil_stats(a.pool)
+        print(json.dumps(s, indent=1) if a.json else format_foil_stats(s))
+        return 0
     s = pool_stats(a.pool)
     print(json.dumps(s, indent=1) if a.json else format_stats(s))
     return 0
@@ -515,6 +522,14 @@ def run_report(a: argparse.Namespace) -> int:
           + (f" beside {result['compare']['stats']['questions']:,}" if result["compare"] else "")
           + f" in {time.perf_counter() - t0:.1f} s")
     return 0
+
+
+from tensorqa.foils.commands import foils_arguments, run_foils, run_score_foils, score_foils_arguments  # noqa: E402
+
+command("foils", "caption/foil pairs (VALSE-style) proven true / false by execution on a store's scenes",
+        foils_arguments)(run_foils)
+command("score-foils", "caption/foil metrics from per-text scores in VALSE's and ViLMA's conventions",
+        score_foils_arguments)(run_score_foils)
 
 
 

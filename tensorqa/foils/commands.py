@@ -1,0 +1,139 @@
+"""The CLI functions of ``tensorqa foils`` and ``tensorqa score-foils`` (registered in tensorqa/cli.py)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from tensorqa.errors import TensorQAError
+from tensorqa.outputs import check_output_file
+
+
+def load_json(path: str, what: str):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except FileNotFoundError:
+        raise TensorQAError(f"{what} {path}: no such file") from None
+    except (OSError, ValueError) as err:  # UnicodeDecodeError is a ValueError
+        first = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise TensorQAError(f"{what} {path}: {first}") from None
+
+
+def write_json_atomically(path: str | os.PathLike, obj) -> None:
+    """Write next to the target, then rename: a failure leaves the earlier file whole."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(obj, f, indent=1)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def score_foils_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("scores", metavar="SCORES.json",
+                   help='a JSON list of {"id", "caption_score", "foil_score"} (probabilities in [0, 1])')
+    p.add_argument("--foils", metavar="DIR", help="the foil set (tensorqa foils --out DIR): metrics per phenomenon too")
+    p.add_argument("--logits", action="store_true", help="the scores are raw match logits, not probabilities")
+    p.add_argument("--out", required=True, metavar="METRICS.json", help="output file (written atomically)")
+
+
+def run_score_foils(a: argparse.Namespace) -> int:
+    from tensorqa.foils.metrics import read_scores, score
+
+    check_output_file(a.out)
+    ids, caption, foil = read_scores(load_json(a.scores, "scores"), f"scores {a.scores}", logits=a.logits)
+    groups = None
+    if a.foils:
+        from tensorqa.foils.records import read_instruments
+
+        groups = read_instruments(a.foils)
+        unknown = [i for i in ids if i not in groups]
+        if unknown:
+            raise TensorQAError(f"scores {a.scores}: {len(unknown)} ids not in the foil set {a.foils}, "
+                                f"e.g. {unknown[0]!r}")
+    result = score(ids, caption, foil, logits=a.logits, groups=groups)
+    write_json_atomically(a.out, result)
+    v, m = result["valse"], result["vilma"]
+    print(f"wrote {a.out}: {len(ids):,} pairs; valse acc_r {v['acc_r']} (N {v['counts']['counted']:,}); "
+          f"vilma acc_r {m['acc_r']}, AUROC {m['auroc']}")
+    return 0
+
+
+def foils_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("store", help="a scene store (.h5) from tensorqa pack")
+    p.add_argument("--out", required=True, metavar="DIR", help="output folder: valse/<instrument>.json and pairs.parquet")
+    p.add_argument("--seed", type=int, default=0, help="sampling seed (same seed, same pairs, whatever the batch size)")
+    p.add_argument("--max-videos", type=int, help="only the first N videos")
+    p.add_argument("--batch-videos", type=int, default=1024, help="videos per tensor batch")
+
+
+def run_foils(a: argparse.Namespace) -> int:
+    import time
+
+    from tensorqa.foils.baseline import baseline_by_instrument
+    from tensorqa.foils.generate import generate_pairs
+    from tensorqa.foils.records import write_foil_set
+    from tensorqa.outputs import check_output_folder
+    from tensorqa.scenes.store import open_store
+
+    check_output_folder(a.out)
+    if a.max_videos is not None and a.max_videos < 1:
+        raise TensorQAError(f"--max-videos must be at least 1, got {a.max_videos}")
+    if a.batch_videos < 1:
+        raise TensorQAError(f"--batch-videos must be at least 1, got {a.batch_videos}")
+    t0 = time.perf_counter()
+    with open_store(a.store) as store:
+        pairs = generate_pairs(store, seed=a.seed, max_videos=a.max_videos, batch_videos=a.batch_videos)
+        videos = len(store) if a.max_videos is None else min(a.max_videos, len(store))
+    seconds = time.perf_counter() - t0
+    per = {}
+    for p in pairs:
+        per[p.instrument] = per.get(p.instrument, 0) + 1
+    meta = {"store": os.path.basename(a.store), "videos": videos, "seed": a.seed, "pairs": len(pairs),
+            "pairs_per_instrument": dict(sorted(per.items())), "generation_s": round(seconds, 2),
+            "text_only_unigram_acc_r": baseline_by_instrument([p.instrument for p in pairs], [p.id for p in pairs],
+                                                              [p.caption for p in pairs], [p.foil for p in pairs])}
+    write_foil_set(pairs, a.out, meta)
+    print(f"wrote {a.out}: {len(pairs):,} caption/foil pairs from {videos:,} videos in {seconds:.1f} s")
+    return 0
+
+
+def is_foil_set(path: str) -> bool:
+    from tensorqa.foils.records import PARQUET
+
+    return os.path.isfile(os.path.join(path, PARQUET)) and os.path.isdir(os.path.join(path, "valse"))
+
+
+def foil_stats(folder: str) -> dict:
+    """Pairs per instrument and the text-only unigram baseline, from the set's Parquet table."""
+    from tensorqa.foils.baseline import baseline_by_instrument, unigram_accuracy
+    from tensorqa.foils.records import read_pairs_table
+
+    t = read_pairs_table(folder)
+    ids, inst = t.column("id").to_pylist(), t.column("instrument").to_pylist()
+    cap, foil = t.column("caption").to_pylist(), t.column("foil").to_pylist()
+    per: dict[str, int] = {}
+    for name in inst:
+        per[name] = per.get(name, 0) + 1
+    return {"pairs": len(ids), "pairs_per_instrument": dict(sorted(per.items())),
+            "text_only_unigram_acc_r": {"overall": unigram_accuracy(ids, cap, foil),
+                                        **baseline_by_instrument(inst, ids, cap, foil)},
+            "text_only_unigram_acc_r_crossfit": {"overall": unigram_accuracy(ids, cap, foil, crossfit=True),
+                                                 **baseline_by_instrument(inst, ids, cap, foil, crossfit=True)}}
+
+
+def format_foil_stats(s: dict) -> str:
+    lines = [f"{s['pairs']:,} caption/foil pairs; text-only unigram acc_r % (fitted on the set / cross-fitted)",
+             f"{'instrument':<24}{'pairs':>8}{'unigram':>10}{'crossfit':>10}"]
+    base, cross = s["text_only_unigram_acc_r"], s["text_only_unigram_acc_r_crossfit"]
+    for name, n in s["pairs_per_instrument"].items():
+        lines.append(f"{name:<24}{n:>8,}{base[name]:>10}{cross[name]:>10}")
+    lines.append(f"{'overall':<24}{s['pairs']:>8,}{base['overall']:>10}{cross['overall']:>10}")
+    return "\n".join(lines)

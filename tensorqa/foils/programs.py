@@ -1,0 +1,160 @@
+"""Caption and foil programs, and their scalar proof: a text is (program, answer); it is true on a video
+iff the program executes there to that answer.
+
+Programs in AGQA's syntax go to the engine's scalar executor (``run_program``):
+
+    Exists(<object>, Iterate(<window>, Filter(frame, [objects])))         existence ("yes" / "no")
+    Exists(<object>, Iterate(video, Filter(frame, [relations, <r>, objects])))  spatial relations
+    Exists(<action>, Iterate(video, Filter(frame, [actions])))            actions
+
+AGQA's syntax has no count, no instance order and no first / last over instances, so three small
+forms of our own are run here, by the plain loops below (the scalar twin of ``generate``):
+
+    Count(Iterate(video, Filter(frame, [objects])))  distinct objects (the person aside) the person
+                                                     interacts with (AGQA's objExists rule); answer "<n>"
+    Count(Instances(<action>))                        instances of the action; answer "<n>", or
+                                                     "several" (n >= 2) for plurality
+    Order(<action x>, <action y>)                     "before": every x ends before every y starts;
+                                                     "after": the other way round; else undefined
+    Extreme(first|last, actions)                      the action of the unique instance that starts
+                                                     first / ends last; answer its phrase
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from tensorqa.engine.scalar import run_program
+from tensorqa.engine.semantics import AGQA, interaction_relations
+from tensorqa.errors import TensorQAError
+from tensorqa.scenes.batch import VideoScene
+from tensorqa.scenes.vocab import vocab
+
+
+@dataclass(frozen=True)
+class Text:
+    """One caption or foil as a proposition: ``program`` executes to ``answer`` iff the text is true."""
+
+    program: str
+    answer: str
+
+
+# -- builders (the generator's and the records' one source of program strings) -------------------------
+def window_program(while_action: int | None) -> str:
+    return "video" if while_action is None else f"Localize(while, {vocab().action_phrases[while_action]})"
+
+
+def exists_object(o: int, while_action: int | None = None) -> str:
+    return f"Exists({vocab().objects[o]}, Iterate({window_program(while_action)}, Filter(frame, [objects])))"
+
+
+def exists_relation(o: int, r: int) -> str:
+    v = vocab()
+    return f"Exists({v.objects[o]}, Iterate(video, Filter(frame, [relations, {v.relation_english[r]}, objects])))"
+
+
+def exists_action(a: int) -> str:
+    return f"Exists({vocab().action_phrases[a]}, Iterate(video, Filter(frame, [actions])))"
+
+
+COUNT_OBJECTS = "Count(Iterate(video, Filter(frame, [objects])))"
+
+
+def count_times(a: int) -> str:
+    return f"Count(Instances({vocab().action_phrases[a]}))"
+
+
+def order(x: int, y: int) -> str:
+    v = vocab()
+    return f"Order({v.action_phrases[x]}, {v.action_phrases[y]})"
+
+
+def extreme(which: str) -> str:
+    return f"Extreme({which}, actions)"
+
+
+# -- the scalar twin of our own forms ---------------------------------------------------------------------
+_COUNT_TIMES = re.compile(r"^Count\(Instances\((?P<a>[^()\[\],]+)\)\)$")
+_ORDER = re.compile(r"^Order\((?P<x>[^()\[\],]+), (?P<y>[^()\[\],]+)\)$")
+_EXTREME = re.compile(r"^Extreme\((?P<w>first|last), actions\)$")
+
+
+def interaction_mask() -> np.ndarray:
+    """bool[R]: the relations by which the person "interacts with" an object (AGQA's objExists rule)."""
+    mask = interaction_relations(AGQA.interaction_rule("objExists"))
+    if mask is None:  # a semantics whose rule is "any annotated object"
+        raise TensorQAError("foils: the objExists rule of this semantics reads obj, not relations")
+    return mask
+
+
+def count_objects(scene: VideoScene) -> int:
+    mask = interaction_mask()
+    found = set()
+    for f in range(scene.num_frames):
+        for o in range(1, scene.rel.shape[1]):  # 0 is the person
+            if any(scene.rel[f, o, r] for r in np.nonzero(mask)[0]):
+                found.add(o)
+    return len(found)
+
+
+def graph_instances(scene: VideoScene) -> list[tuple[int, float, float]]:
+    """(class, start, end) of the instances that cover a keyframe: as in AGQA's graph, one that covers
+    none is not there."""
+    secs = [np.float32(x) for x in scene.frame_secs]
+    out = []
+    for c, s, e in zip(scene.inst_cls, scene.inst_start, scene.inst_end):
+        s, e = np.float32(s), np.float32(e)
+        if any(s <= t <= e for t in secs):
+            out.append((int(c), float(s), float(e)))
+    return out
+
+
+def instances(scene: VideoScene, a: int) -> list[tuple[float, float]]:
+    return [(s, e) for c, s, e in graph_instances(scene) if c == a]
+
+
+def extreme_action(scene: VideoScene, which: str) -> int | None:
+    """The class of the one instance that starts first (ends last); None on a tie or no instance."""
+    found = graph_instances(scene)
+    if not found:
+        return None
+    key = [s if which == "first" else -e for _, s, e in found]
+    best = min(key)
+    winners = [c for (c, _, _), k in zip(found, key) if k == best]
+    return winners[0] if len(winners) == 1 else None
+
+
+def evaluate(program: str, scene: VideoScene) -> str | None:
+    """The answer of ``program`` on one video; None where it has none (undefined there)."""
+    v = vocab()
+    if program == COUNT_OBJECTS:
+        return str(count_objects(scene))
+    if m := _COUNT_TIMES.match(program):
+        return str(len(instances(scene, v.action_index(m["a"]))))
+    if m := _ORDER.match(program):
+        xs, ys = instances(scene, v.action_index(m["x"])), instances(scene, v.action_index(m["y"]))
+        if not xs or not ys:
+            return None
+        if max(e for _, e in xs) < min(s for s, _ in ys):
+            return "before"
+        if max(e for _, e in ys) < min(s for s, _ in xs):
+            return "after"
+        return None
+    if m := _EXTREME.match(program):
+        a = extreme_action(scene, m["w"])
+        return None if a is None else v.action_phrases[a]
+    answer = run_program(program, scene)
+    return answer if isinstance(answer, str) else None  # Undefined -> None
+
+
+def holds(text: Text, scene: VideoScene) -> bool | None:
+    """True / False where the program is defined on the video, None where it is not."""
+    got = evaluate(text.program, scene)
+    if got is None:
+        return None
+    if text.answer == "several":
+        return int(got) >= 2
+    return got == text.answer
