@@ -45,7 +45,7 @@ from tensorqa.agqa.grounding_rows import (
     SceneTables,
     _MAX_FRAMES,
     _run,
-    _stretches,
+    stretches,
     tables,
 )
 
@@ -132,9 +132,8 @@ def id_lists(rows: Rows, st: SceneTables, sem: Semantics) -> tuple[dict[str, np.
         for k, fwd in ((1, True), (2, False)):
             i = np.flatnonzero(kind == k)
             if i.size:
-                lo[i], hi[i] = _stretches(st.occurs[b[i], :, ref_rel[i]], lo[i], hi[i], fwd,
-                                          sem.obj_last_extra_keyframes,
-                                          rows.checker(i, "stretch of an object reference"))
+                lo[i], hi[i] = stretches(st.occurs[b[i], :, ref_rel[i]], lo[i], hi[i], fwd, sem,
+                                         rows.checker(i, "stretch of an object reference"))
         referent = t["action_object"][rows.act[slot].clip(min=0)]
         request("inner:" + slot, kind > 0, SRC_OBJ_REL, referent, rr=ref_rel.clip(min=0), lo=lo, hi=hi)
     every = np.concatenate(fields)

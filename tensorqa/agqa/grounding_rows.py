@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 import torch
 
 from tensorqa.errors import TensorQAError
+from tensorqa.engine.primitives.first_last import first_stretch, last_stretch
 from tensorqa.engine.primitives.localize import KIND_NAMES, ClassInstances, class_instances, compare_bounds, window_frames
 from tensorqa.engine.program_shapes import PROGRAM_SHAPES
 from tensorqa.scenes.batch import SceneBatch
@@ -151,20 +152,20 @@ def _run(lo: np.ndarray, hi: np.ndarray, F: int) -> np.ndarray:
     return (pos >= lo[:, None]) & (pos < hi[:, None])
 
 
-def _stretches(occ: np.ndarray, lo: np.ndarray, hi: np.ndarray, forward: bool, extra: int,
-               check: Callable[[np.ndarray], None]) -> tuple[np.ndarray, np.ndarray]:
-    """objFirst (forward) / objLast stretches [lo, hi) of rows occ bool[n, F] inside [lo, hi)."""
-    inwin = _run(lo, hi, occ.shape[1])
-    pos = np.arange(occ.shape[1])
+def stretches(occ: np.ndarray, lo: np.ndarray, hi: np.ndarray, forward: bool, sem: Semantics,
+              check: Callable[[np.ndarray], None]) -> tuple[np.ndarray, np.ndarray]:
+    """objFirst (forward) / objLast stretches [lo, hi) of rows occ bool[n, F] inside [lo, hi):
+    the primitives' stretch rule (``first_last.first_stretch`` / ``last_stretch``), one row each."""
+    occurs = torch.from_numpy(np.ascontiguousarray(occ))[:, :, None]
+    video = torch.arange(len(occ))
+    start, stop = torch.from_numpy(np.ascontiguousarray(lo)), torch.from_numpy(np.ascontiguousarray(hi))
     if forward:
-        start, ok = _first(occ & inwin)
-        stop, ok2 = _first(~occ & inwin & (pos >= start[:, None]))
-        check(ok & ok2)
-        return start, stop + 1
-    last, ok = _last(occ & inwin)
-    gap, ok2 = _last(~occ & inwin & (pos <= last[:, None]))
-    check(ok & ok2)
-    return np.maximum(gap - extra, lo), last + 1
+        f0, g, ok = first_stretch(occurs, video, start, stop)
+        check(ok[:, 0].numpy())
+        return f0[:, 0].numpy(), g[:, 0].numpy() + 1
+    first, last, ok = last_stretch(occurs, video, start, stop, sem)
+    check(ok[:, 0].numpy())
+    return first[:, 0].numpy(), last[:, 0].numpy() + 1
 
 
 @dataclass
@@ -344,8 +345,8 @@ class Rows:
             # objFirst / objLast and their Verify forms: the relation's stretch
             i = np.flatnonzero((self.category == STRETCH) & (forward == fwd))
             if i.size:
-                lo[i], hi[i] = _stretches(st.occurs[b[i], :, r[i]], self.lo[i], self.hi[i], fwd,
-                                          sem.obj_last_extra_keyframes, self.checker(i, "stretch of the relation"))
+                lo[i], hi[i] = stretches(st.occurs[b[i], :, r[i]], self.lo[i], self.hi[i], fwd, sem,
+                                         self.checker(i, "stretch of the relation"))
             # objFirstChoose / objLastChoose: the chosen object's stretch
             i = np.flatnonzero((self.category == CHOOSE) & (forward == fwd))
             if i.size:

@@ -24,11 +24,32 @@ from tensorqa.engine.primitives.scans import any_between, next_from, prefix_coun
 # objFirst / objLast
 # --------------------------------------------------------------------------------------------------
 
+def first_stretch(occurs: torch.Tensor, video: torch.Tensor, start: torch.Tensor, stop: torch.Tensor
+                  ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """objFirst's stretch rule in windows [start, stop) (int64[*L]) of videos ``video``: (f0, g,
+    ok), int64 / bool[*L, R]: f0 = the first keyframe >= start where relation r occurs, g = the
+    first keyframe >= f0 where it does not; ok: both lie in the window. The answer reads r's
+    objects over [f0, g] (through the stopping keyframe); grounding reads its evidence there."""
+    f0 = read_rows(next_from(occurs), video, start).long()  # [*L, R] first keyframe >= s with r
+    g = read_each(next_from(~occurs), video, f0).long()  # first keyframe >= f0 without r
+    return f0, g, (f0 < stop[..., None]) & (g < stop[..., None])
+
+
+def last_stretch(occurs: torch.Tensor, video: torch.Tensor, start: torch.Tensor, stop: torch.Tensor,
+                 semantics) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """objLast's stretch rule: (lo, last, ok), int64 / bool[*L, R]: last = the last keyframe < stop
+    where r occurs, g = the nearest earlier keyframe where it does not, both in the window (ok);
+    the stretch runs from lo = max(g - ``obj_last_extra_keyframes``, start) through ``last``."""
+    s = start[..., None]
+    last = read_rows(prev_before(occurs), video, stop).long()  # [*L, R] last keyframe < e with r
+    g = read_each(prev_before(~occurs), video, last).long()  # last keyframe < last without r
+    return torch.maximum(g - semantics.obj_last_extra_keyframes, s), last, (last >= s) & (g >= s)
+
+
 @register("first_episode", aliases=("IterateUntil",))
 def first_episode(occurs: torch.Tensor, rel: torch.Tensor, windows: Windows, semantics=None
                   ) -> tuple[torch.Tensor, torch.Tensor]:
-    """objFirst's stretch: the first keyframe of W where the relation occurs, through the first
-    later keyframe where it does not (which must lie in W); its objects over that stretch.
+    """objFirst's stretch (:func:`first_stretch`) and its objects.
 
     occurs: bool[B, F, R]  relation r occurs (with any object) at keyframe f (False on padding)
     rel:    bool[B, F, O, R]
@@ -37,10 +58,9 @@ def first_episode(occurs: torch.Tensor, rel: torch.Tensor, windows: Windows, sem
     ``semantics`` is not read (no quirk touches the first stretch): it is there so that
     first_episode and last_episode take the same arguments and ablate into each other.
     """
-    v, s, e = windows.video, windows.start, windows.stop
-    f0 = read_rows(next_from(occurs), v, s).long()  # [*L, R] first keyframe >= s with r
-    g = read_each(next_from(~occurs), v, f0).long()  # first keyframe >= f0 without r
-    defined = windows.valid[..., None] & (f0 < e[..., None]) & (g < e[..., None])
+    v = windows.video
+    f0, g, ok = first_stretch(occurs, v, windows.start, windows.stop)
+    defined = windows.valid[..., None] & ok
     # the stretch runs through the stopping keyframe g, where r is absent: [f0, g]
     objects = any_between(prefix_count(rel), v, f0[..., None, :], (g + 1)[..., None, :])
     return objects & defined[..., None, :], defined
@@ -48,19 +68,14 @@ def first_episode(occurs: torch.Tensor, rel: torch.Tensor, windows: Windows, sem
 
 @register("last_episode")
 def last_episode(occurs: torch.Tensor, rel: torch.Tensor, windows: Windows, semantics) -> tuple[torch.Tensor, torch.Tensor]:
-    """objLast's stretch: the last keyframe of W where the relation occurs, back to the nearest
-    earlier keyframe g where it does not (which must lie in W); the relation's objects from
-    ``semantics.obj_last_extra_keyframes`` keyframes before g (clamped to W) through the last
-    occurrence.
+    """objLast's stretch (:func:`last_stretch`) and its objects.
 
     occurs: bool[B, F, R]; rel: bool[B, F, O, R].
     Returns (objects bool[*L, O, R], defined bool[*L, R]).
     """
-    v, s, e = windows.video, windows.start[..., None], windows.stop
-    last = read_rows(prev_before(occurs), v, e).long()  # [*L, R] last keyframe < e with r
-    g = read_each(prev_before(~occurs), v, last).long()  # last keyframe < last without r
-    defined = windows.valid[..., None] & (last >= s) & (g >= s)
-    lo = torch.maximum(g - semantics.obj_last_extra_keyframes, s)
+    v = windows.video
+    lo, last, ok = last_stretch(occurs, v, windows.start, windows.stop, semantics)
+    defined = windows.valid[..., None] & ok
     objects = any_between(prefix_count(rel), v, lo[..., None, :], (last + 1)[..., None, :])
     return objects & defined[..., None, :], defined
 
