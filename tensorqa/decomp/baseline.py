@@ -22,7 +22,8 @@ import pyarrow.compute as pc
 
 from tensorqa.errors import TensorQAError
 from tensorqa.decomp.hierarchies import Hierarchies, as_hierarchies
-from tensorqa.decomp.metrics import Predictions, _codes, _first_rows
+from tensorqa.decomp.encoding import _codes, _first_rows
+from tensorqa.decomp.predictions import Predictions
 
 KINDS = ("most-likely", "random")
 

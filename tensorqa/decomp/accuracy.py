@@ -1,0 +1,119 @@
+"""AGQA-Decomp answer accuracy and CA / RWR / RWR-n (``compute_acc_ca_rwr.py``), as numpy group-bys
+over :mod:`tensorqa.decomp.encoding`'s columns.
+
+What the official code does, and so what this module does (the quirks included on purpose):
+
+* Accuracy. Banned types and ``answer is None`` are skipped, then questions are deduplicated by
+  text within each video file (first occurrence in file order). ``isolated.json`` questions are
+  added without deduplication and without the ``None`` filter (a ``None`` ground truth is its
+  own answer class there, matched only by a ``null`` prediction). Per collapsed type the score is
+  the unweighted mean over ground-truth answers of the per-answer accuracy; "Overall" is the same
+  mean over every distinct answer pooled across all types.
+* CA / RWR / RWR-n. Parents: hierarchy keys of a non-banned type with an answer, deduplicated by
+  text per video (children come from the first occurrence). Children count when non-banned and
+  answered. Per (parent, rule) and per parent (children unioned by text over its rules): when
+  there is at least one valid child, the parent's correctness goes into the "ca" bucket if every
+  child is right, else into "rwr" and "rwr-<number wrong>". Duplicated children in one rule's list
+  count twice there (the official loop walks the list).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tensorqa.decomp.constants import COMPOSITION_RULES, QUESTION_TYPES
+from tensorqa.decomp.encoding import _Encoded, _first_rows, _ordered, _sum_by
+from tensorqa.decomp.predictions import NONE
+
+
+def _accuracy(enc: _Encoded) -> dict:
+    """Answer-normalized accuracy: {"types": {type: (score, answers, questions)}, "per_answer": rows}."""
+    rows = _first_rows(~enc.banned & (enc.ans != NONE), enc.same_text, enc.text_order)
+    iso = np.flatnonzero(~enc.iso_banned)  # isolated: no dedup, no None filter
+    ctype = np.concatenate([enc.ctype[rows], enc.iso_ctype[iso]])
+    ans = np.concatenate([enc.ans[rows], enc.iso_ans[iso]])
+    ok = np.concatenate([enc.correct[rows], enc.iso_ans[iso] == enc.iso_pred[iso]])
+    A = len(enc.vocab) + 1
+    out, per_answer = {}, []
+
+    def by_answer(group_of_row, name_of_group):
+        pair = group_of_row * A + (ans + 1)
+        uniq, inv = np.unique(pair, return_inverse=True)
+        total = _sum_by(inv, len(uniq))
+        corr = _sum_by(inv, len(uniq), ok)
+        g = uniq // A
+        acc = corr / np.maximum(total, 1)
+        mean = _sum_by_float(g, acc)
+        answers = np.bincount(g)
+        questions = np.bincount(g, weights=total)
+        for gi in np.flatnonzero(answers):
+            out[name_of_group(gi)] = (mean[gi] / answers[gi], int(answers[gi]), int(questions[gi]))
+        for u, t, c in zip(uniq.tolist(), total.tolist(), corr.tolist()):
+            per_answer.append((name_of_group(u // A), enc.vocab.word(u % A - 1), t, c))
+
+    by_answer(ctype, lambda g: enc.ctype_names[g])
+    by_answer(np.zeros(len(ans), np.int64), lambda g: "Overall")
+    return {"types": out, "per_answer": per_answer}
+
+
+def _sum_by_float(group: np.ndarray, values: np.ndarray) -> np.ndarray:
+    return np.bincount(group, weights=values, minlength=(int(group.max()) + 1) if len(group) else 0)
+
+
+# ============================================================================================
+# CA / RWR / RWR-n
+
+
+def _ca_rwr(enc: _Encoded) -> dict:
+    """{"by_composition"|"by_parent": {"ca"|"rwr": {name: (correct, total)}, "rwr_n": {name: {n: (c, t)}}}}."""
+    N = len(enc.ans)
+    parents = _first_rows(enc.is_parent & ~enc.banned & (enc.ans != NONE), enc.same_text, enc.text_order)
+    chosen = np.zeros(N, bool)
+    chosen[parents] = True
+    node_ok = enc.correct
+    child_valid = ~enc.banned & (enc.ans != NONE)
+    e = np.flatnonzero(chosen[enc.e_parent]) if len(enc.e_parent) else np.zeros(0, np.int64)
+    ec = enc.e_child[e]
+    valid, ok = child_valid[ec], child_valid[ec] & node_ok[ec]
+
+    # per (parent, rule): the children as listed
+    I = len(enc.i_parent)
+    inst_total = _sum_by(enc.e_inst[e], I, valid)
+    inst_ok = _sum_by(enc.e_inst[e], I, ok)
+    inst = np.flatnonzero(inst_total > 0)
+    by_comp = _buckets(inst_total[inst], inst_ok[inst], node_ok[enc.i_parent[inst]],
+                       enc.i_rule[inst], enc.rule_names, COMPOSITION_RULES)
+
+    # per parent: children unioned by text over all rules
+    pair = enc.e_parent[e] * max(N, 1) + ec
+    _, first = np.unique(pair, return_index=True)
+    pp = enc.e_parent[e][first]
+    par_total = _sum_by(pp, N, valid[first])
+    par_ok = _sum_by(pp, N, ok[first])
+    par = np.flatnonzero(par_total > 0)
+    by_parent = _buckets(par_total[par], par_ok[par], node_ok[par], enc.ctype[par], enc.ctype_names, QUESTION_TYPES)
+    return {"by_composition": by_comp, "by_parent": by_parent}
+
+
+def _buckets(total, n_ok, parent_ok, group, names, ordering) -> dict:
+    """Parent accuracy in the ca / rwr / rwr-n buckets, per group name and "Overall"."""
+    all_ok = n_ok == total
+    wrong = total - n_ok
+    G = len(names)
+
+    def tally(mask, g):
+        t = _sum_by(g[mask], G + 1)
+        c = _sum_by(g[mask], G + 1, parent_ok[mask])
+        return {(names[i] if i < G else "Overall"): (int(c[i]), int(t[i])) for i in np.flatnonzero(t)}
+
+    def both(mask):
+        d = tally(mask, group)
+        allg = np.full(len(group), G)
+        d.update(tally(mask, allg))
+        return d
+
+    out = {"ca": both(all_ok), "rwr": both(~all_ok), "rwr_n": {}}
+    for n in np.unique(wrong[~all_ok]).tolist():
+        out["rwr_n"][int(n)] = both(wrong == n)
+    out["names"] = _ordered(ordering, list({**out["ca"], **out["rwr"]}))
+    return out

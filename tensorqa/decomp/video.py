@@ -1,0 +1,370 @@
+"""One video's questions as AGQA-Decomp DAGs of sub-questions with exact answers.
+
+    decompose_video(video_id, questions, scene, semantics) -> VideoDecomposition
+
+Each question's program is split along the decomposition table of :mod:`.subquestions` (each
+parent is the composition of its children under an AGQA-Decomp composition rule), and every
+sub-question is answered by executing its program on the video's scene graph: AGQA-Decomp could
+only propagate answers down its graphs and needed annotators for the "no" answers. Programs are
+run by the scalar reference executor (:func:`tensorqa.engine.scalar.run_program`); the four kinds that
+are not AGQA syntax (object presence and the three collections) are evaluated here with the same
+keyframe and window rules (:func:`tensorqa.engine.scalar.localize_frames`).
+
+A composition is kept only when it is exact on the video:
+
+* every child has an answer (a sub-question that does not exist on the video, e.g. "after X"
+  when X ends the video, is not asked);
+* the answers satisfy the consistency rule the official evaluation checks for that composition
+  (:func:`consistency_violations`, the same conditions as :mod:`.metrics` with ground truth as
+  predictions).
+
+Where the table lists fallback children (a before/after comparison whose "after X" or "before X"
+does not exist; a first / last choose whose first / last object has no answer or is neither of
+the pair), the first exact list of children is used. Most compositions hold by construction; the
+ones that do not are left out and counted in the report, so the ground truth satisfies every rule:
+Between (the official check reads "between A and B" as "after A" and "before B", which a relation
+seen before A ends and again after B starts satisfies without being between them) and, under
+AGQA's semantics, an objTime Choose whose object is only in "other relationship" on the other
+side (objTime's "interacting" excludes that relation, objExists' includes it).
+
+Identical sub-questions of one video are one node: one text, one key (``<video>-d<n>``; a
+sub-question that is itself a question of the pool keeps its question's text and ``question_id``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tensorqa.errors import TensorQAError
+from tensorqa.engine.program import Node, Word, verb_index
+
+# One executor per video (VideoExecutor): run_program rebuilds the video's tables on every call,
+# which dominated the decomposition time.
+from tensorqa.engine.scalar import Undefined, VideoExecutor
+from tensorqa.scenes.batch import VideoScene
+from tensorqa.engine.semantics import get_semantics, interaction_relations
+from tensorqa.agqa.templates.catalogue import template_spec
+from tensorqa.scenes.vocab import vocab
+from tensorqa.decomp.constants import BANNED_TYPES, EQUALS_PARENT_TYPE, EQUALS_PROGRAM_SLICE, IC_CHECKER, YES_NO_TYPES
+from tensorqa.decomp.subquestions import PRESENT, SubQuestion, compositions, from_program, reference_question, texts
+
+
+# ============================================================================================
+# consistency: the official checks with ground truth as predictions
+
+
+def consistency_violations(parent_type: str, rule: str, answer, kids: list[tuple], equals_texts=None) -> list[str]:
+    """The consistency rules a composition breaks when every answer is taken as the prediction.
+
+    parent_type / rule / answer: the parent's raw type, the composition rule, its answer.
+    kids: per child (raw type, answer, program, has its own compositions).
+    equals_texts: for Choose, per child the text of the first child of its two-child Equals
+    composition (None where it has none). Same conditions as :mod:`.metrics` (``compute_ic.py``,
+    both directions); rules it never checks (First, Last, Longer / Shorter Choose, banned parents)
+    return []. A two-child rule with another number of children is a violation (metrics refuses it).
+    """
+    checker = IC_CHECKER.get(rule)
+    if checker is None or parent_type in BANNED_TYPES:
+        return []
+    q = answer
+    types = [k[0] for k in kids]
+    answers = [k[1] for k in kids]
+    valid = [a for t, a in zip(types, answers) if t not in BANNED_TYPES and t in YES_NO_TYPES]
+    bad = []
+    if checker == "implies":
+        if q == "yes" and valid and any(a != "yes" for a in valid):
+            bad.append(f"{rule} Yes")
+        if any(a == "no" for a in valid) and q != "no":
+            bad.append(f"{rule} No")
+        return bad
+    if checker == "conjunction":
+        if not valid:
+            return []
+        all_yes, one_no = all(a == "yes" for a in valid), any(a == "no" for a in valid)
+        if (q == "yes" or all_yes) and not (q == "yes" and all_yes):
+            bad.append(f"{rule} Yes")
+        if (q == "no" or one_no) and not (q == "no" and one_no):
+            bad.append(f"{rule} No")
+        return bad
+    if checker == "equals" and parent_type != EQUALS_PARENT_TYPE:
+        return []
+    if len(kids) != 2:
+        return [f"{rule}: {len(kids)} children"]
+    if types[0] in BANNED_TYPES or types[1] in BANNED_TYPES:
+        return []
+    a1, a2 = answers
+    if checker == "xor":
+        holds = a1 == "yes" and a2 == "no"
+    elif checker == "equals":
+        if kids[0][3]:  # the first child is a question with children of its own: answers must match
+            holds = a1 == a2
+        else:  # the first child is the object's existence: the object is read from its program
+            obj = kids[0][2][EQUALS_PROGRAM_SLICE]
+            hit, y1 = a2 == obj, a1 == "yes"
+            if (q == "yes" or hit) and not (q == "yes" and hit and y1):
+                bad.append("Equals Yes")
+            if (q == "no" or not hit or not y1) and (q != "no" or hit):
+                bad.append("Equals No")
+            return bad
+    else:  # choose
+        first, second = a1 == "yes" and a2 == "no", a1 == "no" and a2 == "yes"
+        if q in ("before", "after"):
+            return [] if (first if q == "before" else second) else ["Choose Temporal"]
+        if equals_texts is None or equals_texts[0] is None or equals_texts[1] is None:
+            return []
+        word = "None" if q is None else str(q)
+        if f"{word} exist" in equals_texts[0]:
+            return [] if first else ["Choose Object"]
+        if f"{word} exist" in equals_texts[1]:
+            return [] if second else ["Choose Object"]
+        return []
+    if (q == "yes" or holds) and not (q == "yes" and holds):
+        bad.append(f"{rule} Yes")
+    if (q == "no" or not holds) and not (q == "no" and not holds):
+        bad.append(f"{rule} No")
+    return bad
+
+
+# ============================================================================================
+# one video
+
+
+@dataclass(eq=False)
+class _Node:
+    sq: SubQuestion
+    answer: object                      # str, list[str], or None (no answer on this video)
+    text: str | None = None
+    key: str | None = None
+    comps: list | None = None           # kept compositions [(rule, [_Node, ...])], once computed
+    main: bool = False
+
+
+@dataclass
+class VideoDecomposition:
+    """The DAGs of one video's questions.
+
+    hierarchies: {main key: {"subquestion": {...}, "hierarchy": {...}}} (the per-video JSON file)
+    isolated:    questions without a composition, as ``isolated.json`` entries
+    nodes / edges / dags: rows of the Parquet tables (dicts with their schema's fields)
+    stats:       dag_nodes (per DAG), rules (Counter over DAGs), dropped ({"rule|reason": n}, distinct
+                 compositions), text_collisions
+    """
+
+    video_id: str
+    hierarchies: dict = field(default_factory=dict)
+    isolated: list = field(default_factory=list)
+    nodes: list = field(default_factory=list)
+    edges: list = field(default_factory=list)
+    dags: list = field(default_factory=list)
+    stats: dict = field(default_factory=dict)
+
+
+class _VideoDecomposer:
+    """Answers, texts and compositions of one video's sub-questions, each computed once."""
+
+    def __init__(self, video_id: str, scene: VideoScene, semantics):
+        self.video_id = video_id
+        self.sem = get_semantics(semantics)
+        s = scene.sorted()
+        self.scene = s
+        self.frame_ids = np.asarray(s.frame_ids)
+        secs = np.asarray(s.frame_secs, np.float32)
+        # keyframes of each instance (start <= secs <= end, float32, as the executor): bool[N, F]
+        self.inst_frames = (np.asarray(s.inst_start, np.float32)[:, None] <= secs[None, :]) & \
+                           (secs[None, :] <= np.asarray(s.inst_end, np.float32)[:, None])
+        self.inst_cls = np.asarray(s.inst_cls)
+        self.executor = VideoExecutor(s, self.sem)
+        self.by_program: dict[str, _Node] = {}
+        self.text_owner: dict[str, str] = {}
+        self.next_key = 0
+        self.dropped: Counter = Counter()
+        self.fallbacks: Counter = Counter()
+        self.collisions = 0
+
+    # -- answers ------------------------------------------------------------------------------------
+    def answer(self, sq: SubQuestion):
+        """The sub-question's answer on this video; None when it has none."""
+        v = vocab()
+        if sq.kind == PRESENT:
+            o = v.object_index(sq.slot("object").text)
+            return "yes" if bool(self.scene.obj[:, o].any() or self.scene.rel[:, o, :].any()) else "no"
+        if sq.kind in ("objsWith", "objsAll", "actsAll"):
+            frames = self.executor.window_frames(sq.window)
+            if isinstance(frames, Undefined):
+                return None
+            pos = np.searchsorted(self.frame_ids, np.asarray(frames, self.frame_ids.dtype))
+            if sq.kind == "actsAll":
+                cls = np.unique(self.inst_cls[self.inst_frames[:, pos].any(1)])
+                return [v.action_phrases[int(a)] for a in cls]
+            if sq.kind == "objsWith":
+                r = v.relation_index(sq.slot("relation").text)
+                objs = self.scene.rel[pos][:, :, r].any(0)
+            else:  # the objects objWhatGeneral picks from
+                mask = interaction_relations(self.sem.interaction_rule("objWhatGeneral"))
+                objs = self.scene.obj[pos].any(0) if mask is None else self.scene.rel[pos][:, :, mask].any((0, 2))
+            return [v.object_english[int(o)] for o in np.flatnonzero(objs)]
+        answer = self.executor.run(sq.tree)  # as run_program(sq.tree, scene, semantics)
+        return None if isinstance(answer, Undefined) else answer
+
+    def node(self, sq: SubQuestion) -> _Node:
+        n = self.by_program.get(sq.program)
+        if n is None:
+            n = self.by_program[sq.program] = _Node(sq, self.answer(sq))
+        return n
+
+    def action_class(self, node: Node) -> int:
+        """The class an action argument names on this video (ToAction resolves through its object)."""
+        v = vocab()
+        if isinstance(node, Word):
+            return v.action_index(node.text)
+        verb = verb_index(node.args[0].text)
+        obj = node.args[1]
+        name = obj.text if isinstance(obj, Word) else self.node(reference_question(obj)).answer
+        o = v.object_index(name)
+        classes = v.actions_named(verb, o)
+        if len(classes) > 1:
+            seen = set(self.inst_cls[self.inst_frames.any(1)].tolist())
+            classes = [a for a in classes if a in seen]
+        if len(classes) != 1:
+            raise TensorQAError(f"{self.video_id}: {node} names {len(classes)} actions")
+        return classes[0]
+
+    # -- names --------------------------------------------------------------------------------------
+    def claim(self, n: _Node, candidates: list[str]) -> None:
+        """Give ``n`` the first candidate text no other program of this video uses (numbered if all are)."""
+        for t in candidates:
+            if self.text_owner.setdefault(t, n.sq.program) == n.sq.program:
+                n.text = t
+                return
+        self.collisions += 1
+        base, k = candidates[0], 2
+        while self.text_owner.setdefault(f"{base[:-1]} ({k})?", n.sq.program) != n.sq.program:
+            k += 1
+        n.text = f"{base[:-1]} ({k})?"
+
+    def text(self, n: _Node) -> str:
+        if n.text is None:
+            self.claim(n, texts(n.sq, self.action_class))
+        return n.text
+
+    def key(self, n: _Node) -> str:
+        if n.key is None:
+            n.key = f"{self.video_id}-d{self.next_key}"
+            self.next_key += 1
+        return n.key
+
+    # -- compositions -------------------------------------------------------------------------------
+    def comps(self, n: _Node) -> list:
+        """The kept compositions of a node (children's computed first: the checks read them)."""
+        if n.comps is not None:
+            return n.comps
+        kept = []
+        for rule, options in compositions(n.sq):
+            reasons = []
+            for i, kids in enumerate(options):
+                reason = self.check(n, rule, [self.node(k) for k in kids])
+                if reason is None:
+                    kept.append((rule, [self.node(k) for k in kids]))
+                    if i:
+                        self.fallbacks[f"{rule}|children {i + 1}"] += 1
+                    break
+                reasons.append(reason)
+            else:
+                self.dropped[f"{rule}|{reasons[0]}"] += 1
+        n.comps = kept
+        return kept
+
+    def check(self, n: _Node, rule: str, nodes: list[_Node]) -> str | None:
+        """Why ``n`` cannot be the ``rule`` composition of ``nodes`` ("undefined child" /
+        "inconsistent"), or None when it can."""
+        if any(k.answer is None for k in nodes):
+            return "undefined child"
+        for k in nodes:
+            self.comps(k)
+        eq_texts = [self.equals_text(k) for k in nodes] if IC_CHECKER.get(rule) == "choose" else None
+        info = [(k.sq.type, k.answer, k.sq.program, bool(k.comps)) for k in nodes]
+        if consistency_violations(n.sq.type, rule, n.answer, info, eq_texts):
+            return "inconsistent"
+        return None
+
+    def equals_text(self, n: _Node) -> str | None:
+        for rule, kids in n.comps or ():
+            if rule == "Equals" and len(kids) == 2:
+                return self.text(kids[0])
+        return None
+
+
+def _json_answer(answer) -> str | None:
+    return json.dumps(answer) if isinstance(answer, list) else answer
+
+
+def decompose_video(video_id: str, questions: list[dict], scene: VideoScene, semantics="agqa") -> VideoDecomposition:
+    """Decompose one video's questions.
+
+    questions: dicts with question_id, template, question, program, answer (pool rows, pool order).
+    scene: the video's scene graph as the pool was generated from it (a packed store's scene).
+    Raises TensorQAError when a question's program does not give the pool's answer on the scene.
+    """
+    d = _VideoDecomposer(video_id, scene, semantics)
+    mains = []
+    for q in questions:  # the questions' own texts first, so that sub-questions never take them
+        sq = from_program(template_spec(q["template"]).program, q["program"])
+        n = d.node(sq)
+        if n.answer != q["answer"]:
+            raise TensorQAError(
+                f"{video_id}: question {q['question_id']} ({q['template']}) has answer {q['answer']!r} in the pool "
+                f"but {n.answer!r} on the store's scene: is the store the one the pool was generated from, and "
+                f"the semantics ({d.sem.name}) the pool's?")
+        if n.main:  # the same program asked twice: a node of its own, sharing the children
+            n = _Node(sq, n.answer)
+        n.main, n.key = True, q["question_id"]
+        d.claim(n, [q["question"]])
+        mains.append((q, n))
+
+    out = VideoDecomposition(video_id)
+    seen: dict[int, _Node] = {}
+    dag_nodes, rules = [], Counter()
+    for q, m in mains:
+        order, ids = [m], {id(m)}
+        i = 0
+        while i < len(order):
+            for _, kids in d.comps(order[i]):
+                for k in kids:
+                    if id(k) not in ids:
+                        ids.add(id(k))
+                        order.append(k)
+            i += 1
+        n_comps = sum(len(d.comps(n)) for n in order)
+        out.dags.append({"video_id": video_id, "main_key": m.key, "template": q["template"], "type": m.sq.type,
+                         "nodes": len(order), "compositions": n_comps, "isolated": n_comps == 0})
+        for n in order:
+            seen.setdefault(id(n), n)
+        if n_comps == 0:
+            out.isolated.append({"type": m.sq.type, "answer": m.answer, "key": m.key, "question": m.text,
+                                 "program": m.sq.program, "video_id": video_id})
+            continue
+        dag_nodes.append(len(order))
+        for n in order:
+            for rule, _ in d.comps(n):
+                rules[rule] += 1
+        out.hierarchies[m.key] = {
+            "subquestion": {d.text(n): {"type": n.sq.type, "answer": n.answer, "program": n.sq.program,
+                                        "key": d.key(n)} for n in order},
+            "hierarchy": {d.text(n): {rule: [d.text(k) for k in kids] for rule, kids in d.comps(n)}
+                          for n in order if d.comps(n)},
+        }
+    for n in seen.values():
+        out.nodes.append({"video_id": video_id, "key": d.key(n), "text": d.text(n), "type": n.sq.type,
+                          "answer": _json_answer(n.answer), "program": n.sq.program, "is_main": n.main})
+        for rule, kids in d.comps(n):
+            for p, k in enumerate(kids):
+                out.edges.append({"video_id": video_id, "parent_key": d.key(n), "rule": rule, "position": p,
+                                  "child_key": d.key(k)})
+    out.stats = {"dag_nodes": dag_nodes, "rules": dict(rules), "dropped": dict(d.dropped),
+                 "fallbacks": dict(d.fallbacks),
+                 "text_collisions": d.collisions}
+    return out

@@ -1,0 +1,37 @@
+"""Writers for question records: Parquet shards in the Hugging Face layout, and AGQA's JSON dict.
+
+Hugging Face layout::
+
+    OUT/README.md                                   dataset card with a ``configs`` block
+    OUT/data/<split>-<i:05d>-of-<K:05d>.parquet     shard i of K, one file per split
+    OUT/data/.done-<i:05d>-of-<K:05d>.json          written last: shard i is complete
+
+A shard is written to ``*.partial`` files renamed at the end, then its ``.done`` marker, which
+records what decided the records (store, seed, templates, ...). On restart a shard whose marker
+exists is complete and is skipped, a half-written one is redone, and a folder that holds another
+run's shards (other parameters, another shard count) is refused (:func:`resume_shard`).
+
+Modules: :mod:`.schema` (the record schema and column encodings), :mod:`.layout` (the folder, done
+markers, resume, pool facts, dataset card, reading back), :mod:`.parquet` (the Parquet shard
+writer), :mod:`.agqa_json` (AGQA's JSON), :mod:`.digest` (content digests). Every name is
+importable from ``tensorqa.writers``.
+"""
+
+from tensorqa.writers.schema import (NULLABLE_COLUMNS, PLAIN_COLUMNS, RECORD_SCHEMA, SPLITS, STATISTICS_COLUMNS,
+                                     TEXT_COLUMNS, VOCABULARY_COLUMNS, _FIELDS, cast_records, coded_schema)
+from tensorqa.writers.layout import (_SHARD_FILE, _brief, _file_columns, done_marker, pool_fact, pool_store, read_pool,
+                                     resume_shard, shard_complete, shard_name, splits_with_rows, write_dataset_card,
+                                     write_done_marker)
+from tensorqa.writers.parquet import (CHUNK_ROWS, WRITE_BATCH_ROWS, ParquetShardWriter, _rows_where, _write_error,
+                                      fixed_chunks, parquet_writer)
+from tensorqa.writers.agqa_json import AgqaJsonShardWriter
+from tensorqa.writers.digest import _feed, content_digest, string_offsets
+
+__all__ = [
+    "RECORD_SCHEMA", "NULLABLE_COLUMNS", "SPLITS", "TEXT_COLUMNS", "VOCABULARY_COLUMNS", "PLAIN_COLUMNS",
+    "STATISTICS_COLUMNS", "cast_records", "coded_schema",
+    "shard_name", "done_marker", "write_done_marker", "shard_complete", "resume_shard", "pool_fact", "pool_store",
+    "write_dataset_card", "splits_with_rows", "read_pool",
+    "WRITE_BATCH_ROWS", "CHUNK_ROWS", "parquet_writer", "fixed_chunks", "ParquetShardWriter",
+    "AgqaJsonShardWriter", "content_digest", "string_offsets",
+]

@@ -1,0 +1,65 @@
+"""AGQA's JSON dict of question records (``{question_id: record}``, reference §2.3 fields), one file
+per split and shard, with the same protocol and done marker as the Parquet shards.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pyarrow as pa
+
+from tensorqa.errors import TensorQAError
+from tensorqa.writers.layout import done_marker, write_done_marker
+from tensorqa.writers.parquet import _write_error
+from tensorqa.writers.schema import SPLITS
+
+class AgqaJsonShardWriter:
+    """AGQA's JSON dict ``{question_id: record}`` (reference §2.3 fields), one file per split for
+    shard ``index`` of ``count``: ``OUT/agqa/<split>-<i:05d>-of-<K:05d>.json``; the same
+    ``write`` / ``close`` / ``abort`` protocol and ``.done`` marker as :class:`ParquetShardWriter`."""
+
+    FIELDS = ("question", "answer", "video_id", "global", "local", "ans_type", "steps", "semantic",
+              "structural", "program", "sg_grounding", "indirect", "i_obj", "i_rel", "i_act", "i_temp")
+
+    def __init__(self, out: str | os.PathLike, index: int, count: int):
+        self.out, self.index, self.count = Path(out), index, count
+        (self.out / "agqa").mkdir(parents=True, exist_ok=True)
+        self.paths = {s: self.out / "agqa" / f"{s}-{index:05d}-of-{count:05d}.json" for s in SPLITS}
+        self.files = {s: open(self._partial(s), "w") for s in SPLITS}
+        for f in self.files.values():
+            f.write("{")
+        self.rows = {s: 0 for s in SPLITS}
+
+    def _partial(self, split: str) -> Path:
+        return self.paths[split].with_name(self.paths[split].name + ".partial")
+
+    def write(self, table: pa.Table) -> None:
+        for row in table.select(["question_id", "split", *self.FIELDS]).to_pylist():
+            split, qid = row.pop("split"), row.pop("question_id")
+            row["sg_grounding"] = json.loads(row["sg_grounding"]) if row["sg_grounding"] else {}
+            row["novel_comp"] = row["more_steps"] = 0  # set by ``tensorqa split``
+            self.files[split].write(("," if self.rows[split] else "") + "\n" + json.dumps(qid) + ": " + json.dumps(row))
+            self.rows[split] += 1
+
+    def write_error(self, e: OSError) -> TensorQAError:
+        return _write_error(e, self.paths["train"])
+
+    def close(self, stats: dict | None = None) -> None:
+        for split, f in self.files.items():
+            f.write("\n}\n")
+            f.close()
+            os.replace(self._partial(split), self.paths[split])
+        (self.out / "data").mkdir(exist_ok=True)
+        write_done_marker(done_marker(self.out, self.index, self.count), {"rows": self.rows, **(stats or {})})
+
+    def abort(self) -> None:
+        for split, f in self.files.items():
+            try:
+                f.close()
+            except OSError:  # a full disk fails the last flush: the file is removed anyway
+                pass
+            self._partial(split).unlink(missing_ok=True)
+        marker = done_marker(self.out, self.index, self.count)
+        marker.with_name(marker.name + ".partial").unlink(missing_ok=True)
