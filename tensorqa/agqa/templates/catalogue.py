@@ -42,17 +42,14 @@ Choices made where the references leave room (all easy to change in the tables b
 
 from __future__ import annotations
 
-import re
-import string
 from dataclasses import dataclass
-from importlib import resources
 
 from tensorqa.errors import TensorQAError
 from tensorqa.engine.program_shapes import SHAPES, ShapeSpec
-from tensorqa.scenes.vocab import NO_OBJECT, vocab
+from tensorqa.agqa.templates.frames import FRAME_SLOTS, check_frame, frame_placeholders, read_frames  # noqa: F401  (public here)
+from tensorqa.agqa.templates.phrases import ACTION_REFERENCE_FRAMES, OBJECT_REFERENCE_FRAMES, WINDOW_FRAMES  # noqa: F401  (public here)
 
 # -- vocabularies of the metadata --------------------------------------------------------------
-FRAME_SLOTS: tuple[str, ...] = ("object", "object2", "relation", "action", "action2", "window")
 WINDOW_KINDS: tuple[str, ...] = ("video", "before", "after", "while", "between")
 REFERENCE_KINDS: tuple[str, ...] = ("direct", "first", "last", "whole", "indirect-object")
 FAMILIES: tuple[str, ...] = ("exists", "what", "first", "last", "length", "time")
@@ -142,76 +139,6 @@ class TemplateSpec:
     @property
     def has_window(self) -> bool:
         return "window" in self.slots
-
-
-# -- frame parsing -------------------------------------------------------------------------------
-def frame_placeholders(text: str) -> list[str]:
-    """Placeholder names of a format string, in order of appearance (repeats kept).
-
-    Raises TensorQAError for unbalanced braces, positional ``{}`` fields and format specs or
-    conversions (frames are filled by plain substitution, never by ``str.format`` options).
-    """
-    try:
-        parsed = list(string.Formatter().parse(text))
-    except ValueError as err:
-        raise TensorQAError(f"frame {text!r}: {err}") from None
-    names = []
-    for _, name, spec, conversion in parsed:
-        if name is None:
-            continue
-        if not name or spec or conversion:
-            raise TensorQAError(f"frame {text!r}: placeholders must be plain named fields like {{object}}")
-        names.append(name)
-    return names
-
-
-def check_frame(text: str) -> list[str]:
-    """Placeholders of a question frame in order of appearance; raise if the frame is malformed.
-
-    A frame may only use ``FRAME_SLOTS``, each at most once; it must start with a capital letter
-    (no placeholder can open a sentence), end with ``?``, and place ``{window}`` directly after a
-    word and directly before ``?``, ``,``, ``:`` or a space (the window phrase brings its own
-    leading space, so the empty whole-video window leaves no stray space).
-    """
-    names = frame_placeholders(text)
-    unknown = [n for n in names if n not in FRAME_SLOTS]
-    if unknown:
-        raise TensorQAError(f"frame {text!r}: unknown placeholder(s) {unknown}; allowed: {list(FRAME_SLOTS)}")
-    repeated = sorted({n for n in names if names.count(n) > 1})
-    if repeated:
-        raise TensorQAError(f"frame {text!r}: placeholder(s) {repeated} used more than once")
-    if not text[:1].isupper():
-        raise TensorQAError(f"frame {text!r}: must start with a capital letter")
-    if not text.endswith("?"):
-        raise TensorQAError(f"frame {text!r}: must end with '?'")
-    if "{window}" in text and not re.search(r"[A-Za-z}]\{window\}[?,: ]", text):
-        raise TensorQAError(f"frame {text!r}: {{window}} must follow a word and precede '?', ',', ':' or a space")
-    return names
-
-
-def _read_frames(resource: str = "frames.tsv") -> dict[str, list[str]]:
-    """{template: [frame, ...]} in file order, from the package's TSV."""
-    text = resources.files(__package__).joinpath(resource).read_text(encoding="utf-8")
-    frames: dict[str, list[str]] = {}
-    header_seen = False
-    for lineno, line in enumerate(text.splitlines(), 1):
-        if not line.strip() or line.startswith("#"):
-            continue
-        fields = line.split("\t")
-        if len(fields) != 2:
-            raise TensorQAError(f"{resource} line {lineno}: expected 2 tab-separated fields, got {len(fields)}")
-        if not header_seen:
-            if fields != ["template", "frame"]:
-                raise TensorQAError(f"{resource} line {lineno}: header must be 'template<TAB>frame'")
-            header_seen = True
-            continue
-        name, frame = fields
-        try:
-            check_frame(frame)
-        except TensorQAError as err:
-            raise TensorQAError(f"{resource} line {lineno}: {err}") from None
-        frames.setdefault(name, []).append(frame)
-    return frames
 
 
 # -- the metadata table --------------------------------------------------------------------------
@@ -440,7 +367,7 @@ def _build(frames: dict[str, list[str]]) -> dict[str, TemplateSpec]:
     return specs
 
 
-TEMPLATES: dict[str, TemplateSpec] = _build(_read_frames())
+TEMPLATES: dict[str, TemplateSpec] = _build(read_frames())
 ACTIVE_TEMPLATES: tuple[str, ...] = tuple(n for n, t in TEMPLATES.items() if not t.retired)
 _BY_PROGRAM = {t.program: t for t in TEMPLATES.values()}
 
@@ -451,70 +378,3 @@ def template_spec(name: str) -> TemplateSpec:
     if spec is None:
         raise TensorQAError(f"unknown AGQA template {name!r}")
     return spec
-
-
-# -- reference and localization phrases ----------------------------------------------------------
-# Indirect object references (semantics §b.3), by kind; {relation} is the relation's English form.
-# "first"/"last": the object of the relation's earliest / latest episode in the whole video;
-# "whole": the only object the relation ever has in the video.
-OBJECT_REFERENCE_FRAMES: dict[str, tuple[str, ...]] = {
-    "first": (
-        "the object they were {relation} first",
-        "the first thing they were {relation}",
-        "the first object the person was {relation}",
-    ),
-    "last": (
-        "the object they were {relation} last",
-        "the last thing they were {relation}",
-        "the last object the person was {relation}",
-    ),
-    "whole": (
-        "the object they were {relation}",
-        "the thing they were {relation}",
-        "the object the person was {relation}",
-    ),
-}
-
-# Localization phrases: {action}/{action2} are action phrases (direct or indirect-object). The
-# whole video has no phrase.
-WINDOW_FRAMES: dict[str, str] = {
-    "video": "",
-    "before": " before {action}",
-    "after": " after {action}",
-    "while": " while {action}",
-    "between": " between {action} and {action2}",
-}
-
-_DETERMINER = r"(?:(?:a|an|some|the|their) )?"
-
-
-def _action_reference_frames() -> dict[str, str]:
-    """{action id: its phrase with the object's noun phrase replaced by ``{object}``}.
-
-    Indirect-object actions keep the action's own wording and swap only its object, as the real
-    record LSKA2-2205 does ("taking food from somewhere" -> "taking the object they were on the
-    side of first from somewhere"). AGQA's generator makes the indirect form by replacing the
-    English word of the action's own object, in its merged form (semantics §b.3: c038's towel is
-    "blanket"), in the phrase; a phrase that does not contain that word gets no indirect form
-    (c145 "working on a book", whose object is paper; c147 "cooking something"). The noun phrase
-    replaced is an optional determiner (a, an, some, the, their) plus that word, singular or
-    plural; every occurrence is replaced. Which actions may actually take an indirect object
-    (verbs that admit varying objects, never c044 or pictures) is the generator's rule, not this
-    table's.
-    """
-    v = vocab()
-    frames = {}
-    for action, phrase, obj in zip(v.actions, v.action_phrases, v.action_object):
-        if obj == NO_OBJECT:
-            continue
-        word = v.object_english[v.object_merged_into[obj]]
-        if word not in phrase:  # the generator's test: the word as a substring of the phrase
-            continue
-        pattern = re.compile(r"\b" + _DETERMINER + re.escape(word) + r"(?:s|es)?\b")
-        frame = pattern.sub("{object}", phrase)
-        if frame != phrase:
-            frames[action] = frame
-    return frames
-
-
-ACTION_REFERENCE_FRAMES: dict[str, str] = _action_reference_frames()
