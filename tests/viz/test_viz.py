@@ -17,7 +17,7 @@ from tensorqa.cli import main
 from tensorqa.agqa import generate
 from tensorqa.writers import read_pool
 
-import browser
+from viz import browser  # tests/ is on sys.path (conftest)
 
 pytest.importorskip("matplotlib", reason="the viz extra (matplotlib) is not installed")
 

@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from test_balance import file_digests, number, record, write_pool
+from agqa.balancing.test_balance import file_digests, number, record, write_pool  # tests/ is on sys.path (conftest)
 
 from tensorqa.agqa.balancing.hashing import hash_strings
 from tensorqa.agqa.balancing.labels import DIFFERENT, NO_DIRECT, SAME, temporal_labels
