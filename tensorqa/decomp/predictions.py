@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from tensorqa.errors import TensorQAError
-from tensorqa.decomp.hierarchies import _answer_column, _key_column, read_json
+from tensorqa.decomp.hierarchy_files import answer_column, key_column, read_json
 
 NONE = -1      # code of a JSON null answer / prediction
 MISSING = -2   # code of "no prediction for this key"; equal to nothing, itself included
@@ -69,7 +69,7 @@ def load_predictions(source) -> Predictions:
     else:
         raise TensorQAError(f"{name}: expected a list of {{csv_q_id, prediction}} or a {{key: prediction}} "
                             f"object, got {type(data).__name__}")
-    k, v = _key_column(keys), _answer_column(values)
+    k, v = key_column(keys), answer_column(values)
     entries = len(k)
     if entries and pc.count_distinct(k, mode="all").as_py() < entries:
         # a repeated key: the last entry wins (keep the first occurrence in the reversed order)
