@@ -22,13 +22,13 @@ from __future__ import annotations
 import numpy as np
 
 from tensorqa.decomp.constants import COMPOSITION_RULES, QUESTION_TYPES
-from tensorqa.decomp.encoding import _Encoded, _first_rows, _ordered, _sum_by
+from tensorqa.decomp.encoding import Encoded, first_rows, ordered, sum_by
 from tensorqa.decomp.predictions import NONE
 
 
-def _accuracy(enc: _Encoded) -> dict:
+def _accuracy(enc: Encoded) -> dict:
     """Answer-normalized accuracy: {"types": {type: (score, answers, questions)}, "per_answer": rows}."""
-    rows = _first_rows(~enc.banned & (enc.ans != NONE), enc.same_text, enc.text_order)
+    rows = first_rows(~enc.banned & (enc.ans != NONE), enc.same_text, enc.text_order)
     iso = np.flatnonzero(~enc.iso_banned)  # isolated: no dedup, no None filter
     ctype = np.concatenate([enc.ctype[rows], enc.iso_ctype[iso]])
     ans = np.concatenate([enc.ans[rows], enc.iso_ans[iso]])
@@ -39,8 +39,8 @@ def _accuracy(enc: _Encoded) -> dict:
     def by_answer(group_of_row, name_of_group):
         pair = group_of_row * A + (ans + 1)
         uniq, inv = np.unique(pair, return_inverse=True)
-        total = _sum_by(inv, len(uniq))
-        corr = _sum_by(inv, len(uniq), ok)
+        total = sum_by(inv, len(uniq))
+        corr = sum_by(inv, len(uniq), ok)
         g = uniq // A
         acc = corr / np.maximum(total, 1)
         mean = _sum_by_float(g, acc)
@@ -64,10 +64,10 @@ def _sum_by_float(group: np.ndarray, values: np.ndarray) -> np.ndarray:
 # CA / RWR / RWR-n
 
 
-def _ca_rwr(enc: _Encoded) -> dict:
+def ca_rwr(enc: Encoded) -> dict:
     """{"by_composition"|"by_parent": {"ca"|"rwr": {name: (correct, total)}, "rwr_n": {name: {n: (c, t)}}}}."""
     N = len(enc.ans)
-    parents = _first_rows(enc.is_parent & ~enc.banned & (enc.ans != NONE), enc.same_text, enc.text_order)
+    parents = first_rows(enc.is_parent & ~enc.banned & (enc.ans != NONE), enc.same_text, enc.text_order)
     chosen = np.zeros(N, bool)
     chosen[parents] = True
     node_ok = enc.correct
@@ -78,8 +78,8 @@ def _ca_rwr(enc: _Encoded) -> dict:
 
     # per (parent, rule): the children as listed
     I = len(enc.i_parent)
-    inst_total = _sum_by(enc.e_inst[e], I, valid)
-    inst_ok = _sum_by(enc.e_inst[e], I, ok)
+    inst_total = sum_by(enc.e_inst[e], I, valid)
+    inst_ok = sum_by(enc.e_inst[e], I, ok)
     inst = np.flatnonzero(inst_total > 0)
     by_comp = _buckets(inst_total[inst], inst_ok[inst], node_ok[enc.i_parent[inst]],
                        enc.i_rule[inst], enc.rule_names, COMPOSITION_RULES)
@@ -88,8 +88,8 @@ def _ca_rwr(enc: _Encoded) -> dict:
     pair = enc.e_parent[e] * max(N, 1) + ec
     _, first = np.unique(pair, return_index=True)
     pp = enc.e_parent[e][first]
-    par_total = _sum_by(pp, N, valid[first])
-    par_ok = _sum_by(pp, N, ok[first])
+    par_total = sum_by(pp, N, valid[first])
+    par_ok = sum_by(pp, N, ok[first])
     par = np.flatnonzero(par_total > 0)
     by_parent = _buckets(par_total[par], par_ok[par], node_ok[par], enc.ctype[par], enc.ctype_names, QUESTION_TYPES)
     return {"by_composition": by_comp, "by_parent": by_parent}
@@ -102,8 +102,8 @@ def _buckets(total, n_ok, parent_ok, group, names, ordering) -> dict:
     G = len(names)
 
     def tally(mask, g):
-        t = _sum_by(g[mask], G + 1)
-        c = _sum_by(g[mask], G + 1, parent_ok[mask])
+        t = sum_by(g[mask], G + 1)
+        c = sum_by(g[mask], G + 1, parent_ok[mask])
         return {(names[i] if i < G else "Overall"): (int(c[i]), int(t[i])) for i in np.flatnonzero(t)}
 
     def both(mask):
@@ -115,5 +115,5 @@ def _buckets(total, n_ok, parent_ok, group, names, ordering) -> dict:
     out = {"ca": both(all_ok), "rwr": both(~all_ok), "rwr_n": {}}
     for n in np.unique(wrong[~all_ok]).tolist():
         out["rwr_n"][int(n)] = both(wrong == n)
-    out["names"] = _ordered(ordering, list({**out["ca"], **out["rwr"]}))
+    out["names"] = ordered(ordering, list({**out["ca"], **out["rwr"]}))
     return out

@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 
 from tensorqa.errors import TensorQAError
 from tensorqa.decomp.hierarchies import Hierarchies, as_hierarchies
-from tensorqa.decomp.encoding import _codes, _first_rows
+from tensorqa.decomp.encoding import _codes, first_rows
 from tensorqa.decomp.predictions import Predictions
 
 KINDS = ("most-likely", "random")
@@ -36,7 +36,7 @@ def _question_groups(h: Hierarchies) -> tuple[pa.Array, pa.Array, pa.Array]:
     has_key = pc.is_valid(key)
     key, group, answer = key.filter(has_key), group.filter(has_key), answer.filter(has_key)
     codes, _ = _codes(key)
-    rows = pa.array(_first_rows(np.ones(len(codes), bool), codes))
+    rows = pa.array(first_rows(np.ones(len(codes), bool), codes))
     return key.take(rows), group.take(rows), answer.take(rows)
 
 

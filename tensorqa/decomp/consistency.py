@@ -48,11 +48,11 @@ import pyarrow.compute as pc
 from tensorqa.errors import TensorQAError
 from tensorqa.decomp.constants import (COMPOSITION_RULES, CONSISTENCY_RULES, EQUALS_PROGRAM_SLICE, IC_CHECKER,
                                       PARENT_TO_RULES, QUESTION_TYPES, rules_of)
-from tensorqa.decomp.encoding import _Encoded, _first_rows, _ordered, _score, _sum_by
+from tensorqa.decomp.encoding import Encoded, first_rows, ordered, score, sum_by
 from tensorqa.decomp.predictions import MISSING, NONE
 
 
-def _consistency_checks(enc: _Encoded, inst_mask: np.ndarray, variant: str):
+def _consistency_checks(enc: Encoded, inst_mask: np.ndarray, variant: str):
     """Fired consistency checks of the compositions in ``inst_mask``.
 
     variant "both": ``compute_ic.py`` (each rule checked in both directions);
@@ -77,9 +77,9 @@ def _consistency_checks(enc: _Encoded, inst_mask: np.ndarray, variant: str):
     # implication / conjunction inputs: valid children are non-banned yes/no types
     valid = ~enc.banned[enc.e_child] & enc.yesno[enc.e_child]
     cp = pred[enc.e_child]
-    n_valid = _sum_by(enc.e_inst, I, valid)
-    all_yes = _sum_by(enc.e_inst, I, valid & (cp != v.yes)) == 0
-    one_no = _sum_by(enc.e_inst, I, valid & (cp == v.no)) > 0
+    n_valid = sum_by(enc.e_inst, I, valid)
+    all_yes = sum_by(enc.e_inst, I, valid & (cp != v.yes)) == 0
+    one_no = sum_by(enc.e_inst, I, valid & (cp == v.no)) > 0
     has_valid = n_valid > 0
 
     # pairwise inputs: the first two children
@@ -190,7 +190,7 @@ def _rule_ids(rule_names: list, suffix: str) -> np.ndarray:
     return np.array(out + [-1], np.int64)
 
 
-def _equals_objects(enc: _Encoded, c1: np.ndarray, mask: np.ndarray) -> np.ndarray:
+def _equals_objects(enc: Encoded, c1: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """Vocabulary code of ``program(c1)[10:-1]`` where ``mask`` (MISSING elsewhere / if unseen)."""
     rows = c1[mask]
     programs = enc.h.nodes["program"].take(pa.array(rows))
@@ -208,7 +208,7 @@ def _equals_objects(enc: _Encoded, c1: np.ndarray, mask: np.ndarray) -> np.ndarr
     return out
 
 
-def _choose_object_hits(enc: _Encoded, mask: np.ndarray, q, c1, c2):
+def _choose_object_hits(enc: Encoded, mask: np.ndarray, q, c1, c2):
     """For Choose compositions in ``mask``: does the first Equals child of c1 (of c2) contain
     "<parent prediction> exist"? Both need an "Equals" rule with exactly two children."""
     I = len(enc.i_parent)
@@ -243,17 +243,17 @@ def _np_strings(arr) -> np.ndarray:
     return np.asarray(arr.to_numpy(zero_copy_only=False), dtype=object).astype(np.dtypes.StringDType())
 
 
-def _ic(enc: _Encoded) -> dict:
+def _ic(enc: Encoded) -> dict:
     """IC per rule, per composition and per parent type (``compute_ic.py``)."""
-    parents = _first_rows(enc.is_parent & ~enc.banned, enc.same_text, enc.text_order)
+    parents = first_rows(enc.is_parent & ~enc.banned, enc.same_text, enc.text_order)
     chosen = np.zeros(len(enc.ans), bool)
     chosen[parents] = True
     inst_mask = chosen[enc.i_parent] if len(enc.i_parent) else np.zeros(0, bool)
     inst, rule, wrong = _consistency_checks(enc, inst_mask, "both")
     R = len(CONSISTENCY_RULES)
-    total = _sum_by(rule, R)
-    n_wrong = _sum_by(rule, R, wrong)
-    by_rule = {r: _score(total[i] - n_wrong[i], total[i]) for i, r in enumerate(CONSISTENCY_RULES)}
+    total = sum_by(rule, R)
+    n_wrong = sum_by(rule, R, wrong)
+    by_rule = {r: score(total[i] - n_wrong[i], total[i]) for i, r in enumerate(CONSISTENCY_RULES)}
 
     by_comp = {}
     for comp in COMPOSITION_RULES:
@@ -263,16 +263,16 @@ def _ic(enc: _Encoded) -> dict:
     # per parent type: checks under parents of that type; a type is present once a parent of it was visited
     T = len(enc.ctype_names)
     ptype = enc.ctype[enc.i_parent[inst]]
-    pt_total = _sum_by(ptype * R + rule, T * R).reshape(T, R)
-    pt_wrong = _sum_by(ptype * R + rule, T * R, wrong).reshape(T, R)
+    pt_total = sum_by(ptype * R + rule, T * R).reshape(T, R)
+    pt_wrong = sum_by(ptype * R + rule, T * R, wrong).reshape(T, R)
     present = set(enc.ctype[parents].tolist())
     by_parent = {}
-    for name in _ordered(QUESTION_TYPES, [enc.ctype_names[t] for t in sorted(present)]):
+    for name in ordered(QUESTION_TYPES, [enc.ctype_names[t] for t in sorted(present)]):
         t = enc.ctype_names.index(name) if name in enc.ctype_names else -1
         if t not in present or name not in PARENT_TO_RULES:
             by_parent[name] = None
             continue
-        scores = [_score(pt_total[t, j] - pt_wrong[t, j], pt_total[t, j])
+        scores = [score(pt_total[t, j] - pt_wrong[t, j], pt_total[t, j])
                   for comp in PARENT_TO_RULES[name] for j, r in enumerate(CONSISTENCY_RULES) if comp in r]
         by_parent[name] = None if not scores or any(s is None for s in scores) else float(np.mean(scores))
     return {"by_rule": by_rule, "by_composition": by_comp, "by_parent": by_parent,
@@ -280,17 +280,17 @@ def _ic(enc: _Encoded) -> dict:
             "wrong": {r: int(n_wrong[i]) for i, r in enumerate(CONSISTENCY_RULES)}}
 
 
-def _ic_accuracy_correlation(enc: _Encoded) -> tuple[float | None, int]:
+def ic_accuracy_correlation(enc: Encoded) -> tuple[float | None, int]:
     """Pearson r between per-hierarchy accuracy and per-hierarchy IC (``ic_acc_correlation.py``)."""
     H = enc.h.num_hierarchies
     valid = ~enc.banned & (enc.ans != NONE)
-    acc_total = _sum_by(enc.hier[valid], H)
-    acc_ok = _sum_by(enc.hier[valid], H, enc.correct[valid])
+    acc_total = sum_by(enc.hier[valid], H)
+    acc_ok = sum_by(enc.hier[valid], H, enc.correct[valid])
     inst_mask = ~enc.banned[enc.i_parent] if len(enc.i_parent) else np.zeros(0, bool)
     inst, _, wrong = _consistency_checks(enc, inst_mask, "single")
     ih = enc.hier[enc.i_parent[inst]]
-    ic_total = _sum_by(ih, H)
-    ic_wrong = _sum_by(ih, H, wrong)
+    ic_total = sum_by(ih, H)
+    ic_wrong = sum_by(ih, H, wrong)
     both = (acc_total > 0) & (ic_total > 0)
     n = int(both.sum())
     if n < 2:

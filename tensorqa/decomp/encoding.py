@@ -1,6 +1,6 @@
 """Hierarchies and predictions as integer columns for the AGQA-Decomp metrics: one shared string
 vocabulary (answers, predictions, the rules' fixed words), the per-node / per-edge / per-composition
-code arrays (:class:`_Encoded`), prediction coverage, and the numpy group-by helpers every metric uses.
+code arrays (:class:`Encoded`), prediction coverage, and the numpy group-by helpers every metric uses.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def _codes(array) -> tuple[np.ndarray, pa.Array]:
 
 
 @dataclass
-class _Encoded:
+class Encoded:
     """Hierarchies and predictions as integer columns (N nodes, E edges, I compositions, M isolated)."""
 
     h: Hierarchies
@@ -102,7 +102,7 @@ def _predictions_for(keys, preds: Predictions, pred_codes: np.ndarray) -> tuple[
     return np.where(idx >= 0, out, MISSING), idx
 
 
-def _encode(h: Hierarchies, preds: Predictions, examples: int = 5) -> _Encoded:
+def _encode(h: Hierarchies, preds: Predictions, examples: int = 5) -> Encoded:
     nodes, edges, iso = h.nodes, h.edges, h.isolated
     vocab = _Vocab([nodes["answer"], iso["answer"], preds.values])
 
@@ -141,7 +141,7 @@ def _encode(h: Hierarchies, preds: Predictions, examples: int = 5) -> _Encoded:
     i_first = np.flatnonzero(position == 0)
     e_inst = np.cumsum(position == 0) - 1
 
-    enc = _Encoded(
+    enc = Encoded(
         h=h, vocab=vocab, ctype_names=ctype_names, rule_names=rule_names,
         hier=nodes["hierarchy"].to_numpy() if N else np.zeros(0, np.int32), same_text=same_text,
         text_order=np.argsort(same_text, kind="stable"),
@@ -158,7 +158,7 @@ def _encode(h: Hierarchies, preds: Predictions, examples: int = 5) -> _Encoded:
     return enc
 
 
-def _coverage(enc: _Encoded, preds: Predictions, pred_row: np.ndarray, iso_pred_row: np.ndarray,
+def _coverage(enc: Encoded, preds: Predictions, pred_row: np.ndarray, iso_pred_row: np.ndarray,
               examples: int) -> dict:
     """Unknown prediction keys and scored questions without a prediction (counts + examples).
 
@@ -197,7 +197,7 @@ def _coverage(enc: _Encoded, preds: Predictions, pred_row: np.ndarray, iso_pred_
 # small group-by helpers
 
 
-def _first_rows(mask: np.ndarray, group: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
+def first_rows(mask: np.ndarray, group: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
     """Rows where ``mask`` holds and that are the first such row of their ``group`` (sorted).
 
     order: optional ``np.argsort(group, kind="stable")``, shared by several calls on one group.
@@ -215,7 +215,7 @@ def _first_rows(mask: np.ndarray, group: np.ndarray, order: np.ndarray | None = 
     return np.sort(rows[start])
 
 
-def _sum_by(group: np.ndarray, n: int, weights=None) -> np.ndarray:
+def sum_by(group: np.ndarray, n: int, weights=None) -> np.ndarray:
     """int64 [n]: per group, the count (or the sum of bool / int ``weights``)."""
     if weights is None:
         return np.bincount(group, minlength=n).astype(np.int64)
@@ -225,7 +225,7 @@ def _sum_by(group: np.ndarray, n: int, weights=None) -> np.ndarray:
     return np.bincount(group, weights=weights.astype(np.float64), minlength=n).round().astype(np.int64)
 
 
-def _score(correct, total):
+def score(correct, total):
     return None if not total else correct / total
 
 
@@ -234,7 +234,7 @@ def _pct(x):
     return None if x is None else float("%.2f" % (x * 100)) + 0.0
 
 
-def _ordered(ordering, present) -> list:
+def ordered(ordering, present) -> list:
     """The official rows, then any other name found in the data (before "Overall")."""
     extra = [n for n in present if n not in ordering]
     base = [n for n in ordering if n != "Overall"]

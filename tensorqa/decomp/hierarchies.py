@@ -115,14 +115,14 @@ class Hierarchies:
         return f"{self.file_of(hierarchy)}, main question {self.main_keys[int(hierarchy)].as_py()!r}"
 
 
-from tensorqa.decomp.hierarchy_files import _fields, _read_videos, answer_column, key_column, read_json, string_column  # noqa: F401  (public here)
+from tensorqa.decomp.hierarchy_files import fields, read_videos, answer_column, key_column, read_json, string_column  # noqa: F401  (public here)
 
 
 def _read_isolated(path: Path) -> pa.Table:
     data = read_json(path)
     if not isinstance(data, list):
         raise TensorQAError(f"{path}: expected a list of {{type, answer, key}} questions, got {type(data).__name__}")
-    types, answers, keys, _ = _fields(data, path, "isolated")
+    types, answers, keys, _ = fields(data, path, "isolated")
     types = string_column(types, path, "type")
     return pa.table([types, _collapsed(types), answer_column(answers), key_column(keys)], schema=ISOLATED_SCHEMA)
 
@@ -175,7 +175,7 @@ def load_hierarchies(path: str | os.PathLike, progress: bool = False, workers: i
     if not files and not iso_path.exists():
         raise TensorQAError(f"{root}: no <video_id>.json hierarchy files")
 
-    parts = _read_videos(files, workers, progress)
+    parts = read_videos(files, workers, progress)
 
     videos = [p.stem for p in files]
     n_hier_file = np.array([len(d["main_keys"]) for d in parts], np.int64)

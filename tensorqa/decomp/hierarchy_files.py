@@ -71,7 +71,7 @@ def key_column(values: list) -> pa.Array:
                         type=pa.string())
 
 
-def _fields(infos: list, path: Path, where: str, strict: bool = True) -> tuple[list, list, list, list]:
+def fields(infos: list, path: Path, where: str, strict: bool = True) -> tuple[list, list, list, list]:
     """(type, answer, key, program) lists of question dicts; a missing field is an error
     (a TensorQAError naming it when ``strict``, else the KeyError / TypeError itself)."""
     try:
@@ -120,7 +120,7 @@ def _locate_error(path: Path, data: dict) -> None:
             raise TensorQAError(f"{path}: main question {main_key!r} needs 'subquestion' and 'hierarchy' objects") from None
         if not isinstance(sub, dict) or not isinstance(hier, dict):
             raise TensorQAError(f"{path}: main question {main_key!r}: 'subquestion' and 'hierarchy' must be objects")
-        _fields(list(sub.values()), path, f"main question {main_key!r}: subquestion")
+        fields(list(sub.values()), path, f"main question {main_key!r}: subquestion")
         for parent, rules in hier.items():
             if not isinstance(rules, dict):
                 raise TensorQAError(f"{path}: main question {main_key!r}: hierarchy of {parent!r} must be "
@@ -139,7 +139,7 @@ def _read_video(path: Path) -> dict:
                             f"got {type(data).__name__}")
     try:
         flat = _flatten(data)
-        types, answers, keys, programs = _fields(flat["infos"], path, "subquestion", strict=False)
+        types, answers, keys, programs = fields(flat["infos"], path, "subquestion", strict=False)
     except (KeyError, TypeError, AttributeError):
         _locate_error(path, data)
         raise
@@ -178,7 +178,7 @@ def _read_video(path: Path) -> dict:
     )
 
 
-def _read_videos(files: list[Path], workers: int | None, progress: bool) -> list[dict]:
+def read_videos(files: list[Path], workers: int | None, progress: bool) -> list[dict]:
     """Read video files, in ``workers`` processes (results in file order).
 
     workers None: as many as this process may use CPUs, but only for a folder big enough

@@ -31,10 +31,10 @@ Where this module differs from the official scripts, it is to report rather than
 
 from __future__ import annotations
 
-from tensorqa.decomp.accuracy import _accuracy, _ca_rwr
-from tensorqa.decomp.consistency import _ic, _ic_accuracy_correlation
+from tensorqa.decomp.accuracy import _accuracy, ca_rwr
+from tensorqa.decomp.consistency import _ic, ic_accuracy_correlation
 from tensorqa.decomp.constants import QUESTION_TYPES
-from tensorqa.decomp.encoding import _codes, _encode, _first_rows, _ordered, _pct, _score  # noqa: F401 (_codes, _first_rows: re-exported)
+from tensorqa.decomp.encoding import _codes, _encode, first_rows, ordered, _pct, score  # noqa: F401 (_codes, first_rows: re-exported)
 from tensorqa.decomp.hierarchies import as_hierarchies
 from tensorqa.decomp.predictions import MISSING, NONE, Predictions, load_predictions
 from tensorqa.decomp.reports import format_coverage, format_report, write_report
@@ -60,11 +60,11 @@ def evaluate_predictions(hierarchies, predictions, examples: int = 5) -> dict:
     preds = load_predictions(predictions)
     enc = _encode(h, preds, examples)
     acc = _accuracy(enc)
-    carwr = _ca_rwr(enc)
+    carwr = ca_rwr(enc)
     ic = _ic(enc)
-    r, n_corr = _ic_accuracy_correlation(enc)
+    r, n_corr = ic_accuracy_correlation(enc)
 
-    acc_names = _ordered(QUESTION_TYPES, list(acc["types"]))
+    acc_names = ordered(QUESTION_TYPES, list(acc["types"]))
     summary: dict = {"accuracy": {t: _pct(acc["types"][t][0]) if t in acc["types"] else None for t in acc_names}}
     counts: dict = {"accuracy": {t: acc["types"].get(t, (None, 0, 0))[2] for t in acc_names},
                     "accuracy_answers": {t: acc["types"].get(t, (None, 0, 0))[1] for t in acc_names}}
@@ -75,13 +75,13 @@ def evaluate_predictions(hierarchies, predictions, examples: int = 5) -> dict:
     for group in ("by_composition", "by_parent"):
         g = carwr[group]
         names = g["names"]
-        ca = {n: _score(*g["ca"][n]) if n in g["ca"] else None for n in names}
-        rwr = {n: _score(*g["rwr"][n]) if n in g["rwr"] else None for n in names}
+        ca = {n: score(*g["ca"][n]) if n in g["ca"] else None for n in names}
+        rwr = {n: score(*g["rwr"][n]) if n in g["rwr"] else None for n in names}
         summary["ca"][group] = {n: _pct(ca[n]) for n in names}
         summary["rwr"][group] = {n: _pct(rwr[n]) for n in names}
         summary["delta"][group] = {n: None if ca[n] is None or rwr[n] is None else _pct(rwr[n] - ca[n]) for n in names}
         summary["rwr_n"][group] = {
-            n: {str(k): _pct(_score(*g["rwr_n"][k][n])) if n in g["rwr_n"][k] else None for k in sorted(g["rwr_n"])}
+            n: {str(k): _pct(score(*g["rwr_n"][k][n])) if n in g["rwr_n"][k] else None for k in sorted(g["rwr_n"])}
             for n in names}
         counts["ca"][group] = {n: g["ca"].get(n, (0, 0))[1] for n in names}
         counts["rwr"][group] = {n: g["rwr"].get(n, (0, 0))[1] for n in names}

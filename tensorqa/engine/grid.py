@@ -50,8 +50,8 @@ import torch
 from tensorqa.errors import TensorQAError
 from tensorqa.engine.primitives import registry
 from tensorqa.engine.answer_grid import ANSWER_KINDS, NO, YES, AnswerGrid, action_word, answer_text  # noqa: F401  (public here)
-from tensorqa.engine.grid_context import GridContext, RelationAxes, _gather_axis  # noqa: F401  (GridContext is public here)
-from tensorqa.engine.grid_evaluators import _EVALUATORS
+from tensorqa.engine.grid_context import GridContext, RelationAxes, gather_axis  # noqa: F401  (GridContext is public here)
+from tensorqa.engine.grid_evaluators import EVALUATORS
 from tensorqa.engine.primitives.localize import KIND_NAMES, VIDEO
 from tensorqa.engine.program import Call, Items, Node, Slot, Word, match, parse_program
 from tensorqa.engine.program_shapes import PROGRAM_SHAPES, SHAPES, ShapeSpec
@@ -66,7 +66,7 @@ DOMAINS = ("present", "all")
 # Shapes and plans
 # --------------------------------------------------------------------------------------------------
 
-# shape -> its evaluator (the _EVALUATORS entry), read from program_shapes.SHAPES; which
+# shape -> its evaluator (the EVALUATORS entry), read from program_shapes.SHAPES; which
 # primitives a shape calls is recorded from a run (shape_primitives), not written down.
 SHAPE_EVALUATORS: dict[str, str] = {name: spec.evaluator for name, spec in SHAPES.items()}
 PAIR_SHAPES = frozenset(name for name, spec in SHAPES.items() if spec.pair)
@@ -251,7 +251,7 @@ def evaluate(skeleton: "str | Node | ShapeSpec", batch: SceneBatch, semantics: S
 
 
 def _run(plan: Plan, ctx: GridContext) -> AnswerGrid:
-    answer, defined, axes, kind = _EVALUATORS[plan.evaluator](plan, ctx)
+    answer, defined, axes, kind = EVALUATORS[plan.evaluator](plan, ctx)
     # defined: None where every cell the evaluator computed is defined (yes/no existence
     # questions): the grid's ``defined`` is then ``real`` itself, not a copy of it.
     # axes: [(name, values, valid)] of the slot axes; a "window" axis comes first and is already
@@ -294,8 +294,8 @@ def _run(plan: Plan, ctx: GridContext) -> AnswerGrid:
                 ids = values[name]
                 hit = ids == fixed[name]  # [B, n]
                 pos = hit.to(torch.uint8).argmax(1, keepdim=True)  # [B, 1]
-                answer = _gather_axis(answer, d, pos[video])
-                defined = None if defined is None else _gather_axis(defined, d, pos[video])
+                answer = gather_axis(answer, d, pos[video])
+                defined = None if defined is None else gather_axis(defined, d, pos[video])
                 values[name] = torch.where(hit.any(1, keepdim=True), ids.gather(1, pos), -1)
                 masks[d - 1] = hit.any(1, keepdim=True)[video]
         real = _outer(masks, video)

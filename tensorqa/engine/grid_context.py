@@ -69,13 +69,13 @@ class GridContext:
             frames = b.frame_mask[:, :, None, None]
             if domain == "all":
                 rel = b.rel & frames
-                oids, ovalid = _all_axis(b, rel.shape[2])
-                rids, rvalid = _all_axis(b, rel.shape[3])
+                oids, ovalid = all_axis(b, rel.shape[2])
+                rids, rvalid = all_axis(b, rel.shape[3])
             else:
                 oids, ovalid = compact(registry.lookup("present_objects")(b))
                 rids, rvalid = compact(registry.lookup("present_relations")(b))
                 # gather the compact axes first: the masks then apply to the (~10x) smaller tensor
-                rel = _gather_axis(_gather_axis(b.rel, 2, oids), 3, rids)
+                rel = gather_axis(gather_axis(b.rel, 2, oids), 3, rids)
                 rel = rel & (frames & ovalid[:, None, :, None] & rvalid[:, None, None, :])
             return RelationAxes(rel, any_along(rel, 2), oids, ovalid, rids, rvalid)
         return self._get("axes/" + domain, make)
@@ -100,7 +100,7 @@ class GridContext:
             else:
                 objects, ok = registry.lookup("last_episode")(ax.occurs, ax.rel, self.flat, self.semantics)
             pos, one = registry.lookup("only_item")(objects.transpose(-1, -2))  # [V, Kr]
-            return _ids_at(ax.oids, self.flat.video, pos), ok & one
+            return ids_at(ax.oids, self.flat.video, pos), ok & one
         return self._get(f"episodes/{domain}/{forward}", make)
 
 
@@ -122,12 +122,12 @@ class RelationAxes:
     rvalid: torch.Tensor
 
 
-def _all_axis(batch: SceneBatch, n: int) -> tuple[torch.Tensor, torch.Tensor]:
+def all_axis(batch: SceneBatch, n: int) -> tuple[torch.Tensor, torch.Tensor]:
     ids = torch.arange(n, device=batch.device).expand(len(batch), n)
     return ids, torch.ones_like(ids, dtype=torch.bool)
 
 
-def _gather_axis(t: torch.Tensor, dim: int, ids: torch.Tensor) -> torch.Tensor:
+def gather_axis(t: torch.Tensor, dim: int, ids: torch.Tensor) -> torch.Tensor:
     """Select positions ids int64[n0, K] (-1 = padding) along ``dim`` of t [n0, ...]."""
     shape = list(t.shape)
     shape[dim] = ids.shape[1]
@@ -137,7 +137,7 @@ def _gather_axis(t: torch.Tensor, dim: int, ids: torch.Tensor) -> torch.Tensor:
 
 
 
-def _ids_at(ids: torch.Tensor, video: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
+def ids_at(ids: torch.Tensor, video: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
     """ids[video[v], pos[v, ...]]: ids int64[B, K], video int64[V], pos int64[V, ...]."""
     V = pos.shape[0]
     return ids[video].gather(1, pos.reshape(V, -1).clamp(min=0)).reshape(pos.shape)

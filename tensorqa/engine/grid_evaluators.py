@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import torch
 
-from tensorqa.engine.grid_context import GridContext, _all_axis, _gather_axis, _ids_at
+from tensorqa.engine.grid_context import GridContext, all_axis, gather_axis, ids_at
 from tensorqa.engine.primitives import registry
 from tensorqa.engine.primitives.filter import interacted_frames
 from tensorqa.engine.program_shapes import SHAPES
@@ -27,7 +27,7 @@ def _obj_exists(plan, ctx):
     rule = ctx.semantics.interaction_rule("objExists")
     truth = registry.lookup("contacted")(ctx.batch, ctx.flat, rule)  # [V, O]
     O = truth.shape[-1]
-    return _yes_no(truth), None, [_window_axis(ctx), ("object", *_all_axis(ctx.batch, O))], "yes/no"
+    return _yes_no(truth), None, [_window_axis(ctx), ("object", *all_axis(ctx.batch, O))], "yes/no"
 
 
 def _obj_rel_exists(plan, ctx):
@@ -40,7 +40,7 @@ def _obj_rel_exists(plan, ctx):
 def _rel_exists(plan, ctx):
     # AGQA asks relExists about absent relations too: always the whole vocabulary
     truth = registry.lookup("exists")(registry.lookup("relations_present")(ctx.batch, ctx.flat))  # [V, R]
-    axes = [_window_axis(ctx), ("relation", *_all_axis(ctx.batch, truth.shape[-1]))]
+    axes = [_window_axis(ctx), ("relation", *all_axis(ctx.batch, truth.shape[-1]))]
     return _yes_no(truth), None, axes, "yes/no"
 
 
@@ -74,7 +74,7 @@ def _obj_what_general(plan, ctx):
 def _obj_what(plan, ctx):
     ax = ctx.axes(plan.domain)
     pos, one = registry.lookup("only_item")(ctx.relate_rows(plan.domain).transpose(1, 2))  # over objects: [V, Kr]
-    obj = _ids_at(ax.oids, ctx.flat.video, pos)
+    obj = ids_at(ax.oids, ctx.flat.video, pos)
     return obj, one, [_window_axis(ctx), ("relation", ax.rids, ax.rvalid)], "object"
 
 
@@ -186,12 +186,12 @@ def _obj_time(plan, ctx):
     ids, valid = ctx.actions
     ax = ctx.axes(plan.domain)
     frames = interacted_frames(ctx.batch, ctx.semantics.interaction_rule("objTime"))  # [B, F, O]
-    frames = _gather_axis(frames, 2, ax.oids) & ax.ovalid[:, None, :]
+    frames = gather_axis(frames, 2, ax.oids) & ax.ovalid[:, None, :]
     side, ok = registry.lookup("side_of")(frames, ctx.compare, ctx.batch.frame_mask.sum(1))  # [B, K, Ko]
     return side, ok, [("action", ids, valid), ("object", ax.oids, ax.ovalid)], "before/after"
 
 
-_EVALUATORS = {
+EVALUATORS = {
     "obj_exists": _obj_exists, "obj_rel_exists": _obj_rel_exists, "rel_exists": _rel_exists,
     "act_exists": _act_exists, "and_or_xor": _and_or_xor, "obj_what_general": _obj_what_general,
     "obj_what": _obj_what, "choose": _choose, "act_what": _act_what, "episode": _episode,

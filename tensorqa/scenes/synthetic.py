@@ -25,7 +25,7 @@ from tensorqa.scenes.synthetic_scenes import (CONTACT, DROPOUT, OBJECT_PAD, P_AT
                                               _SceneObjectModel, _synthesize_scene, synthesize_scene)
 from tensorqa.scenes.synthetic_scripts import (CALIBRATION_ROUNDS, CALIBRATION_SEED, CALIBRATION_VIDEOS,  # noqa: F401
                                                COOCCURRENCE_STRENGTH, DEFAULT_TRAIN, DEFAULT_VIDEOS, LIFT_PSEUDOCOUNT,
-                                               LIFT_RANGE, MAX_SYNTHETIC_VIDEOS, Script, _check_seed, num_train,
+                                               LIFT_RANGE, MAX_SYNTHETIC_VIDEOS, Script, check_seed, num_train,
                                                sample_scripts, synthetic_video_id)
 
 
@@ -59,7 +59,7 @@ def synthesize_from_charades(videos: Iterable[Any], seed: int = 0) -> Iterator[V
     words) and ``actions`` ((class index, start, end) triples), e.g. ``read_charades_csv``'s records.
     The listed objects become the video's scene objects.
     """
-    seed = _check_seed(seed)
+    seed = check_seed(seed)
     for v in videos:
         script = Script(v.video_id, v.split, float(v.length_secs),
                         tuple((_action_class(c), float(s), float(e)) for c, s, e in v.actions))

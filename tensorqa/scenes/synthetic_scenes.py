@@ -36,7 +36,7 @@ from tensorqa.scenes.profile import load_profile
 from tensorqa.scenes.batch import VideoScene
 from tensorqa.scenes.vocab import NO_OBJECT, vocab
 from tensorqa.scenes.synthetic_keyframes import FPS, sample_keyframes
-from tensorqa.scenes.synthetic_scripts import Script, _check_seed
+from tensorqa.scenes.synthetic_scripts import Script, check_seed
 
 _SCENE_STREAM = 0x5CE7E  # keeps the scene generator's stream apart from the script generator's
 
@@ -213,7 +213,7 @@ def synthesize_scene(script: Script, seed: int, *, scene_objects: Sequence[int] 
     ``seed``, the script and ``scene_objects``.
     """
     model = _default_scene_object_model() if profile is None else _SceneObjectModel(profile)
-    return _synthesize_scene(script, _check_seed(seed), scene_objects, model)
+    return _synthesize_scene(script, check_seed(seed), scene_objects, model)
 
 
 def _synthesize_scene(script: Script, seed: int, scene_objects: Sequence[int] | None,

@@ -161,7 +161,7 @@ def _script_model(profile: dict | None) -> _ScriptModel:
     return _default_script_model() if profile is None else _ScriptModel(profile)
 
 
-def _check_seed(seed: int) -> int:
+def check_seed(seed: int) -> int:
     if not isinstance(seed, (int, np.integer)) or seed < 0:
         raise TensorQAError(f"seed must be a non-negative integer, got {seed!r}")
     return int(seed)
@@ -173,7 +173,7 @@ def sample_scripts(n_videos: int, seed: int, profile: dict | None = None) -> lis
     Video i is drawn from ``np.random.default_rng([seed, i])`` alone, so it does not depend on
     ``n_videos`` (its split does: the train share is fixed).
     """
-    seed = _check_seed(seed)
+    seed = check_seed(seed)
     if n_videos < 0:
         raise TensorQAError(f"n_videos must be >= 0, got {n_videos}")
     model = _script_model(profile)

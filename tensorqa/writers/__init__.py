@@ -18,14 +18,14 @@ importable from ``tensorqa.writers``.
 """
 
 from tensorqa.writers.schema import (NULLABLE_COLUMNS, PLAIN_COLUMNS, RECORD_SCHEMA, SPLITS, STATISTICS_COLUMNS,
-                                     TEXT_COLUMNS, VOCABULARY_COLUMNS, _FIELDS, cast_records, coded_schema)
-from tensorqa.writers.layout import (_SHARD_FILE, _brief, _file_columns, done_marker, pool_fact, pool_store, read_pool,
+                                     TEXT_COLUMNS, VOCABULARY_COLUMNS, cast_records, coded_schema)
+from tensorqa.writers.layout import (done_marker, pool_fact, pool_store, read_pool,
                                      resume_shard, shard_complete, shard_name, splits_with_rows, write_dataset_card,
                                      write_done_marker)
-from tensorqa.writers.parquet import (CHUNK_ROWS, WRITE_BATCH_ROWS, ParquetShardWriter, _rows_where, _write_error,
+from tensorqa.writers.parquet import (CHUNK_ROWS, WRITE_BATCH_ROWS, ParquetShardWriter, _write_error,  # noqa: F401  (store.py)
                                       fixed_chunks, parquet_writer)
 from tensorqa.writers.agqa_json import AgqaJsonShardWriter
-from tensorqa.writers.digest import _feed, content_digest, string_offsets
+from tensorqa.writers.digest import content_digest, string_offsets
 
 __all__ = [
     "RECORD_SCHEMA", "NULLABLE_COLUMNS", "SPLITS", "TEXT_COLUMNS", "VOCABULARY_COLUMNS", "PLAIN_COLUMNS",

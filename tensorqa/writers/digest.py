@@ -20,7 +20,7 @@ def string_offsets(arr: pa.Array) -> np.ndarray:
     return np.frombuffer(arr.buffers()[1], np.int32, count=len(arr) + 1, offset=4 * arr.offset)
 
 
-def _feed(streams: dict, key: str, column: pa.ChunkedArray | pa.Array) -> None:
+def feed(streams: dict, key: str, column: pa.ChunkedArray | pa.Array) -> None:
     """Append ``column``'s values to the hash streams of ``key``: validity (a byte per row), value
     lengths and value bytes for strings, lengths and the items' streams for lists, int64 values
     otherwise. Each stream is a row-order sequence, so how rows are cut into row groups, chunks or
@@ -39,7 +39,7 @@ def _feed(streams: dict, key: str, column: pa.ChunkedArray | pa.Array) -> None:
             stream("data").update(memoryview(arr.buffers()[2])[offsets[0]:offsets[-1]])
     elif pa.types.is_list(arr.type):
         stream("length").update(np.diff(arr.offsets.to_numpy()).astype(np.int64).tobytes())
-        _feed(streams, key + "/item", arr.flatten())
+        feed(streams, key + "/item", arr.flatten())
     else:  # booleans, integers, floats
         filled = arr.fill_null(pa.scalar(0, pa.int64()).cast(arr.type)) if arr.null_count else arr
         values = filled.to_numpy(zero_copy_only=False)
@@ -63,7 +63,7 @@ def content_digest(path: str | os.PathLike) -> str:
                 column = pf.read_row_group(g, columns=[name]).column(0)
             except (OSError, pa.ArrowException) as e:
                 raise TensorQAError(f"{path}: row group {g}, column {name!r} cannot be read ({e})") from None
-            _feed(streams, name, column)
+            feed(streams, name, column)
     h = hashlib.sha256("\0".join(names).encode())
     for key in sorted(streams):
         h.update(key.encode() + b"\0" + streams[key].digest())

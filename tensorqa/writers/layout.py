@@ -38,7 +38,7 @@ def shard_complete(out: str | os.PathLike, index: int, count: int) -> bool:
     return done_marker(Path(out), index, count).exists()
 
 
-_SHARD_FILE = re.compile(r"-(\d{5})-of-(\d{5})\.(?:parquet|json)$")
+SHARD_FILE = re.compile(r"-(\d{5})-of-(\d{5})\.(?:parquet|json)$")
 
 
 def resume_shard(out: str | os.PathLike, index: int, count: int, params: dict) -> bool:
@@ -51,7 +51,7 @@ def resume_shard(out: str | os.PathLike, index: int, count: int, params: dict) -
     out = Path(out)
     for folder in (out / "data", out / "agqa"):
         for path in sorted(folder.glob("*-of-*")) if folder.is_dir() else ():
-            m = _SHARD_FILE.search(path.name)
+            m = SHARD_FILE.search(path.name)
             if m and int(m.group(2)) != count:
                 raise TensorQAError(f"{out}: holds {path.name}, a shard of a {int(m.group(2))}-shard run, and this run "
                                     f"writes {count} shard(s): write to another --out, or remove the old files")
@@ -67,13 +67,13 @@ def resume_shard(out: str | os.PathLike, index: int, count: int, params: dict) -
                 elif key == "pool_videos":
                     what = f"for {recorded[key]:,} videos (this run: {value:,})"
                 else:
-                    what = f"with {key} {_brief(recorded[key])} (this run: {_brief(value)})"
+                    what = f"with {key} {brief(recorded[key])} (this run: {brief(value)})"
                 raise TensorQAError(f"{out}: holds shards generated {what}: write to another --out, "
                                     "or remove the old pool")
     return done_marker(out, index, count).exists()
 
 
-def _brief(value) -> str:
+def brief(value) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(map(str, value[:3])) + (f", ... {len(value)} in all]" if len(value) > 3 else "]")
     return repr(value)
@@ -142,7 +142,7 @@ def read_pool(out: str | os.PathLike, columns: list[str] | None = None) -> pa.Ta
         except (OSError, pa.ArrowException) as e:
             what = "the columns " + ", ".join(columns) if columns else "it"
             first = (str(e).strip().splitlines() or [type(e).__name__])[0]  # pyarrow appends the whole schema
-            missing = [c for c in columns or () if c not in _file_columns(f)]
+            missing = [c for c in columns or () if c not in file_columns(f)]
             if missing:
                 raise TensorQAError(f"{f}: no column {missing[0]!r} (a pool shard has the columns of "
                                     "tensorqa.writers.RECORD_SCHEMA)") from None
@@ -162,7 +162,7 @@ def read_pool(out: str | os.PathLike, columns: list[str] | None = None) -> pa.Ta
     return pa.concat_tables(tables)
 
 
-def _file_columns(path: Path) -> list[str]:
+def file_columns(path: Path) -> list[str]:
     try:
         return pq.ParquetFile(path).schema_arrow.names
     except (OSError, pa.ArrowException):

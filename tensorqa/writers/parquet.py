@@ -34,7 +34,7 @@ def parquet_writer(path: str | os.PathLike, schema: pa.Schema, **options) -> pq.
                             write_statistics=[c for c in STATISTICS_COLUMNS if c in schema.names] or False, **options)
 
 
-def _rows_where(table: pa.Table, mask: pa.Array) -> pa.Table:
+def rows_where(table: pa.Table, mask: pa.Array) -> pa.Table:
     """table.filter(mask) without copying: the kept rows come in runs (a video's questions share
     a split), so they are zero-copy slices of the table, one per run."""
     keep = np.asarray(mask.to_numpy(zero_copy_only=False), dtype=bool)
@@ -103,7 +103,7 @@ class ParquetShardWriter:
         if table.schema != self.schema:
             table = cast_records(table, self.schema, self.data)
         for split in SPLITS:
-            part = _rows_where(table, pc.equal(table["split"], split))
+            part = rows_where(table, pc.equal(table["split"], split))
             if part.num_rows == 0:
                 continue
             self._pending[split].append(part)

@@ -26,7 +26,7 @@ from __future__ import annotations
 from tensorqa.errors import TensorQAError
 from tensorqa.engine.primitives import registry
 from tensorqa.engine.program import Call, Items, Node, Slot, Word, parse_program, verb_index
-from tensorqa.engine.scalar.video import Entity, NoAnswer, ScalarVideo, Undefined, Window, one, scene_of
+from tensorqa.engine.scalar.video import Entity, NoAnswer, ScalarVideo, Undefined, Window, scene_of
 from tensorqa.engine.semantics import AGQA, Semantics, get_semantics
 from tensorqa.scenes.batch import VideoScene
 from tensorqa.scenes.vocab import vocab

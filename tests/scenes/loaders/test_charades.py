@@ -1,6 +1,5 @@
 """Charades CSV reader: the real annotation files and hand-written files in the same layout."""
 
-from pathlib import Path
 
 import pytest
 
