@@ -1,4 +1,4 @@
-"""The CLI functions of ``tensorqa foils`` and ``tensorqa score-foils`` (registered in tensorqa/cli.py)."""
+"""The CLI functions of ``tensorqa foils`` and ``tensorqa score-foils`` (registered in tensorqa/cli/__init__.py)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,66 @@
+"""The ``tensorqa`` command line. One small function per subcommand; user errors print one line.
+
+    tensorqa pack [--videos N] [--seed S] --out FILE             embedded default dataset
+    tensorqa pack --charades CSV [CSV ...] --out FILE            real Charades videos and actions
+    tensorqa pack --action-genome DIR --charades CSV --out FILE  Action Genome + Charades
+    tensorqa pack --agqa-stsgs PKL [PKL ...] --out FILE          AGQA's augmented graphs
+    tensorqa info FILE                                           what a store holds
+    tensorqa export-agqa FILE --out G.pkl                        AGQA stsgs pickle layout
+    tensorqa generate FILE --out DIR                             AGQA's unbalanced question pool
+    tensorqa stats DIR                                           per-template counts vs Table 14
+    tensorqa ablate FILE --ablate before=while                   answers that change without a step
+    tensorqa balance DIR --out DIR [--preset agqa|agqa2]         AGQA's balancing
+    tensorqa split DIR --out DIR                                 compositional split fields
+    tensorqa decompose DIR --out DIR [--store FILE]              AGQA-Decomp question DAGs, exact answers
+    tensorqa evaluate --hierarchies DIR --predictions F          AGQA-Decomp metrics
+    tensorqa baseline ... --kind most-likely|random --out F      reference predictions
+    tensorqa show FILE VIDEO [--pool DIR --question ID] --out F  a video's timeline, a question's grounding
+    tensorqa report DIR [--compare DIR] --out DIR                HTML report with plots, summary.json
+    tensorqa foils FILE --out DIR                                caption/foil pairs proven by execution
+    tensorqa score-foils SCORES.json [--foils DIR] --out F       their metrics, VALSE's and ViLMA's conventions
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from tensorqa.cli import agqa, decomp, scenes, viz  # noqa: F401  (importing registers the commands)
+from tensorqa.cli.commands import COMMANDS, command
+from tensorqa.errors import TensorQAError
+from tensorqa.foils.commands import foils_arguments, run_foils, run_score_foils, score_foils_arguments
+
+command("foils", "caption/foil pairs (VALSE-style) proven true / false by execution on a store's scenes",
+        foils_arguments)(run_foils)
+command("score-foils", "caption/foil metrics from per-text scores in VALSE's and ViLMA's conventions",
+        score_foils_arguments)(run_score_foils)
+
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tensorqa", description="Compile compositional QA benchmarks from scene graphs.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, (add_arguments, _, help) in COMMANDS.items():
+        add_arguments(sub.add_parser(name, help=help, description=help))
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command][1](args)
+    except TensorQAError as e:
+        print(f"tensorqa: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("tensorqa: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # the reader went away (``tensorqa stats pool | head``): stop quietly
+        # the interpreter flushes stdout again at exit, which would raise once more: point it at nothing
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, what a shell reports for a command killed by it
+    except OSError as e:  # the file system said no: a path that is a file, not writable, a full disk
+        said = f"{e.filename}: {e.strerror}" if e.filename is not None and e.strerror else str(e)
+        print(f"tensorqa: error: {said}", file=sys.stderr)
+        return 2
