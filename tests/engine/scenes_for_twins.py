@@ -46,15 +46,19 @@ def random_scene(rng: np.random.Generator, video_id: str, max_frames: int = 12) 
             if rng.random() < 0.35:
                 state = not state
             rel[f, o, r] |= state
-    obj = rel.any(-1) | (rng.random((F, v.num_objects)) < 0.02)
     N = int(rng.integers(0, 7))
     classes = rng.choice(ACTIONS, N)
     if rng.random() < 0.5:  # on the half-second grid: ties in start and end
         start = rng.integers(0, 20, N) / 2.0
-        end = start + rng.integers(0, 20, N) / 2.0
-    else:
+        end = start + rng.integers(0, 21, N) / 2.0
+    else:  # short and long instances: gaps of more than the 7 s length margin occur
         start = rng.random(N) * 10
-        end = start + rng.random(N) * rng.choice([2.0, 10.0], N)
+        end = start + rng.random(N) * rng.choice([1.0, 3.0, 12.0], N)
+    for c in classes:  # now and then an action's (object, verb relation) pair: actTime's persistence
+        o, r = v.action_object[c], v.verb_relation[v.action_verb[c]]
+        if F and rng.random() < 0.4:
+            rel[int(rng.integers(0, F)), o, r] = True
+    obj = rel.any(-1) | (rng.random((F, v.num_objects)) < 0.02)
     return VideoScene(video_id=video_id, frame_ids=ids, frame_secs=secs, rel=rel, obj=obj,
                       inst_cls=classes, inst_start=start, inst_end=end, split="train").sorted()
 
