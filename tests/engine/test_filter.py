@@ -11,11 +11,13 @@ from collections import Counter
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
+from tensorqa import vocab
 from tensorqa.engine.primitives import filter as tf
 from tensorqa.engine.primitives import registry
 from tensorqa.engine.scalar.video import ScalarVideo, Window
 from tensorqa.engine.semantics import AGQA, ANY_PRESENT, CONTACT_EXCEPT_NOT_CONTACTING, \
     CONTACT_EXCEPT_NOT_CONTACTING_OR_OTHER, STRICT
+from tensorqa.scenes.batch import SceneBatch, VideoScene
 from scenes_for_twins import all_rel, flat_windows, random_batch, report, scalar_window
 
 RULES = (ANY_PRESENT, CONTACT_EXCEPT_NOT_CONTACTING, CONTACT_EXCEPT_NOT_CONTACTING_OR_OTHER)
@@ -75,11 +77,9 @@ def test_video_filters_torch_and_scalar_agree(seed):
 
 
 def test_hand_worked_contact_rules():
-    # §c.1: objExists reads contact relations except notcontacting (r17 here: the runs r9-r25 less
-    # r17); objTime also drops otherrelationship (r18); objWhatGeneral reads obj literally.
+    # §c.1: objExists reads the contact relations except notcontacting (ids 9-25 less 17);
+    # objTime also drops otherrelationship (18); objWhatGeneral reads obj literally.
     # One keyframe: notcontacting the cup (o9), otherrelationship with o11, o5 only annotated.
-    from tensorqa.scenes.batch import SceneBatch, VideoScene
-    from tensorqa import vocab
     v = vocab()
     rel = np.zeros((1, v.num_objects, v.num_relations), bool)
     rel[0, 9, 17] = rel[0, 11, 18] = True

@@ -10,7 +10,6 @@ from collections import Counter
 from dataclasses import replace
 
 import numpy as np
-import pytest
 from hypothesis import given, settings, strategies as st
 
 from tensorqa import vocab
