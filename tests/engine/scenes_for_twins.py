@@ -88,3 +88,28 @@ def all_rel(batch: SceneBatch) -> torch.Tensor:
 def report(name: str, tally: Counter) -> None:
     """Print a test's case counts (run with ``-s`` to check that the interesting cases occur)."""
     print(f"\n{name}: " + ", ".join(f"{k}={n}" for k, n in sorted(tally.items())))
+
+
+def same_as_torch_kernel(name: str, *args) -> None:
+    """The kernel backend of primitive ``name`` gives exactly its torch backend's results on
+    ``args``, run on the CPU under Triton's interpreter (the callers skip without Triton;
+    tests/kernels/test_kernels.py has the thorough kernel tests, off-path sizes included)."""
+    import os
+
+    from tensorqa.engine.primitives import registry
+
+    impls = registry.implementations(name)
+    before = os.environ.get("TRITON_INTERPRET")
+    os.environ["TRITON_INTERPRET"] = "1"  # kernels read it at launch
+    try:
+        got = impls["kernel"](*args)
+    finally:
+        if before is None:
+            del os.environ["TRITON_INTERPRET"]
+        else:
+            os.environ["TRITON_INTERPRET"] = before
+    expected = impls["torch"](*args)
+    got, expected = (got if isinstance(got, tuple) else (got,)), (expected if isinstance(expected, tuple) else (expected,))
+    assert len(got) == len(expected), name
+    for g, e in zip(got, expected):
+        assert g.shape == e.shape and g.dtype == e.dtype and torch.equal(g, e), name

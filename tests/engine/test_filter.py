@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 
 import numpy as np
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from tensorqa import vocab
@@ -18,7 +19,7 @@ from tensorqa.engine.scalar.video import ScalarVideo, Window
 from tensorqa.engine.semantics import AGQA, ANY_PRESENT, CONTACT_EXCEPT_NOT_CONTACTING, \
     CONTACT_EXCEPT_NOT_CONTACTING_OR_OTHER, STRICT
 from tensorqa.scenes.batch import SceneBatch, VideoScene
-from scenes_for_twins import all_rel, flat_windows, random_batch, report, scalar_window
+from scenes_for_twins import all_rel, flat_windows, random_batch, report, same_as_torch_kernel, scalar_window
 
 RULES = (ANY_PRESENT, CONTACT_EXCEPT_NOT_CONTACTING, CONTACT_EXCEPT_NOT_CONTACTING_OR_OTHER)
 TALLY: Counter = Counter()
@@ -74,6 +75,19 @@ def test_video_filters_torch_and_scalar_agree(seed):
         TALLY["videos:no_keyframes"] += video.num_frames == 0
         # an object only annotated (obj) and never related: present_objects has it, relate never does
         TALLY["videos:object_only_annotated"] += bool((scene.obj.any(0) & ~scene.rel.any((0, 2))).any())
+
+
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1))
+def test_kernel_backend_matches_torch(seed):
+    pytest.importorskip("triton")
+    scenes, batch = random_batch(seed)
+    flat = flat_windows(batch, AGQA)
+    same_as_torch_kernel("relate", all_rel(batch), flat)
+    for name in ("relations_present", "objects_present", "actions_in"):
+        same_as_torch_kernel(name, batch, flat)
+    for rule in RULES:
+        same_as_torch_kernel("contacted", batch, flat, rule)
 
 
 def test_hand_worked_contact_rules():

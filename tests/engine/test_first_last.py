@@ -22,7 +22,8 @@ from tensorqa.engine.scalar.first_last import choose_stretch
 from tensorqa.engine.scalar.video import NoAnswer, ScalarVideo, Window
 from tensorqa.engine.semantics import AGQA, STRICT
 from tensorqa.scenes.batch import SceneBatch, VideoScene
-from scenes_for_twins import OBJECTS, RELATIONS, all_rel, flat_windows, random_batch, report, scalar_window
+from scenes_for_twins import OBJECTS, RELATIONS, all_rel, flat_windows, random_batch, report, same_as_torch_kernel, \
+    scalar_window
 
 TALLY: Counter = Counter()
 LOOSE_STOP = replace(AGQA, choose_stretch_includes_stop=False)
@@ -125,6 +126,19 @@ def test_action_edges_torch_and_scalar_agree(seed, sem_name, skips, video_end):
             TALLY[f"{name}/{w.kind}:{'defined' if ok else 'undefined'}"] += 1
             if ok:
                 assert int(cls[v]) == expected, (name, scenes[b].video_id, w)
+
+
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), sem_name=st.sampled_from(sorted(SEMANTICS)), forward=st.booleans())
+def test_kernel_backend_matches_torch(seed, sem_name, forward):
+    pytest.importorskip("triton")
+    sem = SEMANTICS[sem_name]
+    scenes, batch = random_batch(seed)
+    flat = flat_windows(batch, sem)
+    rel = all_rel(batch)
+    same_as_torch_kernel("first_episode", any_along(rel, 2), rel, flat, sem)
+    same_as_torch_kernel("last_episode", any_along(rel, 2), rel, flat, sem)
+    same_as_torch_kernel("choose_episode", rel[:, :, list(OBJECTS)][:, :, :, list(RELATIONS)], flat, forward, sem)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from collections import Counter
 from dataclasses import replace
 
 import numpy as np
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from tensorqa import vocab
@@ -20,7 +21,7 @@ from tensorqa.engine.primitives.localize import compare_windows, present_actions
 from tensorqa.engine.scalar.video import NoAnswer, ScalarVideo
 from tensorqa.engine.semantics import AGQA, STRICT
 from tensorqa.scenes.batch import SceneBatch, VideoScene
-from scenes_for_twins import OBJECTS, RELATIONS, all_rel, random_batch, report
+from scenes_for_twins import OBJECTS, RELATIONS, all_rel, random_batch, report, same_as_torch_kernel
 
 TALLY: Counter = Counter()
 NO_PERSIST = replace(AGQA, act_time_persistence_check=False)
@@ -91,6 +92,20 @@ def test_order_torch_and_scalar_agree(seed, sem_name):
                     if ok:
                         assert ANSWER[int(sides[b, j, k])] == expected, (scene.video_id, anchor, what, keys[k])
                     TALLY[f"{what}:{expected if ok else 'undefined'}"] += 1
+
+
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), sem_name=st.sampled_from(sorted(SEMANTICS)))
+def test_kernel_backend_matches_torch(seed, sem_name):
+    # side_of is the order family's one kernel (act_order has none)
+    pytest.importorskip("triton")
+    sem = SEMANTICS[sem_name]
+    scenes, batch = random_batch(seed)
+    ids = present_actions(batch)[0]
+    cw = compare_windows(batch, ids, sem)
+    nf = batch.frame_mask.sum(1)
+    same_as_torch_kernel("side_of", any_along(all_rel(batch), 2), cw, nf)
+    same_as_torch_kernel("side_of", interacted_frames(batch, sem.interaction_rule("objTime")), cw, nf)
 
 
 # --------------------------------------------------------------------------------------------------
