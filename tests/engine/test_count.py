@@ -14,7 +14,7 @@ from hypothesis import given, settings, strategies as st
 from tensorqa.engine.primitives import registry
 from tensorqa.engine.primitives.filter import actions_in, present_objects, relate
 from tensorqa.engine.semantics import AGQA
-from scenes_for_twins import all_rel, flat_windows, random_batch, report
+from engine.scenes_for_twins import all_rel, flat_windows, random_batch, report
 
 # the module (the package re-exports the function under the same name)
 tc = importlib.import_module("tensorqa.engine.primitives.count")

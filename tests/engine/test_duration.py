@@ -19,7 +19,7 @@ from tensorqa.engine.primitives.localize import present_actions
 from tensorqa.engine.scalar.video import NoAnswer, ScalarVideo
 from tensorqa.engine.semantics import AGQA
 from tensorqa.scenes.batch import SceneBatch, VideoScene
-from scenes_for_twins import random_batch, report
+from engine.scenes_for_twins import random_batch, report
 
 TALLY: Counter = Counter()
 MARGINS = {"7s": AGQA, "2s": replace(AGQA, duration_margin_s=2.0), "0s": replace(AGQA, duration_margin_s=0.0)}

@@ -16,7 +16,7 @@ from tensorqa.engine.primitives import registry
 from tensorqa.engine.primitives.filter import actions_in, relate, relations_present
 from tensorqa.engine.primitives.localize import present_actions
 from tensorqa.engine.semantics import AGQA, STRICT
-from scenes_for_twins import RELATIONS, all_rel, flat_windows, random_batch, report
+from engine.scenes_for_twins import RELATIONS, all_rel, flat_windows, random_batch, report
 
 # the module (the package re-exports the function under the same name)
 te = importlib.import_module("tensorqa.engine.primitives.exists")

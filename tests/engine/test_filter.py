@@ -19,7 +19,7 @@ from tensorqa.engine.scalar.video import ScalarVideo, Window
 from tensorqa.engine.semantics import AGQA, ANY_PRESENT, CONTACT_EXCEPT_NOT_CONTACTING, \
     CONTACT_EXCEPT_NOT_CONTACTING_OR_OTHER, STRICT
 from tensorqa.scenes.batch import SceneBatch, VideoScene
-from scenes_for_twins import all_rel, flat_windows, random_batch, report, same_as_torch_kernel, scalar_window
+from engine.scenes_for_twins import all_rel, flat_windows, random_batch, report, same_as_torch_kernel, scalar_window
 
 RULES = (ANY_PRESENT, CONTACT_EXCEPT_NOT_CONTACTING, CONTACT_EXCEPT_NOT_CONTACTING_OR_OTHER)
 TALLY: Counter = Counter()

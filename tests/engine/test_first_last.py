@@ -22,7 +22,7 @@ from tensorqa.engine.scalar.first_last import choose_stretch
 from tensorqa.engine.scalar.video import NoAnswer, ScalarVideo, Window
 from tensorqa.engine.semantics import AGQA, STRICT
 from tensorqa.scenes.batch import SceneBatch, VideoScene
-from scenes_for_twins import OBJECTS, RELATIONS, all_rel, flat_windows, random_batch, report, same_as_torch_kernel, \
+from engine.scenes_for_twins import OBJECTS, RELATIONS, all_rel, flat_windows, random_batch, report, same_as_torch_kernel, \
     scalar_window
 
 TALLY: Counter = Counter()

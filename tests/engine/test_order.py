@@ -21,7 +21,7 @@ from tensorqa.engine.primitives.localize import compare_windows, present_actions
 from tensorqa.engine.scalar.video import NoAnswer, ScalarVideo
 from tensorqa.engine.semantics import AGQA, STRICT
 from tensorqa.scenes.batch import SceneBatch, VideoScene
-from scenes_for_twins import OBJECTS, RELATIONS, all_rel, random_batch, report, same_as_torch_kernel
+from engine.scenes_for_twins import OBJECTS, RELATIONS, all_rel, random_batch, report, same_as_torch_kernel
 
 TALLY: Counter = Counter()
 NO_PERSIST = replace(AGQA, act_time_persistence_check=False)

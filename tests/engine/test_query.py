@@ -19,7 +19,7 @@ from tensorqa.engine.primitives import registry
 from tensorqa.engine.primitives.filter import contacted, relate
 from tensorqa.engine.scalar.video import Entity, NoAnswer
 from tensorqa.engine.semantics import AGQA, STRICT
-from scenes_for_twins import OBJECTS, RELATIONS, all_rel, flat_windows, random_batch, report
+from engine.scenes_for_twins import OBJECTS, RELATIONS, all_rel, flat_windows, random_batch, report
 
 TALLY: Counter = Counter()
 EXCLUSIVE = replace(AGQA, xor_is_and_not=False)
