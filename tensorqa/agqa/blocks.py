@@ -31,8 +31,9 @@ ANSWER_KINDS = ("yes/no", "before/after", "object", "action")
 
 
 def generate_block(batch, templates: list[str], rel_obj_counts: torch.Tensor, semantics, seed: int,
-                   times: StageTimes) -> pa.Table:
-    """The RECORD_SCHEMA table of one batch of videos.
+                   times: StageTimes, with_cells: bool = False) -> "pa.Table | tuple[pa.Table, CellBlock]":
+    """The RECORD_SCHEMA table of one batch of videos (with ``with_cells``: and its CellBlock, row
+    for row, for the stages that read the ids generation computed: grounding).
 
     Stage seconds are host clock readings; on CUDA each reading first waits for the GPU's queued
     work, so a stage is charged for its own kernels rather than the next stage's first sync."""
@@ -95,7 +96,7 @@ def generate_block(batch, templates: list[str], rel_obj_counts: torch.Tensor, se
     times.render += clock() - t0
     times.questions += len(block)
     times.videos += len(batch)
-    return table
+    return (table, block) if with_cells else table
 
 
 class _ReferenceTables:

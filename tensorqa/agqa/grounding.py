@@ -172,8 +172,8 @@ def _batch_of(scenes, names: list[str], get: Callable[[str], VideoScene | None])
     return SceneBatch.from_scenes([s.sorted() for s in found])
 
 
-def grounding_column(records: pa.Table, scenes, semantics: Semantics | str = "agqa",
-                     block_videos: int = 64) -> pa.Array | pa.ChunkedArray:
+def grounding_column(records: pa.Table, scenes, semantics: Semantics | str = "agqa", block_videos: int = 64,
+                     reference_relations: dict[str, np.ndarray] | None = None) -> pa.Array | pa.ChunkedArray:
     """sg_grounding of every record: strings [M] (an Array, or a ChunkedArray past 256K rows per
     block), one JSON object text per row, in row order (``{"start-end": [vertex ids], ...}``,
     ``json.dumps`` spacing).
@@ -185,6 +185,9 @@ def grounding_column(records: pa.Table, scenes, semantics: Semantics | str = "ag
     ``text.CHUNK_ROWS`` at a time. Rows already grouped by video (as the generator writes them) are
     read in place; otherwise they are gathered video by video and the result is put back in row
     order. A pool-scale table is best grounded block by block, as the generator writes it.
+    reference_relations: the relation each indirect-object action's reference goes through, per
+    action slot (int64[M], ``CellBlock.action_reference_relations``), when the caller generated
+    the records; otherwise it is read back from the program text.
     """
     missing = [c for c in COLUMNS if c not in OPTIONAL_COLUMNS and c not in records.column_names]
     if missing:
@@ -209,7 +212,8 @@ def grounding_column(records: pa.Table, scenes, semantics: Semantics | str = "ag
         for c in range(a, z, CHUNK_ROWS):  # bounded memory: the texts of at most CHUNK_ROWS rows at once
             idx = order[c:min(c + CHUNK_ROWS, z)]
             block = records.slice(c, len(idx)) if in_order else records.take(pa.array(idx))
-            texts += _ground_block(block, code[idx] - n * block_videos, st, sem, get)
+            given = None if reference_relations is None else {s: r[idx] for s, r in reference_relations.items()}
+            texts += _ground_block(block, code[idx] - n * block_videos, st, sem, get, given)
     out = pa.chunked_array(texts, pa.string())
     if not in_order:
         out = out.take(pa.array(np.argsort(order, kind="stable")))
@@ -217,9 +221,9 @@ def grounding_column(records: pa.Table, scenes, semantics: Semantics | str = "ag
 
 
 def _ground_block(block: pa.Table, video: np.ndarray, st: SceneTables, sem: Semantics,
-                  get: Callable[[str], VideoScene | None]) -> list[pa.Array]:
+                  get: Callable[[str], VideoScene | None], reference_relations=None) -> list[pa.Array]:
     """The JSON texts of a block of records whose videos are ``st``'s (``video``: their positions)."""
-    rows = Rows(block, video, st, sem)
+    rows = Rows(block, video, st, sem, reference_relations)
     lists, bodies = id_lists(rows, st, sem)
     text, same = assemble(rows, lists, bodies, block.column("question").combine_chunks())
     chunks = text.chunks if isinstance(text, pa.ChunkedArray) else [text]
@@ -235,9 +239,10 @@ def _ground_block(block: pa.Table, video: np.ndarray, st: SceneTables, sem: Sema
     return chunks
 
 
-def with_grounding(records: pa.Table, scenes, semantics: Semantics | str = "agqa", block_videos: int = 64) -> pa.Table:
+def with_grounding(records: pa.Table, scenes, semantics: Semantics | str = "agqa", block_videos: int = 64,
+                   reference_relations: dict[str, np.ndarray] | None = None) -> pa.Table:
     """``records`` with its ``sg_grounding`` column (replaced, or appended) from :func:`grounding_column`."""
-    column = grounding_column(records, scenes, semantics, block_videos)
+    column = grounding_column(records, scenes, semantics, block_videos, reference_relations)
     if "sg_grounding" in records.column_names:
         return records.set_column(records.column_names.index("sg_grounding"), "sg_grounding", column)
     return records.append_column("sg_grounding", column)

@@ -272,7 +272,8 @@ class Rows:
     """A block of records as integer columns (int64[M]; -1 where a slot is unused), with their
     windows [lo, hi) and evidence runs [elo, ehi) as keyframe positions (module docstring)."""
 
-    def __init__(self, records: pa.Table, video: np.ndarray, st: SceneTables, sem: Semantics):
+    def __init__(self, records: pa.Table, video: np.ndarray, st: SceneTables, sem: Semantics,
+                 reference_relations: dict[str, np.ndarray] | None = None):
         t, v = tables(), vocab()
         self.M = records.num_rows
         self.qid = records.column("question_id") if "question_id" in records.column_names else None
@@ -290,7 +291,11 @@ class Rows:
                                           for c in ("object_ref_relation", "object2_ref_relation"))
         self.act = {s: _codes(records, s, list(v.actions), "action id") for s in ACTION_SLOTS}
         self.aref = {s: _codes(records, s + "_ref", list(REF_KINDS), "reference kind").clip(min=0) for s in ACTION_SLOTS}
-        self.aref_rel = _reference_relations(records, self.template, self.aref)
+        if reference_relations is None:  # records from elsewhere: read back from the program text
+            self.aref_rel = _reference_relations(records, self.template, self.aref)
+        else:  # generation's own ids (CellBlock)
+            self.aref_rel = {s: np.where(self.aref[s] > 0, np.asarray(reference_relations[s], np.int64), -1)
+                             for s in ACTION_SLOTS}
         for s in ACTION_SLOTS:
             self.check((self.aref[s] == 0) | (self.aref_rel[s] >= 0), np.arange(self.M), f"ToAction reference for {s}")
         self.category = t["category"][self.template]

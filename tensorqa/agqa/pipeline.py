@@ -107,11 +107,13 @@ def generate_shard(store: str | os.PathLike, out: str | os.PathLike, templates: 
     try:
         with torch.inference_mode():
             for batch in src.blocks(batch_videos, a, b, device=device):
-                table = generate_block(batch, names, rel_obj_counts, sem, seed, times)
                 if grounding:
+                    table, cells = generate_block(batch, names, rel_obj_counts, sem, seed, times, with_cells=True)
                     t0 = time.perf_counter()
-                    table = with_grounding(table, batch, sem)
+                    table = with_grounding(table, batch, sem, reference_relations=cells.action_reference_relations())
                     times.render += time.perf_counter() - t0
+                else:
+                    table = generate_block(batch, names, rel_obj_counts, sem, seed, times)
                 t0 = time.perf_counter()
                 writer.write(table)
                 times.write += time.perf_counter() - t0

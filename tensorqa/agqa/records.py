@@ -72,6 +72,12 @@ class CellBlock:
     window_y_ref: np.ndarray  # the same for Y of between
     window_y_ref_rel: np.ndarray
 
+    def action_reference_relations(self) -> dict[str, np.ndarray]:
+        """{action slot of the records (action, action2, window_action, window_action2): int64[M]
+        relation its indirect-object action's reference goes through (-1: direct)}."""
+        return {"action": self.action_ref_rel, "action2": self.action2_ref_rel,
+                "window_action": self.window_x_ref_rel, "window_action2": self.window_y_ref_rel}
+
     def __len__(self) -> int:
         return len(self.video)
 

@@ -336,3 +336,22 @@ def test_scene_sources_row_order_and_blocks_agree(generated, tmp_path):
     assert got.to_pylist() == [texts[i] for i in shuffled]
     filled = with_grounding(table, batch)
     assert filled.schema == table.schema and filled["sg_grounding"].to_pylist() == texts
+
+
+def test_generation_ids_and_program_text_give_the_same_groundings(generated):
+    """The generator hands grounding the relation of each indirect-object action's reference from
+    its CellBlock; records from elsewhere have it read back from the program text: the same texts."""
+    import torch
+
+    from tensorqa.agqa.blocks import generate_block
+    from tensorqa.agqa.options import StageTimes, resolve_templates
+    from tensorqa.scenes.vocab import vocab
+
+    _, _, batch, _ = generated
+    v = vocab()
+    counts = torch.full((v.num_objects, v.num_relations), 1000, dtype=torch.int64)
+    table, cells = generate_block(batch, resolve_templates(None), counts, "agqa", 0, StageTimes(), with_cells=True)
+    given = cells.action_reference_relations()
+    assert sum(int((r >= 0).sum()) for r in given.values()) > 100  # indirect-object actions occur
+    from_cells = grounding_column(table, batch, reference_relations=given).to_pylist()
+    assert from_cells == grounding_column(table, batch).to_pylist()
