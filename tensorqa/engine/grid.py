@@ -196,6 +196,8 @@ def _compile(text: str, semantics: Semantics, domain: str) -> Plan:
             window_kind, window_actions = _bind_window(value, text)
         elif not isinstance(value, Slot):
             fixed.append((name, _resolve_word(kind, value, text)))
+    if not fixed and window_kind is None and window_actions == (None, None):
+        return _shape_plan(shape, semantics, domain)  # the whole shape: one plan, whatever spelling named it
     return Plan(skeleton=str(node), shape=shape, evaluator=SHAPE_EVALUATORS[shape],
                 pattern=parse_program(PROGRAM_SHAPES[shape]), fixed=tuple(fixed), window_kind=window_kind,
                 window_actions=window_actions, semantics=semantics, domain=domain)
