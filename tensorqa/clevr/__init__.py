@@ -1,0 +1,15 @@
+"""CLEVR on the tensorqa engine: static scenes, CLEVR's functions as primitives, generation from
+CLEVR's template files over whole parameter grids. ``run_program`` executes CLEVR's program JSON on
+one scene (the scalar oracle); ``generate`` compiles a question set from a static-scene store."""
+
+from tensorqa.clevr.scalar import run_program
+
+
+def generate(*args, **kwargs):
+    """See :func:`tensorqa.clevr.generate.generate_store`."""
+    from tensorqa.clevr.generate import generate_store
+
+    return generate_store(*args, **kwargs)
+
+
+__all__ = ["run_program", "generate"]

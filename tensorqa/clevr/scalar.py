@@ -1,0 +1,56 @@
+"""The scalar CLEVR executor: one program (CLEVR's JSON), one scene, through the registry's scalar
+twins. The oracle every generated question is re-executed by."""
+
+from __future__ import annotations
+
+from tensorqa.engine.primitives import registry, static  # noqa: F401  (registers the clevr_* twins)
+from tensorqa.errors import TensorQAError
+from tensorqa.scenes.static_batch import StaticScene
+
+INVALID = "__INVALID__"
+
+
+def _scene_json(scene) -> dict:
+    if isinstance(scene, StaticScene):
+        return scene.to_json()
+    if not isinstance(scene, dict) or "objects" not in scene or "relationships" not in scene:
+        raise TensorQAError("run_program: scene must be a CLEVR scene dict (objects, relationships) or a StaticScene")
+    return scene
+
+
+def run_nodes(program: list, scene) -> list:
+    """Every node's output (CLEVR's answer_question without the cache); after the first
+    '__INVALID__' the rest are '__INVALID__' too."""
+    sc = _scene_json(scene)
+    if not isinstance(program, list):
+        raise TensorQAError("run_program: program must be a list of nodes")
+    outs: list = []
+    for k, node in enumerate(program):
+        if not isinstance(node, dict):
+            raise TensorQAError(f"run_program: node {k} is not an object")
+        fn = node.get("type", node.get("function"))
+        side = node.get("side_inputs", node.get("value_inputs", []))
+        try:
+            twin = registry.scalar(f"clevr_{fn}")
+        except (TensorQAError, KeyError):
+            raise TensorQAError(f"run_program: node {k}: unknown CLEVR function {fn!r}") from None
+        ins = node.get("inputs", [])
+        if any(not isinstance(i, int) or not 0 <= i < k for i in ins):
+            raise TensorQAError(f"run_program: node {k} ({fn}): inputs {ins} do not name earlier nodes")
+        args = [outs[i] for i in ins]
+        if any(a == INVALID for a in args) or (outs and outs[-1] == INVALID):
+            outs.append(INVALID)
+            continue
+        try:
+            outs.append(twin(sc, args, list(side)))
+        except (KeyError, IndexError, TypeError) as e:
+            raise TensorQAError(f"run_program: node {k} ({fn}): cannot run on this scene ({e.__class__.__name__}: {e})") from None
+    return outs
+
+
+def run_program(program: list, scene):
+    """The answer CLEVR's engine gives (raw bool / int / string, or '__INVALID__')."""
+    outs = run_nodes(program, scene)
+    if INVALID in outs:
+        return INVALID
+    return outs[-1]
