@@ -1,0 +1,184 @@
+"""generate: a static-scene store -> CLEVR questions, in blocks of scenes.
+
+Per block: every template runs over its grid for all the block's scenes at once (``grid``), its
+rules become masks (``validity``); then one pass over the block's scenes applies CLEVR's per-scene
+bookkeeping in its order (templates stable-sorted by use count, ``--instances-per-template`` per
+template, stop after ``--templates-per-image``; answer-count rejection per template; counts reset
+at every ``reset_counts_every``-th scene), which only reads the masks and answer codes.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from tensorqa.clevr import records, text
+from tensorqa.clevr.grid import Block, run_template
+from tensorqa.clevr.scalar import run_nodes
+from tensorqa.clevr.semantics import CLEVR, ClevrSemantics
+from tensorqa.clevr.templates import Template, load_synonyms, load_templates
+from tensorqa.clevr.validity import answer_codes, answer_domain, valid_rows
+from tensorqa.errors import TensorQAError
+from tensorqa.scenes.static_batch import StaticBatch
+from tensorqa.scenes.static_store import StaticStore
+
+SHARED_CLEVR = Path(__file__).resolve().parents[3] / "shared" / "data" / "clevr"
+
+
+@dataclass
+class Options:
+    instances_per_template: int = 1
+    templates_per_image: int = 10
+    reset_counts_every: int = 250
+    draws: int = 16  # M: grid draws per scene and template
+    batch_scenes: int = 1000
+    seed: int = 0
+    semantics: ClevrSemantics = CLEVR
+
+    def __post_init__(self):
+        for name in ("instances_per_template", "templates_per_image", "reset_counts_every", "draws", "batch_scenes"):
+            if getattr(self, name) < 1:
+                raise TensorQAError(f"--{name.replace('_', '-')}: must be at least 1, not {getattr(self, name)}")
+
+
+def rejected(hist: np.ndarray, a: int) -> bool:
+    """CLEVR's answer-count rejection: c > 1.1 x the runner-up count, or c > 5 x max(median, 5)."""
+    c = hist[a]
+    s = np.sort(hist)
+    return bool(c > 1.1 * s[-2] or c > 5 * max(s[len(s) // 2], 5))
+
+
+@dataclass
+class Bookkeeping:
+    """Use counts and answer histograms per template, reset as CLEVR resets them."""
+
+    templates: list
+    use: np.ndarray = None
+    hist: list = field(default_factory=list)
+
+    def reset(self) -> None:
+        self.use = np.zeros(len(self.templates), np.int64)
+        self.hist = [np.zeros(len(answer_domain(t)[1]), np.int64) for t in self.templates]
+
+
+def evaluate_block(templates: list[Template], batch: StaticBatch, pos: torch.Tensor, opt: Options) -> list[tuple]:
+    """Per template: (valid bool[B, M], answer codes int64[B, M], params name -> int64[B, M])."""
+    blk = Block.build(batch, pos, opt.draws, opt.seed)
+    out = []
+    for tid, t in enumerate(templates):
+        run = run_template(t, tid, blk, opt.semantics)
+        ok = valid_rows(t, tid, blk, run, opt.semantics)
+        shape = (blk.B, blk.M)
+        out.append((ok.view(shape).cpu().numpy(), answer_codes(run).view(shape).cpu().numpy(),
+                    {k: v.view(shape).cpu().numpy() for k, v in run.params.items()}))
+    return out
+
+
+def choose(evals: list[tuple], pos: np.ndarray, book: Bookkeeping, opt: Options) -> list[tuple[int, int, int]]:
+    """CLEVR's per-scene loop over the masks: accepted (scene row b, template id, draw m)."""
+    accepted = []
+    T = len(book.templates)
+    cand = [[list(np.flatnonzero(ok[b])) for b in range(len(pos))] for ok, _, _ in evals]
+    for b, g in enumerate(pos):
+        if book.use is None or g % opt.reset_counts_every == 0:
+            book.reset()
+        done = 0
+        for tid in np.argsort(book.use, kind="stable"):
+            ok, ans, params = evals[tid]
+            got, seen = 0, set()
+            for m in cand[tid][b]:
+                a = int(ans[b, m])
+                key = tuple(int(v[b, m]) for v in params.values())
+                if key in seen or rejected(book.hist[tid], a):
+                    continue
+                book.hist[tid][a] += 1
+                seen.add(key)
+                accepted.append((b, int(tid), int(m)))
+                got += 1
+                if got >= opt.instances_per_template:
+                    break
+            if got:
+                book.use[tid] += 1
+                done += 1
+                if done >= opt.templates_per_image:
+                    break
+        if T == 0:
+            break
+    return accepted
+
+
+def _question(t: Template, batch: StaticBatch, b: int, values: dict, code: int, g: int, m: int, tid: int,
+              synonyms: dict, opt: Options, with_output: bool) -> dict:
+    words = records.param_words(t, values)
+    rng = random.Random((opt.seed * 1_000_003 + g) * 4099 + tid * 131 + m)
+    prog = records.expand_program(t, words)
+    outputs = run_nodes(prog, batch.scene(b)) if with_output else None
+    fname = batch.image_filenames[b]
+    return {"split": batch.splits[b], "image_filename": fname, "image_index": int(batch.image_indices[b]),
+            "image": fname.rsplit(".", 1)[0], "question": text.render(t, words, synonyms, rng, opt.semantics),
+            "program": records.clevr_json_program(prog, outputs),
+            "answer": records.answer_value(answer_domain(t)[0], code),
+            "template_filename": t.filename, "question_family_index": t.index}
+
+
+def generate_scenes(store: StaticStore, templates: list[Template], synonyms: dict, opt: Options,
+                    start: int = 0, stop: int | None = None, with_output: bool = True) -> list[dict]:
+    """The questions of scenes [start, stop) of the store, in scene order."""
+    stop = len(store) if stop is None else min(stop, len(store))
+    book = Bookkeeping(templates)
+    qs: list[dict] = []
+    for a in range(start, stop, opt.batch_scenes):
+        z = min(a + opt.batch_scenes, stop)
+        batch = store.batch(a, z)
+        pos = np.arange(a, z)
+        if a == start:
+            book.use = None  # CLEVR resets at the run's first scene
+        evals = evaluate_block(templates, batch, torch.from_numpy(pos), opt)
+        for b, tid, m in choose(evals, pos, book, opt):
+            ok, ans, params = evals[tid]
+            vals = {k: int(v[b, m]) for k, v in params.items()}
+            qs.append(_question(templates[tid], batch, b, vals, int(ans[b, m]), int(pos[b]), m, tid, synonyms, opt, with_output))
+    return qs
+
+
+def shard_range(n: int, num_shards: int, shard: int, align: int) -> tuple[int, int]:
+    """Contiguous scene ranges on multiples of ``align`` (the reset window), so that sharding
+    changes nothing in the output."""
+    if not 0 <= shard < num_shards:
+        raise TensorQAError(f"--shard-index {shard} is not in 0..{num_shards - 1}")
+    windows = -(-n // align)
+    lo, hi = windows * shard // num_shards, windows * (shard + 1) // num_shards
+    return min(lo * align, n), min(hi * align, n)
+
+
+def generate_store(store_path, out, templates_dir=None, synonyms_path=None, fmt: str = "clevr-json",
+                   num_shards: int = 1, shard_index: int = 0, max_scenes: int | None = None,
+                   opt: Options | None = None) -> dict:
+    """Generate questions for a static-scene store; write CLEVR's questions JSON or Parquet."""
+    opt = opt or Options()
+    tdir = Path(templates_dir) if templates_dir else SHARED_CLEVR / "CLEVR_1.0_templates"
+    templates = load_templates(tdir)
+    syn = load_synonyms(synonyms_path if synonyms_path else (SHARED_CLEVR / "synonyms.json" if not templates_dir else None))
+    t0 = time.perf_counter()
+    with StaticStore(store_path) as st:
+        n = len(st) if max_scenes is None else min(max_scenes, len(st))
+        a, z = shard_range(n, num_shards, shard_index, opt.reset_counts_every)
+        qs = generate_scenes(st, templates, syn, opt, a, z, with_output=(fmt == "clevr-json" and opt.semantics.keep_output))
+        info = dict(st.info) | {"tensorqa": {"seed": opt.seed, "shard": shard_index, "num_shards": num_shards}}
+    for i, q in enumerate(qs):
+        q["question_index"] = i
+    if fmt == "clevr-json":
+        p = Path(out)
+        if num_shards > 1:
+            p = p.with_name(f"{p.stem}-{shard_index:05d}-of-{num_shards:05d}{p.suffix}")
+        records.write_questions_json(p, info, qs)
+    elif fmt == "parquet":
+        records.write_parquet(out, qs, shard_index, num_shards)
+    else:
+        raise TensorQAError(f"--format: {fmt!r} is not clevr-json or parquet")
+    return {"questions": len(qs), "scenes": z - a, "seconds": time.perf_counter() - t0, "templates": len(templates)}
