@@ -5,8 +5,8 @@ side inputs, every option of its grid (324 filter keys (size, color, material, s
 unspecified), x 4 relations for ``relate_filter*``; 4 relations for ``relate``; the values of one
 attribute for ``filter_<attr>``) is evaluated for every row at once (one batched matmul of the
 input sets against the key-match table), CLEVR's option rules become a weight mask over the grid,
-and each row draws one valid option (Gumbel-max on counter-based hashes of (seed, scene, template,
-draw, node, option), so a draw never depends on the block size or shard). The rows' programs then
+and each row draws one valid option (inverse CDF of the weights at a counter-based hash of (seed,
+scene, template, draw, node)), so a draw never depends on the block size or shard). The rows' programs then
 run through the registry's ``clevr_*`` primitives; constraints and the degeneracy test are masks
 (``validity``).
 """
@@ -79,24 +79,33 @@ class Block:
         return torch.bmm(sets.reshape(self.B, self.M * J, N).float(), self.match).reshape(self.P, J, -1)
 
     def scene_counts(self) -> torch.Tensor:
+        """float[B, K]: how many objects of each scene match each key."""
         if self._scene_counts is None:
-            self._scene_counts = self.counts(self.mask[:, None])[:, 0]
+            self._scene_counts = self.match.sum(1)
         return self._scene_counts
 
-    def uniforms(self, template_id: int, node: int, n: int) -> torch.Tensor:
-        """float64[P, n] in (0, 1): the hash of (seed, scene, template, draw, node, option)."""
+    @property
+    def row_scene(self) -> torch.Tensor:
+        """int64[P]: the block scene of each row."""
+        return torch.arange(self.P, device=self.mask.device) // self.M
+
+    def uniforms(self, template_id: int, node: int) -> torch.Tensor:
+        """float64[P] in (0, 1): the hash of (seed, scene, template, draw, node)."""
         dev = self.attrs.device
         draw = torch.arange(self.M, device=dev).repeat(self.B)
         scene = self.scene_pos.to(dev).repeat_interleave(self.M)
         h = _mix(_mix(_mix(_mix(torch.full_like(scene, self.seed)) ^ scene) ^ (template_id * 1009 + node)) ^ draw)
-        x = _mix(h[:, None] ^ _mix(torch.arange(n, device=dev)[None] + 0x5BD1E995))
-        return (x.double() + 0.5) / 2.0**32
+        return (h.double() + 0.5) / 2.0**32
 
 
 def draw(weights: torch.Tensor, u: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """weights float[P, n] >= 0, u float[P, n] -> (option int64[P], has bool[P]): a weighted draw."""
-    score = torch.log(weights.double()) - torch.log(-torch.log(u))
-    return score.argmax(-1), (weights > 0).any(-1)
+    """weights float[P, n] >= 0, u float64[P] in (0, 1) -> (option int64[P], has bool[P]): the
+    option whose cumulative-weight interval holds u x total (inverse CDF: one hash per row)."""
+    cdf = weights.double().cumsum(-1)
+    total = cdf[:, -1]
+    x = (u * total).unsqueeze(-1)
+    opt = torch.searchsorted(cdf, x, right=True).squeeze(-1).clamp(max=weights.shape[-1] - 1)
+    return opt, total > 0
 
 
 @dataclass
@@ -130,16 +139,16 @@ def _suffix(kind: str, filtered: torch.Tensor):
     return "set", filtered
 
 
-def _key_weights(blk: Block, t: Template, kind: str, cnt: torch.Tensor, kp, sem, tid: int, k: int) -> torch.Tensor:
-    """CLEVR's option rules for a filter / relate_filter node: float[P, J, K] weights from
-    cnt = |input ∩ key| float[P, J, K]."""
+def _key_weights(blk: Block, t: Template, kind: str, cnt: torch.Tensor, scnt: torch.Tensor, kp, sem) -> torch.Tensor:
+    """CLEVR's option rules for a filter / relate_filter node: float[U, J, K] weights from
+    cnt = |input ∩ key| float[U, J, K] and scnt = |scene ∩ key| float[U, K]."""
     keys, nulls = blk.keys, t.null_params()
     allowed = torch.ones(keys.shape[0], dtype=torch.bool, device=keys.device)
     for name, a in kp:
         if name in nulls:
             allowed &= keys[:, a] < 0
     base = kind.removeprefix("relate_")
-    present = blk.scene_counts()[:, None, :] >= 1  # the key matches a scene object
+    present = scnt[:, None, :] >= 1  # the key matches a scene object
     if base == "filter_unique":
         w = cnt == 1
     elif base == "filter":
@@ -148,17 +157,56 @@ def _key_weights(blk: Block, t: Template, kind: str, cnt: torch.Tensor, kp, sem,
             w = w & (keys >= 0).any(-1)[None, None]  # filter drops the all-unspecified key
     else:  # count / exist: keys present in the scene, plus CLEVR's extra "empty" keys
         w = present.expand_as(cnt).clone()
-    w = (w & allowed).double()
+    w = (w & allowed).float()
     if base in ("filter_count", "filter_exist"):
         # each option brings one random extra key (filter_exist), or each singleton option does
         # (filter_count): give the extra keys that share of the mass, uniformly over their pool
         n_opt = w.sum(-1, keepdim=True)
-        n_extra = n_opt if base == "filter_exist" else ((cnt == 1) & (w > 0)).sum(-1, keepdim=True).double()
+        n_extra = n_opt if base == "filter_exist" else ((cnt == 1) & (w > 0)).sum(-1, keepdim=True).float()
         pool = allowed.expand_as(cnt) if sem.empty_keys_may_match else (allowed & ~present).expand_as(cnt)
-        pool = pool.double()
+        pool = pool.float()
         share = n_extra / (n_opt + n_extra).clamp(min=1)
         w = torch.where(n_opt > 0, w / n_opt.clamp(min=1) * (1 - share), w) + pool / pool.sum(-1, keepdim=True).clamp(min=1) * share
     return w
+
+
+def _draw_key(blk: Block, t: Template, typ: str, kp, src: torch.Tensor, inp: torch.Tensor, sem, tid: int, k: int):
+    """Draw a filter key (x relation for relate_filter*) for every row: the weights are computed
+    once per distinct (scene, input) and the rows draw by inverse CDF from one flat cumulative
+    table. src bool[P, J, N]: the input set (J = 4 relations for relate_filter*); inp: the node's
+    input (set or object), which identifies rows that share weights."""
+    P, N = blk.mask.shape
+    rs = blk.row_scene
+    if inp.dim() == 1:  # an object: rows share (scene, object)
+        ident = rs * (N + 1) + inp + 1
+    elif N <= 40:
+        ident = rs * (1 << N) + (inp.long() << torch.arange(N, device=inp.device)).sum(-1)
+    else:
+        ident = torch.arange(P, device=inp.device)
+    uniq, inv = torch.unique(ident, return_inverse=True)
+    U = uniq.shape[0]
+    rep = torch.empty(U, dtype=torch.int64, device=inp.device).scatter_(0, inv, torch.arange(P, device=inp.device))
+    su = rs[rep]
+    cnt = torch.bmm(src[rep].float(), blk.match[su])  # [U, J, K]
+    scnt = blk.scene_counts()[su]
+    w = _key_weights(blk, t, typ, cnt, scnt, kp, sem)
+    if typ in RELATE_FILTER_KINDS:
+        # trivial pairs (the relation removes nothing): keep about round(N * 0.1 / 0.9) of them
+        triv = (cnt == scnt[:, None, :]) & (w > 0)
+        n_non = ((w > 0) & ~triv).sum((1, 2)).float()
+        n_tr = triv.sum((1, 2)).float()
+        keep = (torch.round(n_non * 0.1 / 0.9) / n_tr.clamp(min=1)).clamp(max=1)
+        keep = torch.where(n_non > 0, keep, torch.ones_like(keep))
+        w = torch.where(triv, w * keep[:, None, None], w)
+    w = w.reshape(U, -1)
+    JK = w.shape[1]
+    total = w.double().sum(-1)
+    cdf = w.double().flatten().cumsum(0)
+    base = cdf.view(U, JK)[:, -1] - total
+    x = base[inv] + blk.uniforms(tid, k) * total[inv]
+    idx = torch.searchsorted(cdf, x, right=True)
+    opt = (idx - inv * JK).clamp(0, JK - 1)
+    return opt, total[inv] > 0
 
 
 def run_template(t: Template, tid: int, blk: Block, sem, params: dict | None = None, replace: dict | None = None) -> Run:
@@ -187,19 +235,9 @@ def run_template(t: Template, tid: int, blk: Block, sem, params: dict | None = N
             else:
                 src = arg[0][:, None]
             if sampling:
-                cnt = blk.counts(src)  # [P, J, K]
-                w = _key_weights(blk, t, typ, cnt, kp, sem, tid, k)
-                if typ in RELATE_FILTER_KINDS:
-                    # trivial pairs (the relation removes nothing): keep about round(N * 0.1 / 0.9)
-                    triv = (cnt == blk.scene_counts()[:, None, :]) & (w > 0)
-                    n_non = ((w > 0) & ~triv).sum((1, 2)).double()
-                    n_tr = triv.sum((1, 2)).double()
-                    keep = (torch.round(n_non * 0.1 / 0.9) / n_tr.clamp(min=1)).clamp(max=1)
-                    keep = torch.where(n_non > 0, keep, torch.ones_like(keep))
-                    w = torch.where(triv, w * keep[:, None, None], w)
-                J, K = w.shape[1], w.shape[2]
-                opt, has = draw(w.reshape(blk.P, J * K), blk.uniforms(tid, k, J * K))
+                opt, has = _draw_key(blk, t, typ, kp, src, arg[0], sem, tid, k)
                 ok &= has
+                K = blk.keys.shape[0]
                 key = blk.keys[opt % K]
                 for name, a in kp:
                     params[name] = key[:, a]
@@ -218,7 +256,7 @@ def run_template(t: Template, tid: int, blk: Block, sem, params: dict | None = N
         elif typ == "relate":
             rp = _rel_param(t, node)
             if sampling:
-                opt, _ = draw(torch.ones(blk.P, 4, device=ok.device), blk.uniforms(tid, k, 4))
+                opt, _ = draw(torch.ones(blk.P, 4, device=ok.device), blk.uniforms(tid, k))
                 params[rp] = opt
             out = ("set", L("clevr_relate")(arg[0], blk.rel, params[rp]))
         elif typ in SINGLE_FILTERS:
@@ -226,7 +264,7 @@ def run_template(t: Template, tid: int, blk: Block, sem, params: dict | None = N
             attr = typ.removeprefix("filter_")
             n = len(clevr_vocab().values(attr))
             if sampling:
-                params[p], _ = draw(torch.ones(blk.P, n, device=ok.device), blk.uniforms(tid, k, n))
+                params[p], _ = draw(torch.ones(blk.P, n, device=ok.device), blk.uniforms(tid, k))
             out = ("set", L(f"clevr_{typ}")(arg[0], blk.attrs, params[p]))
         elif typ.startswith("same_"):
             out = ("set", L(f"clevr_{typ}")(arg[0], blk.attrs, blk.mask))
