@@ -54,3 +54,30 @@ def run_program(program: list, scene):
     if INVALID in outs:
         return INVALID
     return outs[-1]
+
+
+def replace_and_prune(program: list, index: int, node: dict) -> list:
+    """``program`` with node ``index`` replaced by ``node`` and the nodes the final node no longer
+    reaches removed (inputs renumbered)."""
+    prog = [dict(n) for n in program]
+    prog[index] = dict(node)
+    keep, stack = set(), [len(prog) - 1]
+    while stack:
+        i = stack.pop()
+        if i not in keep:
+            keep.add(i)
+            stack += list(prog[i].get("inputs", []))
+    order = sorted(keep)
+    new = {old: k for k, old in enumerate(order)}
+    return [dict(prog[i], inputs=[new[j] for j in prog[i].get("inputs", [])]) for i in order]
+
+
+def is_degenerate(program: list, scene) -> bool:
+    """CLEVR's is_degenerate: some ``relate`` node, replaced by ``scene``, keeps the answer."""
+    answer = run_program(program, scene)
+    for i, n in enumerate(program):
+        if n.get("type", n.get("function")) == "relate":
+            pruned = replace_and_prune(program, i, {"type": "scene", "inputs": [], "side_inputs": []})
+            if run_program(pruned, scene) == answer:
+                return True
+    return False
