@@ -27,6 +27,7 @@ import sys
 import time
 from typing import Callable
 
+from tensorqa.clevr import commands as clevr_commands
 from tensorqa.errors import TensorQAError
 from tensorqa.outputs import check_output_file, check_output_folder
 
@@ -60,6 +61,7 @@ def _pack_arguments(p: argparse.ArgumentParser) -> None:
         aug.add_argument(f"--no-{rule}", action="store_true", help=f"switch off {rule.replace('-', ' ')}")
     aug.add_argument("--overlap-margin", type=float, default=1.0, help="seconds an action may run into the next and be cut (default 1)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    clevr_commands.add_pack_arguments(p)
 
 
 @command("pack", "build a scene-graph store (HDF5) from the default data or real annotations", _pack_arguments)
@@ -74,6 +76,8 @@ def run_pack(a: argparse.Namespace) -> int:
     )
     kw = dict(config=config, progress=not a.quiet)
     check_output_file(a.out, what="the store is a file (.h5)")  # before the inputs are read
+    if clevr_commands.wants_clevr_pack(a):
+        return clevr_commands.run_pack(a)
     if a.fps is not None and not a.action_genome:
         raise TensorQAError("--fps applies to --action-genome frame numbers only")
     t0 = time.perf_counter()
@@ -250,10 +254,12 @@ def _generate_arguments(p: argparse.ArgumentParser) -> None:
                    help="videos evaluated together (default 16 on the CPU, 64 on CUDA; the output does not depend on it)")
     p.add_argument("--num-shards", type=int, default=None, help="shards (default: torchrun's WORLD_SIZE or 1)")
     p.add_argument("--shard-index", type=int, default=None, help="this shard (default: torchrun's RANK or 0)")
-    p.add_argument("--format", dest="fmt", choices=("parquet", "agqa-json"), default="parquet")
+    p.add_argument("--format", dest="fmt", choices=("parquet", "agqa-json", "clevr-json"), default=None,
+                   help="parquet (default), agqa-json (AGQA stores) or clevr-json (CLEVR stores: the default there)")
     p.add_argument("--seed", type=int, default=0, help="seed of question-frame choice")
-    p.add_argument("--semantics", choices=("agqa", "strict"), default="agqa", help="AGQA's quirks (default) or the clean reading")
-    p.add_argument("--max-videos", type=int, default=None, help="only the first N videos of the store")
+    p.add_argument("--semantics", choices=("agqa", "clevr", "strict"), default="agqa",
+                   help="the generator's quirks (default: AGQA's, or CLEVR's on a CLEVR store) or the clean reading")
+    p.add_argument("--max-videos", type=int, default=None, help="only the first N videos (scenes) of the store")
     p.add_argument("--jobs", type=_jobs, default=1,
                    help="shard processes to run side by side on this machine (default 1; 'auto': one per core, "
                         "as many as the memory holds; rendering and writing use one core per process, GPU or not); "
@@ -267,6 +273,7 @@ def _generate_arguments(p: argparse.ArgumentParser) -> None:
                    help="Triton kernels for the hot primitives: auto = on CUDA, where they beat torch (default); "
                         "on = every kernel; off forces the torch path")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    clevr_commands.add_generate_arguments(p)
 
 
 def _jobs(text: str) -> int | str:
@@ -281,6 +288,14 @@ def _jobs(text: str) -> int | str:
 
 @command("generate", "generate AGQA's unbalanced question pool from a scene store", _generate_arguments)
 def run_generate(a: argparse.Namespace) -> int:
+    from tensorqa.scenes.static_store import is_static_store
+
+    if is_static_store(a.store):
+        a.fmt = a.fmt or "clevr-json"
+        return clevr_commands.run_generate(a)
+    if a.fmt == "clevr-json" or a.semantics == "clevr":
+        raise TensorQAError(f"{a.store}: not a CLEVR store: --format clevr-json and --semantics clevr need one")
+    a.fmt = a.fmt or "parquet"
     from tensorqa.agqa import generate
 
     stats = generate(a.store, a.out, templates=a.templates, device=a.device, batch_videos=a.batch_videos,

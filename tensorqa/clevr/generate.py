@@ -156,20 +156,48 @@ def shard_range(n: int, num_shards: int, shard: int, align: int) -> tuple[int, i
     return min(lo * align, n), min(hi * align, n)
 
 
-def generate_store(store_path, out, templates_dir=None, synonyms_path=None, fmt: str = "clevr-json",
-                   num_shards: int = 1, shard_index: int = 0, max_scenes: int | None = None,
-                   opt: Options | None = None) -> dict:
-    """Generate questions for a static-scene store; write CLEVR's questions JSON or Parquet."""
-    opt = opt or Options()
+def _shard_questions(store_path, templates_dir, synonyms_path, opt: Options, num_shards: int, shard_index: int,
+                     max_scenes: int | None, with_output: bool) -> tuple[list[dict], dict, int]:
     tdir = Path(templates_dir) if templates_dir else SHARED_CLEVR / "CLEVR_1.0_templates"
     templates = load_templates(tdir)
     syn = load_synonyms(synonyms_path if synonyms_path else (SHARED_CLEVR / "synonyms.json" if not templates_dir else None))
-    t0 = time.perf_counter()
     with StaticStore(store_path) as st:
         n = len(st) if max_scenes is None else min(max_scenes, len(st))
         a, z = shard_range(n, num_shards, shard_index, opt.reset_counts_every)
-        qs = generate_scenes(st, templates, syn, opt, a, z, with_output=(fmt == "clevr-json" and opt.semantics.keep_output))
-        info = dict(st.info) | {"tensorqa": {"seed": opt.seed, "shard": shard_index, "num_shards": num_shards}}
+        qs = generate_scenes(st, templates, syn, opt, a, z, with_output=with_output)
+        return qs, dict(st.info), z - a
+
+
+def _job(args):
+    return _shard_questions(*args)
+
+
+def generate_store(store_path, out, templates_dir=None, synonyms_path=None, fmt: str = "clevr-json",
+                   num_shards: int = 1, shard_index: int = 0, max_scenes: int | None = None,
+                   opt: Options | None = None, jobs: int = 1) -> dict:
+    """Generate questions for a static-scene store; write CLEVR's questions JSON (``out`` a file)
+    or Parquet (``out`` a folder). ``jobs`` > 1 runs this shard's scenes as that many processes
+    (sub-shards on reset-window boundaries) and writes one output, the same as ``jobs`` = 1."""
+    opt = opt or Options()
+    if fmt not in ("clevr-json", "parquet"):
+        raise TensorQAError(f"--format: {fmt!r} is not clevr-json or parquet")
+    t0 = time.perf_counter()
+    with_output = fmt == "clevr-json" and opt.semantics.keep_output
+    if jobs > 1:
+        import concurrent.futures as cf
+        import multiprocessing as mp
+
+        n_sub = num_shards * jobs
+        args = [(store_path, templates_dir, synonyms_path, opt, n_sub, shard_index * jobs + j, max_scenes, with_output)
+                for j in range(jobs)]
+        with cf.ProcessPoolExecutor(jobs, mp_context=mp.get_context("spawn")) as ex:
+            parts = list(ex.map(_job, args))
+        qs = [q for p in parts for q in p[0]]
+        info, scenes = parts[0][1], sum(p[2] for p in parts)
+    else:
+        qs, info, scenes = _shard_questions(store_path, templates_dir, synonyms_path, opt, num_shards, shard_index,
+                                            max_scenes, with_output)
+    info = info | {"tensorqa": {"seed": opt.seed, "shard": shard_index, "num_shards": num_shards}}
     for i, q in enumerate(qs):
         q["question_index"] = i
     if fmt == "clevr-json":
@@ -177,8 +205,6 @@ def generate_store(store_path, out, templates_dir=None, synonyms_path=None, fmt:
         if num_shards > 1:
             p = p.with_name(f"{p.stem}-{shard_index:05d}-of-{num_shards:05d}{p.suffix}")
         records.write_questions_json(p, info, qs)
-    elif fmt == "parquet":
-        records.write_parquet(out, qs, shard_index, num_shards)
     else:
-        raise TensorQAError(f"--format: {fmt!r} is not clevr-json or parquet")
-    return {"questions": len(qs), "scenes": z - a, "seconds": time.perf_counter() - t0, "templates": len(templates)}
+        records.write_parquet(out, qs, shard_index, num_shards)
+    return {"questions": len(qs), "scenes": scenes, "seconds": time.perf_counter() - t0}
