@@ -331,11 +331,14 @@ def _ablate_arguments(p: argparse.ArgumentParser) -> None:
                         "answer under the ablation and whether it changed (join with a pool's direct rows)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    clevr_commands.add_ablate_arguments(p)
 
 
 @command("ablate", "how many answers change when a reasoning step (temporal word or primitive) is ablated",
          _ablate_arguments)
 def run_ablate(a: argparse.Namespace) -> int:
+    if clevr_commands.is_clevr_input(a.store):
+        return clevr_commands.run_ablate(a)
     from tensorqa.ablation import ablate_store, format_ablation, write_report
 
     for flag, path in (("--out", a.out), ("--questions", a.questions)):  # before minutes of work
@@ -359,6 +362,8 @@ def _stats_arguments(p: argparse.ArgumentParser) -> None:
 
 @command("stats", "questions per template (beside AGQA's Table 14), answer distributions, steps", _stats_arguments)
 def run_stats(a: argparse.Namespace) -> int:
+    if clevr_commands.is_clevr_input(a.pool):
+        return clevr_commands.run_stats(a)
     from tensorqa.agqa.stats import format_stats, pool_stats
 
     s = pool_stats(a.pool)

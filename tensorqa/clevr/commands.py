@@ -79,3 +79,56 @@ def run_generate(a: argparse.Namespace) -> int:
     print(f"wrote {q:,} CLEVR questions for {stats['scenes']:,} scenes to {out} in {secs:.1f} s "
           f"({q / max(secs, 1e-9):,.0f} questions/s)")
     return 0
+
+
+CLEVR_ABLATIONS = ("effective-size", "absolute-relate")
+
+
+def add_ablate_arguments(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("CLEVR pools (STORE is then a questions JSON or Parquet pool)")
+    g.add_argument("--scenes", metavar="STORE", help="the CLEVR scene store the pool was generated from; with "
+                                                     "--ablate effective-size or --ablate absolute-relate")
+
+
+def is_clevr_input(path: str) -> bool:
+    from tensorqa.clevr.analyses import is_clevr_pool
+
+    return is_clevr_pool(path)
+
+
+def run_stats(a: argparse.Namespace) -> int:
+    import json
+
+    from tensorqa.clevr.analyses import format_stats, pool_stats
+
+    s = pool_stats(a.pool)
+    print(json.dumps(s, indent=1) if a.json else format_stats(s))
+    return 0
+
+
+def run_ablate(a: argparse.Namespace) -> int:
+    import json
+
+    from tensorqa.clevr.analyses import absolute_spatial, effective_size
+
+    if not a.scenes:
+        raise TensorQAError(f"{a.store}: a CLEVR pool: --scenes STORE (its scene store) is needed")
+    report = {}
+    for name in a.ablate:
+        if name not in CLEVR_ABLATIONS:
+            raise TensorQAError(f"--ablate {name!r}: CLEVR pools take {' or '.join(CLEVR_ABLATIONS)}")
+        report[name] = effective_size(a.store, a.scenes) if name == "effective-size" else absolute_spatial(a.store, a.scenes)
+    if a.json:
+        print(json.dumps(report, indent=1))
+    else:
+        for name, r in report.items():
+            if name == "effective-size":
+                print(f"effective size: {r['questions']:,} questions (same-attribute excluded), program size "
+                      f"{r['mean_program_size']} -> effective {r['mean_effective_size']} functions on average")
+            else:
+                print("absolute spatial reasoning (relate -> image half), chain families:")
+                for k, v in r.items():
+                    print(f"  {k} relations: {v['still_right']:,} / {v['questions']:,} answers still right ({100 * v['share']:.1f} %)")
+    if a.out:
+        Path(a.out).write_text(json.dumps(report, indent=1))
+    return 0

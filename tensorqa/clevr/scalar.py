@@ -18,9 +18,10 @@ def _scene_json(scene) -> dict:
     return scene
 
 
-def run_nodes(program: list, scene) -> list:
+def run_nodes(program: list, scene, handlers: dict | None = None) -> list:
     """Every node's output (CLEVR's answer_question without the cache); after the first
-    '__INVALID__' the rest are '__INVALID__' too."""
+    '__INVALID__' the rest are '__INVALID__' too. ``handlers``: CLEVR function name -> handler
+    replacing its twin (an ablation)."""
     sc = _scene_json(scene)
     if not isinstance(program, list):
         raise TensorQAError("run_program: program must be a list of nodes")
@@ -31,7 +32,7 @@ def run_nodes(program: list, scene) -> list:
         fn = node.get("type", node.get("function"))
         side = node.get("side_inputs", node.get("value_inputs", []))
         try:
-            twin = registry.scalar(f"clevr_{fn}")
+            twin = (handlers or {}).get(fn) or registry.scalar(f"clevr_{fn}")
         except (TensorQAError, KeyError):
             raise TensorQAError(f"run_program: node {k}: unknown CLEVR function {fn!r}") from None
         ins = node.get("inputs", [])
@@ -48,9 +49,9 @@ def run_nodes(program: list, scene) -> list:
     return outs
 
 
-def run_program(program: list, scene):
+def run_program(program: list, scene, handlers: dict | None = None):
     """The answer CLEVR's engine gives (raw bool / int / string, or '__INVALID__')."""
-    outs = run_nodes(program, scene)
+    outs = run_nodes(program, scene, handlers)
     if INVALID in outs:
         return INVALID
     return outs[-1]
