@@ -1,8 +1,8 @@
 """generate: a static-scene store -> CLEVR questions, in blocks of scenes.
 
-Per block: every template runs over its grid for all the block's scenes at once (``grid``), its
-rules become masks (``validity``); then one pass over the block's scenes applies CLEVR's per-scene
-bookkeeping in its order (templates stable-sorted by use count, ``--instances-per-template`` per
+Per block: a template runs over its grid for all the block's scenes that reach it at once
+(``grid``), its rules become masks (``validity``); one pass over the block's scenes applies CLEVR's
+per-scene bookkeeping in its order (templates stable-sorted by use count, ``--instances-per-template`` per
 template, stop after ``--templates-per-image``; answer-count rejection per template; counts reset
 at every ``reset_counts_every``-th scene), which only reads the masks and answer codes.
 """
@@ -27,6 +27,7 @@ from tensorqa.errors import TensorQAError
 from tensorqa.scenes.static_batch import StaticBatch
 from tensorqa.scenes.static_store import StaticStore
 
+LOOKAHEAD = 24  # scenes evaluated past the first that reaches a template (choose_block)
 SHARED_CLEVR = Path(__file__).resolve().parents[3] / "shared" / "data" / "clevr"
 
 
@@ -49,7 +50,7 @@ class Options:
 def rejected(hist: np.ndarray, a: int) -> bool:
     """CLEVR's answer-count rejection: c > 1.1 x the runner-up count, or c > 5 x max(median, 5)."""
     c = hist[a]
-    s = np.sort(hist)
+    s = sorted(hist)
     return bool(c > 1.1 * s[-2] or c > 5 * max(s[len(s) // 2], 5))
 
 
@@ -63,41 +64,62 @@ class Bookkeeping:
 
     def reset(self) -> None:
         self.use = np.zeros(len(self.templates), np.int64)
-        self.hist = [np.zeros(len(answer_domain(t)[1]), np.int64) for t in self.templates]
+        self.hist = [[0] * len(answer_domain(t)[1]) for t in self.templates]
 
 
-def evaluate_block(templates: list[Template], batch: StaticBatch, pos: torch.Tensor, opt: Options) -> list[tuple]:
-    """Per template: (valid bool[B, M], answer codes int64[B, M], params name -> int64[B, M])."""
-    blk = Block.build(batch, pos, opt.draws, opt.seed)
-    out = []
-    for tid, t in enumerate(templates):
+class TemplateRows:
+    """One template's grid results for the scenes of a block, filled on demand: ok bool[B, M],
+    answer codes int64[B, M], params name -> int64[B, M], done bool[B]. Draws hash the scene's
+    global position, so evaluating a scene alone or with others gives the same rows."""
+
+    def __init__(self, B: int, M: int):
+        self.ok = np.zeros((B, M), bool)
+        self.ans = np.zeros((B, M), np.int64)
+        self.params: dict = {}
+        self.done = np.zeros(B, bool)
+        self.cand: dict[int, list] = {}
+
+    def fill(self, t: Template, tid: int, batch: StaticBatch, pos: np.ndarray, rows: np.ndarray, opt: Options) -> None:
+        idx = torch.from_numpy(rows)
+        blk = Block.build(batch.select(idx), torch.from_numpy(pos[rows]), opt.draws, opt.seed)
         run = run_template(t, tid, blk, opt.semantics)
-        ok = valid_rows(t, tid, blk, run, opt.semantics)
-        shape = (blk.B, blk.M)
-        out.append((ok.view(shape).cpu().numpy(), answer_codes(run).view(shape).cpu().numpy(),
-                    {k: v.view(shape).cpu().numpy() for k, v in run.params.items()}))
-    return out
+        shape = (len(rows), blk.M)
+        self.ok[rows] = valid_rows(t, tid, blk, run, opt.semantics).view(shape).cpu().numpy()
+        self.ans[rows] = answer_codes(run).view(shape).cpu().numpy()
+        for k, v in run.params.items():
+            self.params.setdefault(k, np.zeros_like(self.ans))[rows] = v.view(shape).cpu().numpy()
+        self.done[rows] = True
+        for r in rows:
+            self.cand[int(r)] = list(np.flatnonzero(self.ok[r]))
 
 
-def choose(evals: list[tuple], pos: np.ndarray, book: Bookkeeping, opt: Options) -> list[tuple[int, int, int]]:
-    """CLEVR's per-scene loop over the masks: accepted (scene row b, template id, draw m)."""
-    accepted = []
-    T = len(book.templates)
-    cand = [[list(np.flatnonzero(ok[b])) for b in range(len(pos))] for ok, _, _ in evals]
+def choose(rows: list[TemplateRows], pos: np.ndarray, book: Bookkeeping, opt: Options) -> tuple[list, dict]:
+    """CLEVR's per-scene loop over the masks: accepted (scene row b, template id, draw m). Where a
+    (scene, template) the loop reaches is not evaluated yet, it is listed in ``missing``
+    (template -> rows) and assumed to succeed; the caller evaluates those and runs the loop again."""
+    accepted, missing = [], {}
     for b, g in enumerate(pos):
         if book.use is None or g % opt.reset_counts_every == 0:
             book.reset()
         done = 0
         for tid in np.argsort(book.use, kind="stable"):
-            ok, ans, params = evals[tid]
-            got, seen = 0, set()
-            for m in cand[tid][b]:
-                a = int(ans[b, m])
-                key = tuple(int(v[b, m]) for v in params.values())
+            tr = rows[tid]
+            if not tr.done[b]:
+                missing.setdefault(int(tid), []).append(b)
+                book.use[tid] += 1
+                done += 1
+                if done >= opt.templates_per_image:
+                    break
+                continue
+            got, seen, dedupe = 0, set(), opt.instances_per_template > 1
+            for m in tr.cand[b]:
+                a = int(tr.ans[b, m])
+                key = tuple(int(v[b, m]) for v in tr.params.values()) if dedupe else None
                 if key in seen or rejected(book.hist[tid], a):
                     continue
                 book.hist[tid][a] += 1
-                seen.add(key)
+                if dedupe:
+                    seen.add(key)
                 accepted.append((b, int(tid), int(m)))
                 got += 1
                 if got >= opt.instances_per_template:
@@ -107,9 +129,27 @@ def choose(evals: list[tuple], pos: np.ndarray, book: Bookkeeping, opt: Options)
                 done += 1
                 if done >= opt.templates_per_image:
                     break
-        if T == 0:
-            break
-    return accepted
+    return accepted, missing
+
+
+def choose_block(templates: list[Template], batch: StaticBatch, pos: np.ndarray, book: Bookkeeping, opt: Options):
+    """Evaluate only the (scene, template) pairs CLEVR's loop reaches: run the loop, evaluate what
+    it reached unevaluated (vectorized over those scenes), run it again from the block's start
+    state, until it reaches nothing new. Returns (accepted, rows)."""
+    rows = [TemplateRows(len(batch), opt.draws) for _ in templates]
+    start = (None if book.use is None else book.use.copy(), [list(h) for h in book.hist])
+    while True:
+        book.use = None if start[0] is None else start[0].copy()
+        book.hist = [list(h) for h in start[1]]
+        accepted, missing = choose(rows, pos, book, opt)
+        if not missing:
+            return accepted, rows
+        for tid, need in missing.items():
+            # the reached scenes, and (speculatively) the next LOOKAHEAD ones: fewer rounds
+            lo = min(need)
+            want = set(need) | set(range(lo, min(lo + LOOKAHEAD, len(batch))))
+            rows_ = np.array(sorted(r for r in want if not rows[tid].done[r]), dtype=np.int64)
+            rows[tid].fill(templates[tid], tid, batch, pos, rows_, opt)
 
 
 def _question(t: Template, batch: StaticBatch, b: int, values: dict, code: int, g: int, m: int, tid: int,
@@ -138,11 +178,11 @@ def generate_scenes(store: StaticStore, templates: list[Template], synonyms: dic
         pos = np.arange(a, z)
         if a == start:
             book.use = None  # CLEVR resets at the run's first scene
-        evals = evaluate_block(templates, batch, torch.from_numpy(pos), opt)
-        for b, tid, m in choose(evals, pos, book, opt):
-            ok, ans, params = evals[tid]
-            vals = {k: int(v[b, m]) for k, v in params.items()}
-            qs.append(_question(templates[tid], batch, b, vals, int(ans[b, m]), int(pos[b]), m, tid, synonyms, opt, with_output))
+        accepted, rows = choose_block(templates, batch, pos, book, opt)
+        for b, tid, m in accepted:
+            tr = rows[tid]
+            vals = {k: int(v[b, m]) for k, v in tr.params.items()}
+            qs.append(_question(templates[tid], batch, b, vals, int(tr.ans[b, m]), int(pos[b]), m, tid, synonyms, opt, with_output))
     return qs
 
 

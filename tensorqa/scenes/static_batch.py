@@ -121,6 +121,12 @@ class StaticBatch:
     def __len__(self) -> int:
         return self.attrs.shape[0]
 
+    def select(self, rows: torch.Tensor) -> "StaticBatch":
+        """The scenes at ``rows`` (int64[b]), same padding."""
+        r = rows.tolist()
+        return StaticBatch(self.attrs[rows], self.rel[rows], self.mask[rows], self.coords[rows],
+                           tuple(self.image_filenames[i] for i in r), tuple(self.splits[i] for i in r), self.image_indices[rows])
+
     def scene(self, b: int) -> StaticScene:
         n = int(self.mask[b].sum())
         return StaticScene(self.image_filenames[b], self.splits[b], self.attrs[b, :n].cpu().numpy(),
