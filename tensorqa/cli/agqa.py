@@ -8,6 +8,7 @@ import sys
 import time
 
 from tensorqa.cli.commands import command
+from tensorqa.clevr import commands as clevr_commands
 from tensorqa.errors import TensorQAError
 from tensorqa.outputs import check_output_file, check_output_folder
 
@@ -149,10 +150,12 @@ def _generate_arguments(p: argparse.ArgumentParser) -> None:
                    help="videos evaluated together (default 16 on the CPU, 64 on CUDA; the output does not depend on it)")
     p.add_argument("--num-shards", type=int, default=None, help="shards (default: torchrun's WORLD_SIZE or 1)")
     p.add_argument("--shard-index", type=int, default=None, help="this shard (default: torchrun's RANK or 0)")
-    p.add_argument("--format", dest="fmt", choices=("parquet", "agqa-json"), default="parquet")
+    p.add_argument("--format", dest="fmt", choices=("parquet", "agqa-json", "clevr-json"), default=None,
+                   help="parquet (default), agqa-json (AGQA stores) or clevr-json (CLEVR stores: the default there)")
     p.add_argument("--seed", type=int, default=0, help="seed of question-frame choice")
-    p.add_argument("--semantics", choices=("agqa", "strict"), default="agqa", help="AGQA's quirks (default) or the clean reading")
-    p.add_argument("--max-videos", type=int, default=None, help="only the first N videos of the store")
+    p.add_argument("--semantics", choices=("agqa", "clevr", "strict"), default="agqa",
+                   help="the generator's quirks (default: AGQA's, or CLEVR's on a CLEVR store) or the clean reading")
+    p.add_argument("--max-videos", type=int, default=None, help="only the first N videos (scenes) of the store")
     p.add_argument("--jobs", type=_jobs, default=1,
                    help="shard processes to run side by side on this machine (default 1; 'auto': one per core, "
                         "as many as the memory holds; rendering and writing use one core per process, GPU or not); "
@@ -166,6 +169,7 @@ def _generate_arguments(p: argparse.ArgumentParser) -> None:
                    help="Triton kernels for the hot primitives: auto = on CUDA, where they beat torch (default); "
                         "on = every kernel; off forces the torch path")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    clevr_commands.add_generate_arguments(p)
 
 
 def _jobs(text: str) -> int | str:
@@ -180,6 +184,14 @@ def _jobs(text: str) -> int | str:
 
 @command("generate", "generate AGQA's unbalanced question pool from a scene store", _generate_arguments)
 def run_generate(a: argparse.Namespace) -> int:
+    from tensorqa.scenes.static_store import is_static_store
+
+    if is_static_store(a.store):
+        a.fmt = a.fmt or "clevr-json"
+        return clevr_commands.run_generate(a)
+    if a.fmt == "clevr-json" or a.semantics == "clevr":
+        raise TensorQAError(f"{a.store}: not a CLEVR store: --format clevr-json and --semantics clevr need one")
+    a.fmt = a.fmt or "parquet"
     from tensorqa.agqa import generate
 
     stats = generate(a.store, a.out, templates=a.templates, device=a.device, batch_videos=a.batch_videos,
@@ -215,11 +227,14 @@ def _ablate_arguments(p: argparse.ArgumentParser) -> None:
                         "answer under the ablation and whether it changed (join with a pool's direct rows)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    clevr_commands.add_ablate_arguments(p)
 
 
 @command("ablate", "how many answers change when a reasoning step (temporal word or primitive) is ablated",
          _ablate_arguments)
 def run_ablate(a: argparse.Namespace) -> int:
+    if clevr_commands.is_clevr_input(a.store):
+        return clevr_commands.run_ablate(a)
     from tensorqa.ablation import ablate_store, format_ablation, write_report
 
     for flag, path in (("--out", a.out), ("--questions", a.questions)):  # before minutes of work
@@ -243,6 +258,8 @@ def _stats_arguments(p: argparse.ArgumentParser) -> None:
 
 @command("stats", "questions per template (beside AGQA's Table 14), answer distributions, steps", _stats_arguments)
 def run_stats(a: argparse.Namespace) -> int:
+    if clevr_commands.is_clevr_input(a.pool):
+        return clevr_commands.run_stats(a)
     from tensorqa.agqa.stats import format_stats, pool_stats
     from tensorqa.foils.commands import foil_stats, format_foil_stats, is_foil_set
 

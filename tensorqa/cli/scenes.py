@@ -7,6 +7,7 @@ import json
 import time
 
 from tensorqa.cli.commands import command
+from tensorqa.clevr import commands as clevr_commands
 from tensorqa.errors import TensorQAError
 from tensorqa.outputs import check_output_file
 
@@ -27,6 +28,7 @@ def _pack_arguments(p: argparse.ArgumentParser) -> None:
         aug.add_argument(f"--no-{rule}", action="store_true", help=f"switch off {rule.replace('-', ' ')}")
     aug.add_argument("--overlap-margin", type=float, default=1.0, help="seconds an action may run into the next and be cut (default 1)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    clevr_commands.add_pack_arguments(p)
 
 
 @command("pack", "build a scene-graph store (HDF5) from the default data or real annotations", _pack_arguments)
@@ -41,6 +43,8 @@ def run_pack(a: argparse.Namespace) -> int:
     )
     kw = dict(config=config, progress=not a.quiet)
     check_output_file(a.out, what="the store is a file (.h5)")  # before the inputs are read
+    if clevr_commands.wants_clevr_pack(a):
+        return clevr_commands.run_pack(a)
     if a.fps is not None and not a.action_genome:
         raise TensorQAError("--fps applies to --action-genome frame numbers only")
     t0 = time.perf_counter()

@@ -1,0 +1,45 @@
+"""CLEVR questions/s on the embedded sampler's scenes (CPU, one thread by default).
+
+    OMP_NUM_THREADS=1 python benchmarks/clevr_throughput.py --scenes 1000 10000 [--format parquet]
+
+Packs N seeded scenes, then times ``tensorqa.clevr.generate`` (CLEVR 1.0's 90 templates, CLEVR's
+defaults: 1 instance per template, 10 templates per image) end to end: store read, grid
+evaluation, bookkeeping, text, records and the write. Prints one JSON line per size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+from tensorqa.clevr.generate import Options, generate_store
+from tensorqa.scenes.clevr_sampler import sample_scenes
+from tensorqa.scenes.static_store import write_static_store
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--scenes", type=int, nargs="+", default=[1000, 10000])
+    ap.add_argument("--format", default="clevr-json", choices=("clevr-json", "parquet"))
+    ap.add_argument("--batch-scenes", type=int, default=1000)
+    ap.add_argument("--draws", type=int, default=16)
+    a = ap.parse_args()
+    for n in a.scenes:
+        with tempfile.TemporaryDirectory() as d:
+            store = write_static_store(Path(d) / "s.h5", sample_scenes(n, seed=0))
+            out = Path(d) / ("q.json" if a.format == "clevr-json" else "pool")
+            t0 = time.perf_counter()
+            st = generate_store(store, out, fmt=a.format, opt=Options(batch_scenes=a.batch_scenes, draws=a.draws))
+            secs = time.perf_counter() - t0
+        print(json.dumps({"scenes": n, "questions": st["questions"], "seconds": round(secs, 2),
+                          "questions_per_s": round(st["questions"] / secs, 1), "threads": torch.get_num_threads(),
+                          "format": a.format, "draws": a.draws}), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,250 @@
+"""generate: a static-scene store -> CLEVR questions, in blocks of scenes.
+
+Per block: a template runs over its grid for all the block's scenes that reach it at once
+(``grid``), its rules become masks (``validity``); one pass over the block's scenes applies CLEVR's
+per-scene bookkeeping in its order (templates stable-sorted by use count, ``--instances-per-template`` per
+template, stop after ``--templates-per-image``; answer-count rejection per template; counts reset
+at every ``reset_counts_every``-th scene), which only reads the masks and answer codes.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from tensorqa.clevr import records, text
+from tensorqa.clevr.grid import Block, run_template
+from tensorqa.clevr.scalar import run_nodes
+from tensorqa.clevr.semantics import CLEVR, ClevrSemantics
+from tensorqa.clevr.templates import Template, load_synonyms, load_templates
+from tensorqa.clevr.validity import answer_codes, answer_domain, valid_rows
+from tensorqa.errors import TensorQAError
+from tensorqa.scenes.static_batch import StaticBatch
+from tensorqa.scenes.static_store import StaticStore
+
+LOOKAHEAD = 24  # scenes evaluated past the first that reaches a template (choose_block)
+SHARED_CLEVR = Path(__file__).resolve().parents[3] / "shared" / "data" / "clevr"
+
+
+@dataclass
+class Options:
+    instances_per_template: int = 1
+    templates_per_image: int = 10
+    reset_counts_every: int = 250
+    draws: int = 16  # M: grid draws per scene and template
+    batch_scenes: int = 1000
+    seed: int = 0
+    semantics: ClevrSemantics = CLEVR
+
+    def __post_init__(self):
+        for name in ("instances_per_template", "templates_per_image", "reset_counts_every", "draws", "batch_scenes"):
+            if getattr(self, name) < 1:
+                raise TensorQAError(f"--{name.replace('_', '-')}: must be at least 1, not {getattr(self, name)}")
+
+
+def rejected(hist: np.ndarray, a: int) -> bool:
+    """CLEVR's answer-count rejection: c > 1.1 x the runner-up count, or c > 5 x max(median, 5)."""
+    c = hist[a]
+    s = sorted(hist)
+    return bool(c > 1.1 * s[-2] or c > 5 * max(s[len(s) // 2], 5))
+
+
+@dataclass
+class Bookkeeping:
+    """Use counts and answer histograms per template, reset as CLEVR resets them."""
+
+    templates: list
+    use: np.ndarray = None
+    hist: list = field(default_factory=list)
+
+    def reset(self) -> None:
+        self.use = np.zeros(len(self.templates), np.int64)
+        self.hist = [[0] * len(answer_domain(t)[1]) for t in self.templates]
+
+
+class TemplateRows:
+    """One template's grid results for the scenes of a block, filled on demand: ok bool[B, M],
+    answer codes int64[B, M], params name -> int64[B, M], done bool[B]. Draws hash the scene's
+    global position, so evaluating a scene alone or with others gives the same rows."""
+
+    def __init__(self, B: int, M: int):
+        self.ok = np.zeros((B, M), bool)
+        self.ans = np.zeros((B, M), np.int64)
+        self.params: dict = {}
+        self.done = np.zeros(B, bool)
+        self.cand: dict[int, list] = {}
+
+    def fill(self, t: Template, tid: int, batch: StaticBatch, pos: np.ndarray, rows: np.ndarray, opt: Options) -> None:
+        idx = torch.from_numpy(rows)
+        blk = Block.build(batch.select(idx), torch.from_numpy(pos[rows]), opt.draws, opt.seed)
+        run = run_template(t, tid, blk, opt.semantics)
+        shape = (len(rows), blk.M)
+        self.ok[rows] = valid_rows(t, tid, blk, run, opt.semantics).view(shape).cpu().numpy()
+        self.ans[rows] = answer_codes(run).view(shape).cpu().numpy()
+        for k, v in run.params.items():
+            self.params.setdefault(k, np.zeros_like(self.ans))[rows] = v.view(shape).cpu().numpy()
+        self.done[rows] = True
+        for r in rows:
+            self.cand[int(r)] = list(np.flatnonzero(self.ok[r]))
+
+
+def choose(rows: list[TemplateRows], pos: np.ndarray, book: Bookkeeping, opt: Options) -> tuple[list, dict]:
+    """CLEVR's per-scene loop over the masks: accepted (scene row b, template id, draw m). Where a
+    (scene, template) the loop reaches is not evaluated yet, it is listed in ``missing``
+    (template -> rows) and assumed to succeed; the caller evaluates those and runs the loop again."""
+    accepted, missing = [], {}
+    for b, g in enumerate(pos):
+        if book.use is None or g % opt.reset_counts_every == 0:
+            book.reset()
+        done = 0
+        for tid in np.argsort(book.use, kind="stable"):
+            tr = rows[tid]
+            if not tr.done[b]:
+                missing.setdefault(int(tid), []).append(b)
+                book.use[tid] += 1
+                done += 1
+                if done >= opt.templates_per_image:
+                    break
+                continue
+            got, seen, dedupe = 0, set(), opt.instances_per_template > 1
+            for m in tr.cand[b]:
+                a = int(tr.ans[b, m])
+                key = tuple(int(v[b, m]) for v in tr.params.values()) if dedupe else None
+                if key in seen or rejected(book.hist[tid], a):
+                    continue
+                book.hist[tid][a] += 1
+                if dedupe:
+                    seen.add(key)
+                accepted.append((b, int(tid), int(m)))
+                got += 1
+                if got >= opt.instances_per_template:
+                    break
+            if got:
+                book.use[tid] += 1
+                done += 1
+                if done >= opt.templates_per_image:
+                    break
+    return accepted, missing
+
+
+def choose_block(templates: list[Template], batch: StaticBatch, pos: np.ndarray, book: Bookkeeping, opt: Options):
+    """Evaluate only the (scene, template) pairs CLEVR's loop reaches: run the loop, evaluate what
+    it reached unevaluated (vectorized over those scenes), run it again from the block's start
+    state, until it reaches nothing new. Returns (accepted, rows)."""
+    rows = [TemplateRows(len(batch), opt.draws) for _ in templates]
+    start = (None if book.use is None else book.use.copy(), [list(h) for h in book.hist])
+    while True:
+        book.use = None if start[0] is None else start[0].copy()
+        book.hist = [list(h) for h in start[1]]
+        accepted, missing = choose(rows, pos, book, opt)
+        if not missing:
+            return accepted, rows
+        for tid, need in missing.items():
+            # the reached scenes, and (speculatively) the next LOOKAHEAD ones: fewer rounds
+            lo = min(need)
+            want = set(need) | set(range(lo, min(lo + LOOKAHEAD, len(batch))))
+            rows_ = np.array(sorted(r for r in want if not rows[tid].done[r]), dtype=np.int64)
+            rows[tid].fill(templates[tid], tid, batch, pos, rows_, opt)
+
+
+def _question(t: Template, batch: StaticBatch, b: int, values: dict, code: int, g: int, m: int, tid: int,
+              synonyms: dict, opt: Options, with_output: bool) -> dict:
+    words = records.param_words(t, values)
+    rng = random.Random((opt.seed * 1_000_003 + g) * 4099 + tid * 131 + m)
+    prog = records.expand_program(t, words)
+    outputs = run_nodes(prog, batch.scene(b)) if with_output else None
+    fname = batch.image_filenames[b]
+    return {"split": batch.splits[b], "image_filename": fname, "image_index": int(batch.image_indices[b]),
+            "image": fname.rsplit(".", 1)[0], "question": text.render(t, words, synonyms, rng, opt.semantics),
+            "program": records.clevr_json_program(prog, outputs),
+            "answer": records.answer_value(answer_domain(t)[0], code),
+            "template_filename": t.filename, "question_family_index": t.index}
+
+
+def generate_scenes(store: StaticStore, templates: list[Template], synonyms: dict, opt: Options,
+                    start: int = 0, stop: int | None = None, with_output: bool = True) -> list[dict]:
+    """The questions of scenes [start, stop) of the store, in scene order."""
+    stop = len(store) if stop is None else min(stop, len(store))
+    book = Bookkeeping(templates)
+    qs: list[dict] = []
+    for a in range(start, stop, opt.batch_scenes):
+        z = min(a + opt.batch_scenes, stop)
+        batch = store.batch(a, z)
+        pos = np.arange(a, z)
+        if a == start:
+            book.use = None  # CLEVR resets at the run's first scene
+        accepted, rows = choose_block(templates, batch, pos, book, opt)
+        for b, tid, m in accepted:
+            tr = rows[tid]
+            vals = {k: int(v[b, m]) for k, v in tr.params.items()}
+            qs.append(_question(templates[tid], batch, b, vals, int(tr.ans[b, m]), int(pos[b]), m, tid, synonyms, opt, with_output))
+    return qs
+
+
+def shard_range(n: int, num_shards: int, shard: int, align: int) -> tuple[int, int]:
+    """Contiguous scene ranges on multiples of ``align`` (the reset window), so that sharding
+    changes nothing in the output."""
+    if not 0 <= shard < num_shards:
+        raise TensorQAError(f"--shard-index {shard} is not in 0..{num_shards - 1}")
+    windows = -(-n // align)
+    lo, hi = windows * shard // num_shards, windows * (shard + 1) // num_shards
+    return min(lo * align, n), min(hi * align, n)
+
+
+def _shard_questions(store_path, templates_dir, synonyms_path, opt: Options, num_shards: int, shard_index: int,
+                     max_scenes: int | None, with_output: bool) -> tuple[list[dict], dict, int]:
+    tdir = Path(templates_dir) if templates_dir else SHARED_CLEVR / "CLEVR_1.0_templates"
+    templates = load_templates(tdir)
+    syn = load_synonyms(synonyms_path if synonyms_path else (SHARED_CLEVR / "synonyms.json" if not templates_dir else None))
+    with StaticStore(store_path) as st:
+        n = len(st) if max_scenes is None else min(max_scenes, len(st))
+        a, z = shard_range(n, num_shards, shard_index, opt.reset_counts_every)
+        qs = generate_scenes(st, templates, syn, opt, a, z, with_output=with_output)
+        return qs, dict(st.info), z - a
+
+
+def _job(args):
+    return _shard_questions(*args)
+
+
+def generate_store(store_path, out, templates_dir=None, synonyms_path=None, fmt: str = "clevr-json",
+                   num_shards: int = 1, shard_index: int = 0, max_scenes: int | None = None,
+                   opt: Options | None = None, jobs: int = 1) -> dict:
+    """Generate questions for a static-scene store; write CLEVR's questions JSON (``out`` a file)
+    or Parquet (``out`` a folder). ``jobs`` > 1 runs this shard's scenes as that many processes
+    (sub-shards on reset-window boundaries) and writes one output, the same as ``jobs`` = 1."""
+    opt = opt or Options()
+    if fmt not in ("clevr-json", "parquet"):
+        raise TensorQAError(f"--format: {fmt!r} is not clevr-json or parquet")
+    t0 = time.perf_counter()
+    with_output = fmt == "clevr-json" and opt.semantics.keep_output
+    if jobs > 1:
+        import concurrent.futures as cf
+        import multiprocessing as mp
+
+        n_sub = num_shards * jobs
+        args = [(store_path, templates_dir, synonyms_path, opt, n_sub, shard_index * jobs + j, max_scenes, with_output)
+                for j in range(jobs)]
+        with cf.ProcessPoolExecutor(jobs, mp_context=mp.get_context("spawn")) as ex:
+            parts = list(ex.map(_job, args))
+        qs = [q for p in parts for q in p[0]]
+        info, scenes = parts[0][1], sum(p[2] for p in parts)
+    else:
+        qs, info, scenes = _shard_questions(store_path, templates_dir, synonyms_path, opt, num_shards, shard_index,
+                                            max_scenes, with_output)
+    info = info | {"tensorqa": {"seed": opt.seed, "shard": shard_index, "num_shards": num_shards}}
+    for i, q in enumerate(qs):
+        q["question_index"] = i
+    if fmt == "clevr-json":
+        p = Path(out)
+        if num_shards > 1:
+            p = p.with_name(f"{p.stem}-{shard_index:05d}-of-{num_shards:05d}{p.suffix}")
+        records.write_questions_json(p, info, qs)
+    else:
+        records.write_parquet(out, qs, shard_index, num_shards)
+    return {"questions": len(qs), "scenes": scenes, "seconds": time.perf_counter() - t0}

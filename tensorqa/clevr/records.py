@@ -1,0 +1,116 @@
+"""Accepted grid rows -> CLEVR question records: the program expanded as CLEVR's generator
+expands a template, the text, the answer; written as CLEVR's questions JSON or Parquet shards."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from tensorqa.clevr.templates import FILTER_KINDS, KEY_TYPES, RELATE_FILTER_KINDS, Template
+from tensorqa.errors import TensorQAError
+from tensorqa.scenes.static_batch import RELATIONS, clevr_vocab
+
+SUFFIX = {"unique": "unique", "count": "count", "exist": "exist"}
+
+
+def param_words(t: Template, values: dict[str, int]) -> dict[str, str]:
+    """param -> canonical word in assignment order ('' unspecified; 'thing' for a shape)."""
+    v, ty, out = clevr_vocab(), t.param_type, {}
+    for node in t.nodes:
+        for p in node.get("side_inputs", []):
+            x = int(values[p])
+            if ty[p] == "Relation":
+                out[p] = RELATIONS[x]
+            else:
+                attr = ty[p].lower()
+                out[p] = v.values(attr)[x] if x >= 0 else ("thing" if attr == "shape" else "")
+    return out
+
+
+def expand_program(t: Template, words: dict[str, str]) -> list[dict]:
+    """CLEVR's expansion of the template's nodes into program nodes {type, inputs, side_inputs}."""
+    prog: list[dict] = []
+    imap: dict[int, int] = {}
+    ty = t.param_type
+    for k, node in enumerate(t.nodes):
+        typ = node["type"]
+        ins = [imap[i] for i in node.get("inputs", [])]
+        if typ in FILTER_KINDS or typ in RELATE_FILTER_KINDS:
+            cur = ins[0]
+            if typ in RELATE_FILTER_KINDS:
+                r = next(p for p in node["side_inputs"] if ty[p] == "Relation")
+                prog.append({"type": "relate", "inputs": [cur], "side_inputs": [words[r]]})
+                cur = len(prog) - 1
+            for p in node["side_inputs"]:
+                if ty[p] in KEY_TYPES and words[p] not in ("", "thing"):
+                    prog.append({"type": f"filter_{ty[p].lower()}", "inputs": [cur], "side_inputs": [words[p]]})
+                    cur = len(prog) - 1
+            suffix = typ.removeprefix("relate_").removeprefix("filter").lstrip("_")
+            if suffix:
+                prog.append({"type": SUFFIX[suffix], "inputs": [cur], "side_inputs": []})
+                cur = len(prog) - 1
+            imap[k] = cur
+            continue
+        side = [words[p] for p in node.get("side_inputs", [])]
+        prog.append({"type": typ, "inputs": ins, "side_inputs": side})
+        imap[k] = len(prog) - 1
+    return prog
+
+
+def answer_value(kind: str, code: int):
+    """The raw answer CLEVR's generator writes: bool, int, or the attribute's word."""
+    if kind == "bool":
+        return bool(code)
+    if kind == "int":
+        return int(code)
+    return clevr_vocab().values(kind.removeprefix("attr:"))[int(code)]
+
+
+def clevr_json_program(prog: list[dict], outputs: list | None) -> list[dict]:
+    """The questions-JSON spelling: side_inputs renamed value_inputs; ``_output`` kept when given
+    (defect 3)."""
+    out = []
+    for i, n in enumerate(prog):
+        d = {"type": n["type"], "inputs": n["inputs"], "value_inputs": n["side_inputs"]}
+        if outputs is not None:
+            d["_output"] = outputs[i]
+        out.append(d)
+    return out
+
+
+def write_questions_json(path: str | Path, info: dict, questions: list[dict]) -> Path:
+    p = Path(path)
+    if not p.parent.is_dir():
+        raise TensorQAError(f"{p}: output directory {p.parent} does not exist")
+    tmp = p.with_name(p.name + ".partial")
+    with open(tmp, "w") as f:
+        json.dump({"info": info, "questions": questions}, f)
+    os.replace(tmp, p)
+    return p
+
+
+PARQUET_COLUMNS = ("question_index", "split", "image_filename", "image_index", "image", "question", "answer",
+                   "program", "template_filename", "question_family_index")
+
+
+def write_parquet(folder: str | Path, questions: list[dict], shard: int = 0, num_shards: int = 1) -> list[Path]:
+    """Hugging Face layout as the AGQA pools: ``<folder>/data/<split>-%05d-of-%05d.parquet``;
+    answers as strings as in released CLEVR v1.0 ("yes", "3"), programs as JSON strings."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    d = Path(folder) / "data"
+    d.mkdir(parents=True, exist_ok=True)
+    by_split: dict[str, list[dict]] = {}
+    for q in questions:
+        by_split.setdefault(q["split"], []).append(q)
+    out = []
+    for split, qs in sorted(by_split.items()):
+        cols = {c: [q[c] for q in qs] for c in PARQUET_COLUMNS}
+        cols["answer"] = [("yes" if a else "no") if isinstance(a, bool) else str(a) for a in cols["answer"]]
+        cols["program"] = [json.dumps(p) for p in cols["program"]]
+        p = d / f"{split}-{shard:05d}-of-{num_shards:05d}.parquet"
+        pq.write_table(pa.table(cols), p)
+        out.append(p)
+    return out

@@ -1,0 +1,103 @@
+"""CLEVR's template files (any folder of template JSON; CLEVR 1.0's by default) and synonyms."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from tensorqa.errors import TensorQAError
+
+PARAM_TYPES = ("Size", "Color", "Material", "Shape", "Relation")
+KEY_TYPES = ("Size", "Color", "Material", "Shape")
+FILTER_KINDS = ("filter", "filter_unique", "filter_count", "filter_exist")
+RELATE_FILTER_KINDS = tuple("relate_" + k for k in FILTER_KINDS)
+PLAIN = {"scene", "unique", "union", "intersect", "count", "exist", "less_than", "greater_than", "equal_integer",
+         "equal_object"} | {f"{p}_{a}" for p in ("same", "query", "equal") for a in ("size", "color", "material", "shape")}
+SINGLE_FILTERS = {f"filter_{a}" for a in ("size", "color", "material", "shape")}
+TERMINAL = {"count", "exist", "filter_count", "filter_exist", "relate_filter_count", "relate_filter_exist",
+            "equal_integer", "less_than", "greater_than"} | {f"{p}_{a}" for p in ("query", "equal")
+                                                           for a in ("size", "color", "material", "shape")}
+
+
+@dataclass(frozen=True)
+class Template:
+    filename: str  # e.g. "zero_hop.json"
+    index: int  # question_family_index: position within the file
+    text: tuple[str, ...]
+    nodes: tuple[dict, ...]
+    params: tuple[tuple[str, str], ...]  # (name, type)
+    constraints: tuple[dict, ...]
+
+    @property
+    def key(self) -> str:
+        return f"{self.filename}#{self.index}"
+
+    @property
+    def param_type(self) -> dict[str, str]:
+        return dict(self.params)
+
+    def null_params(self) -> set[str]:
+        return {p for c in self.constraints if c["type"] == "NULL" for p in c["params"]}
+
+
+def _check_template(t: dict, where: str, index: int, filename: str) -> Template:
+    if not isinstance(t, dict) or not all(k in t for k in ("text", "nodes", "params")):
+        raise TensorQAError(f"{where}: template {index} lacks text / nodes / params")
+    params = []
+    for p in t["params"]:
+        if not isinstance(p, dict) or p.get("type") not in PARAM_TYPES:
+            raise TensorQAError(f"{where}: template {index}: param {p!r} has no type among {', '.join(PARAM_TYPES)}")
+        params.append((p["name"], p["type"]))
+    names = {n for n, _ in params}
+    for k, node in enumerate(t["nodes"]):
+        typ = node.get("type") if isinstance(node, dict) else None
+        if typ not in PLAIN | SINGLE_FILTERS | set(FILTER_KINDS) | set(RELATE_FILTER_KINDS) | {"relate"}:
+            raise TensorQAError(f"{where}: template {index} node {k}: unknown node type {typ!r}")
+        if any(not isinstance(i, int) or not 0 <= i < k for i in node.get("inputs", [])):
+            raise TensorQAError(f"{where}: template {index} node {k}: inputs {node.get('inputs')} do not name earlier nodes")
+        for s in node.get("side_inputs", []):
+            if s not in names:
+                raise TensorQAError(f"{where}: template {index} node {k}: side input {s!r} is not a param")
+    for c in t.get("constraints", []):
+        if c.get("type") not in ("NULL", "NEQ", "OUT_NEQ"):
+            raise TensorQAError(f"{where}: template {index}: unknown constraint type {c.get('type')!r}")
+    if not t["text"]:
+        raise TensorQAError(f"{where}: template {index} has no text")
+    return Template(filename, index, tuple(t["text"]), tuple(t["nodes"]), tuple(params), tuple(t.get("constraints", [])))
+
+
+def load_templates(folder: str | Path) -> list[Template]:
+    """Every template of every ``*.json`` in ``folder``, files in sorted name order (CLEVR uses
+    ``os.listdir`` order, defect 6: not reproducible across filesystems)."""
+    d = Path(folder)
+    if not d.is_dir():
+        raise TensorQAError(f"{d}: template folder does not exist")
+    files = sorted(d.glob("*.json"))
+    if not files:
+        raise TensorQAError(f"{d}: no template files (*.json)")
+    out = []
+    for f in files:
+        try:
+            data = json.loads(f.read_text())
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise TensorQAError(f"{f}: not JSON ({e.__class__.__name__})") from None
+        if not isinstance(data, list):
+            raise TensorQAError(f"{f}: not a CLEVR template file (expected a list of templates)")
+        out += [_check_template(t, str(f), i, f.name) for i, t in enumerate(data)]
+    return out
+
+
+def load_synonyms(path: str | Path | None) -> dict[str, list[str]]:
+    if path is None:
+        return {}
+    p = Path(path)
+    if not p.is_file():
+        raise TensorQAError(f"{p}: synonyms file does not exist")
+    try:
+        d = json.loads(p.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise TensorQAError(f"{p}: not JSON") from None
+    if not isinstance(d, dict) or not all(isinstance(v, list) and v for v in d.values()):
+        raise TensorQAError(f"{p}: not a synonyms file (expected {{word: [synonyms, ...]}})")
+    return d

@@ -1,0 +1,143 @@
+"""The HDF5 store of static scenes (CLEVR), on the conventions of ``scenes/store.py``.
+
+Layout (format ``tensorqa.static_scenes``, version 1). S scenes, N = most objects::
+
+    /image_filename S[S]   /split S[S]   /num_objects int32[S]
+    /attrs    int8[S, N, 4]   class ids (size, color, material, shape)
+    /rel_bits int8[S, N, N]   bit r set: j is relation r of i
+    /coords   float32[S, N, 3]
+    attrs: format, format_version, benchmark ("clevr"), vocab_hash, vocab_json, source, info_json
+
+Written to ``<path>.partial`` and renamed when complete; validated on open.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import h5py
+import numpy as np
+import torch
+
+from tensorqa.errors import TensorQAError
+from tensorqa.scenes.static_batch import StaticBatch, StaticScene, clevr_vocab, image_index_of
+
+FORMAT = "tensorqa.static_scenes"
+FORMAT_VERSION = 1
+_DATASETS = {"image_filename": ("S", 1), "split": ("S", 1), "num_objects": ("int32", 1),
+             "attrs": ("int8", 3), "rel_bits": ("int8", 3), "coords": ("float32", 3)}
+
+
+def is_static_store(path: str | os.PathLike) -> bool:
+    """True when ``path`` is an HDF5 file whose format is a static-scene store."""
+    try:
+        with h5py.File(path, "r") as f:
+            return f.attrs.get("format") == FORMAT
+    except (OSError, ValueError):
+        return False
+
+
+def write_static_store(path: str | os.PathLike, scenes: list[StaticScene], source: str = "", info: dict | None = None) -> Path:
+    path = Path(path)
+    if not path.parent.is_dir():
+        raise TensorQAError(f"{path}: output directory {path.parent} does not exist")
+    if path.is_dir():
+        raise TensorQAError(f"{path}: is a folder; the store is a file (.h5)")
+    if not scenes:
+        raise TensorQAError(f"{path}: no scenes to pack")
+    v = clevr_vocab()
+    S, N = len(scenes), max(s.num_objects for s in scenes)
+    attrs = np.zeros((S, N, 4), np.int8)
+    bits = np.zeros((S, N, N), np.int8)
+    coords = np.zeros((S, N, 3), np.float32)
+    for b, s in enumerate(scenes):
+        n = s.num_objects
+        attrs[b, :n], coords[b, :n] = s.attrs, s.coords
+        bits[b, :n, :n] = (s.rel.astype(np.int8) << np.arange(4, dtype=np.int8)).sum(-1)
+    partial = path.with_name(path.name + ".partial")
+    try:
+        with h5py.File(partial, "w") as f:
+            f.attrs.update(format=FORMAT, format_version=FORMAT_VERSION, benchmark="clevr", vocab_hash=v.hash,
+                           vocab_json=v.to_json(), source=source, info_json=json.dumps(info or {}))
+            f["image_filename"] = np.array([s.image_filename.encode() for s in scenes])
+            f["split"] = np.array([s.split.encode() for s in scenes])
+            f["num_objects"] = np.array([s.num_objects for s in scenes], np.int32)
+            kw = dict(chunks=True, compression="gzip", shuffle=True)
+            f.create_dataset("attrs", data=attrs, **kw)
+            f.create_dataset("rel_bits", data=bits, **kw)
+            f.create_dataset("coords", data=coords, **kw)
+        os.replace(partial, path)
+    except OSError as e:
+        partial.unlink(missing_ok=True)
+        raise TensorQAError(f"{path}: cannot write the store ({e.strerror or e})") from None
+    return path
+
+
+class StaticStore:
+    """Read access: ``len(store)``, ``store.batch(a, b)``, ``store.scenes(a, b)``, ``store.info``."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = p = Path(path)
+        if not p.is_file():
+            raise TensorQAError(f"{p}: no such file")
+        try:
+            self._f = h5py.File(p, "r")
+        except OSError:
+            raise TensorQAError(f"{p}: cannot open as HDF5 (not an HDF5 file or corrupt)") from None
+        a = self._f.attrs
+        if a.get("format") != FORMAT:
+            raise TensorQAError(f"{p}: not a tensorqa static-scene store (attribute 'format' is {a.get('format')!r})")
+        if int(a.get("format_version", -1)) != FORMAT_VERSION:
+            raise TensorQAError(f"{p}: format_version {a.get('format_version')} is not supported (this tensorqa reads {FORMAT_VERSION})")
+        if a.get("vocab_hash") != clevr_vocab().hash:
+            raise TensorQAError(f"{p}: vocabulary mismatch (vocab_hash {a.get('vocab_hash')} in the file, {clevr_vocab().hash} here); repack it")
+        S = None
+        for name, (dtype, rank) in _DATASETS.items():
+            d = self._f.get(name)
+            if not isinstance(d, h5py.Dataset):
+                raise TensorQAError(f"{p}: missing dataset '{name}'")
+            if d.ndim != rank or (S is not None and d.shape[0] != S) or d.dtype.kind != np.dtype(dtype if dtype != "S" else "S1").kind:
+                raise TensorQAError(f"{p}: dataset '{name}' has shape {d.shape} / dtype {d.dtype}, not rank {rank} {dtype} over {S} scenes")
+            S = d.shape[0]
+        self.num_objects = self._f["num_objects"][:].astype(np.int64)
+        N = self._f["attrs"].shape[1]
+        if (self.num_objects < 0).any() or (self.num_objects > N).any():
+            raise TensorQAError(f"{p}: dataset 'num_objects' out of range 0..{N}")
+        at = self._f["attrs"][:]
+        v = clevr_vocab()
+        for k, name in enumerate(("size", "color", "material", "shape")):
+            if (at[..., k] < 0).any() or (at[..., k] >= len(v.values(name))).any():
+                raise TensorQAError(f"{p}: dataset 'attrs' holds a {name} id outside 0..{len(v.values(name)) - 1}")
+        self.image_filenames = tuple(x.decode() for x in self._f["image_filename"][:])
+        self.splits = tuple(x.decode() for x in self._f["split"][:])
+        self.source = str(a.get("source", ""))
+        self.info = json.loads(a.get("info_json", "{}"))
+
+    def __len__(self) -> int:
+        return len(self.num_objects)
+
+    def scenes(self, start: int = 0, stop: int | None = None) -> list[StaticScene]:
+        stop = len(self) if stop is None else min(stop, len(self))
+        at = self._f["attrs"][start:stop].astype(np.int64)
+        bits = self._f["rel_bits"][start:stop].astype(np.int64)
+        co = self._f["coords"][start:stop]
+        out = []
+        for k in range(stop - start):
+            n, fname = int(self.num_objects[start + k]), self.image_filenames[start + k]
+            rel = ((bits[k, :n, :n, None] >> np.arange(4)) & 1).astype(bool)
+            out.append(StaticScene(fname, self.splits[start + k], at[k, :n], rel, co[k, :n], image_index_of(fname)))
+        return out
+
+    def batch(self, start: int, stop: int, device: str | torch.device = "cpu") -> StaticBatch:
+        return StaticBatch.from_scenes(self.scenes(start, stop), device, num_objects=self._f["attrs"].shape[1])
+
+    def close(self) -> None:
+        self._f.close()
+
+    def __enter__(self) -> "StaticStore":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,39 @@
+"""Question text: synonyms, optional parts, whitespace, other_heuristic and its defect switch (9)."""
+
+from __future__ import annotations
+
+import random
+
+from tensorqa.clevr.semantics import CLEVR, STRICT
+from tensorqa.clevr.templates import Template
+from tensorqa.clevr.text import other_heuristic, render
+
+PAIR = ["<Z>", "<C>", "<M>", "<S>", "<Z2>", "<C2>", "<M2>", "<S2>"]
+
+
+def _vals(**kw):
+    v = {p: "" for p in PAIR}
+    v.update({f"<{k}>": x for k, x in kw.items()})
+    return v
+
+
+def test_other_heuristic():
+    text = "Is the cube the same size as the other thing?"
+    assert other_heuristic(text, _vals(S="cube", S2="sphere"), CLEVR) == "Is the cube the same size as the thing?"
+    assert other_heuristic(text, _vals(S="cube", S2="cube"), CLEVR) == text
+    assert other_heuristic(text, _vals(C="red"), CLEVR) == text  # only one side specified
+    # defect 9: 'thing' counts as a value in CLEVR, as unspecified in strict
+    assert other_heuristic("Is there another cube?", _vals(S="thing", S2="cube"), CLEVR) == "Is there a cube?"
+    assert other_heuristic("Is there another cube?", _vals(S="thing", S2="cube"), STRICT) == "Is there another cube?"
+    # other params than exactly the pair: untouched
+    assert other_heuristic(text, {"<S>": "cube", "<S2>": "sphere"}, CLEVR) == text
+
+
+def test_render_synonyms_optional_and_whitespace():
+    t = Template("x.json", 0, ("[Are there] any <Z> <C> <M> <S>s?",), (), (("<Z>", "Size"), ("<C>", "Color"),
+                                                                           ("<M>", "Material"), ("<S>", "Shape")), ())
+    seen = set()
+    for k in range(60):
+        seen.add(render(t, {"<Z>": "", "<C>": "red", "<M>": "", "<S>": "cube"}, {"cube": ["cube", "block"]},
+                        random.Random(k), CLEVR))
+    assert seen == {"Are there any red cubes?", "Are there any red blocks?", "any red cubes?", "any red blocks?"}
