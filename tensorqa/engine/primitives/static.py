@@ -8,7 +8,7 @@ P rows (a scene, or one grid cell of a scene). Value kinds and their tensors:
 
 Scene tensors: ``attrs`` int64[P, N, 4] (size, color, material, shape), ``rel`` bool[P, N, N, 4]
 (``rel[p, i, j, r]``: j is in relationships[r][i]), ``mask`` bool[P, N]. Registered as
-``clevr_<function>``; the scalar twins (``static_scalar``) register under the same names.
+``clevr_<function>``; the scalar twins (``engine/scalar/static.py``) register under the same names.
 """
 
 from __future__ import annotations
@@ -127,4 +127,3 @@ for _a, _k in ATTR_INDEX.items():
 register("clevr_equal_integer")(_equal)
 register("clevr_equal_object")(_equal)
 
-from tensorqa.engine.primitives import static_scalar  # noqa: E402,F401  (the scalar twins register too)

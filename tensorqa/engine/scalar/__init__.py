@@ -9,7 +9,7 @@ named like the vectorized families (``localize``, ``filter``, ``first_last``, ``
     run_program(program, source, video_id, semantics=AGQA) -> str | Undefined
 """
 
-from tensorqa.engine.scalar import duration, filter, first_last, localize, order, query  # noqa: F401  (register the twins)
+from tensorqa.engine.scalar import duration, filter, first_last, localize, order, query, static  # noqa: F401  (register the twins)
 from tensorqa.engine.scalar.video import Undefined
 from tensorqa.engine.scalar.walker import VideoExecutor, localize_frames, render, run_program, twin
 
