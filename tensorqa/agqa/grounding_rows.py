@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 import torch
 
 from tensorqa.errors import TensorQAError
-from tensorqa.engine.primitives.first_last import first_stretch, last_stretch
+from tensorqa.engine.primitives.first_last import first_stretch, last_stretch, object_runs
 from tensorqa.engine.primitives.localize import KIND_NAMES, ClassInstances, class_instances, compare_bounds, window_frames
 from tensorqa.engine.program_shapes import PROGRAM_SHAPES
 from tensorqa.scenes.batch import SceneBatch
@@ -137,19 +137,28 @@ def _codes(records: pa.Table, column: str, values: list[str], what: str) -> np.n
     return out
 
 
-def _first(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(position of the first True in each row of m bool[n, F], whether the row has one)."""
-    return m.argmax(1), m.any(1)
-
-
-def _last(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    return m.shape[1] - 1 - m[:, ::-1].argmax(1), m.any(1)
-
-
 def _run(lo: np.ndarray, hi: np.ndarray, F: int) -> np.ndarray:
     """bool[n, F]: keyframe positions in [lo, hi)."""
     pos = np.arange(F)
     return (pos >= lo[:, None]) & (pos < hi[:, None])
+
+
+def chosen_stretch(rel1: np.ndarray, rel2: np.ndarray, lo: np.ndarray, hi: np.ndarray, forward: bool, sem: Semantics,
+                   check: Callable[[np.ndarray], None]) -> tuple[np.ndarray, np.ndarray]:
+    """objFirstChoose / objLastChoose: [lo, hi) of the chosen object's stretch, from the rows'
+    relation with each of the two objects (bool[n, F]): the primitives' rule (``first_last.object_runs``
+    and the pick of ``choose_pairs``), the stop keyframe included with ``choose_stretch_includes_stop``."""
+    rel = torch.from_numpy(np.ascontiguousarray(np.stack([rel1, rel2], -1)))[..., None]  # [n, F, 2, 1]
+    hit, end, ok = object_runs(rel, torch.arange(len(rel1)), torch.from_numpy(np.ascontiguousarray(lo)),
+                               torch.from_numpy(np.ascontiguousarray(hi)), forward)
+    hit, end, ok = hit[..., 0].numpy(), end[..., 0].long().numpy(), ok[..., 0].numpy()  # [n, 2]
+    first = hit[:, 0] <= hit[:, 1] if forward else hit[:, 0] >= hit[:, 1]  # the first object holds at the pair's hit
+    pick = np.where(first, 0, 1)
+    rows = np.arange(len(pick))
+    at, stop = hit[rows, pick], end[rows, pick]
+    check(ok[rows, pick])
+    keep = int(sem.choose_stretch_includes_stop)
+    return (at, stop + keep) if forward else (stop + 1 - keep, at + 1)
 
 
 def stretches(occ: np.ndarray, lo: np.ndarray, hi: np.ndarray, forward: bool, sem: Semantics,
@@ -343,9 +352,8 @@ class Rows:
 
     def _evidence(self, st: SceneTables, sem: Semantics) -> tuple[np.ndarray, np.ndarray]:
         lo, hi = self.lo.copy(), self.hi.copy()
-        F, b, r = st.F, self.b, self.r
+        b, r = self.b, self.r
         forward = tables()["forward"][self.template]
-        pos = np.arange(F)
         for fwd in (True, False):
             # objFirst / objLast and their Verify forms: the relation's stretch
             i = np.flatnonzero((self.category == STRETCH) & (forward == fwd))
@@ -355,15 +363,9 @@ class Rows:
             # objFirstChoose / objLastChoose: the chosen object's stretch
             i = np.flatnonzero((self.category == CHOOSE) & (forward == fwd))
             if i.size:
-                inwin = _run(self.lo[i], self.hi[i], F)
-                rel1, rel2 = st.rel[b[i], :, self.o1[i], r[i]], st.rel[b[i], :, self.o2[i], r[i]]
-                at, ok = (_first if fwd else _last)((rel1 | rel2) & inwin)
-                holds = np.where(rel1[np.arange(i.size), at][:, None], rel1, rel2)
-                side = (pos >= at[:, None]) if fwd else (pos <= at[:, None])
-                end, ok2 = (_first if fwd else _last)(~holds & inwin & side)
-                self.check(ok & ok2, i, "stretch of the chosen object")
-                keep = int(sem.choose_stretch_includes_stop)
-                lo[i], hi[i] = (at, end + keep) if fwd else (end + 1 - keep, at + 1)
+                lo[i], hi[i] = chosen_stretch(st.rel[b[i], :, self.o1[i], r[i]], st.rel[b[i], :, self.o2[i], r[i]],
+                                              self.lo[i], self.hi[i], fwd, sem,
+                                              self.checker(i, "stretch of the chosen object"))
         # relTime / objTime: the compare side the answer names (§a.2)
         i = np.flatnonzero(np.isin(self.category, (SIDE_REL, SIDE_OBJ)))
         if i.size:

@@ -95,22 +95,31 @@ def choose_episode(rel: torch.Tensor, windows: Windows, forward: bool, semantics
     holding, which must lie in W; if the stretch (stop keyframe included when
     ``choose_stretch_includes_stop``) also has r with the other object, undefined.
     """
-    v = windows.video
-    s, e = windows.start[..., None, None], windows.stop[..., None, None]
-    # per object: its first (last) keyframe in W with r, and where that run stops
-    if forward:
-        hit = read_rows(next_from(rel), v, windows.start).long()  # [*L, K, R] first keyframe >= s
-        end = read_each(next_from(~rel), v, hit)  # where that run stops
-        found, stops_in = hit < e, end < e
-    else:
-        hit = read_rows(prev_before(rel), v, windows.stop).long()  # last keyframe < e
-        end = read_each(prev_before(~rel), v, hit)  # nearest earlier keyframe without it
-        found, stops_in = hit >= s, end >= s
-    # an object picked although not found means neither was found: fold "found" in per object
-    usable = found & stops_in & windows.valid[..., None, None]
+    hit, end, usable = object_runs(rel, windows.video, windows.start, windows.stop, forward)
+    usable = usable & windows.valid[..., None, None]
     # positions fit in int16 (F < 32768), which halves the traffic of the pairwise comparisons
     hit, end = hit.to(torch.int16), end.to(torch.int16)
     return choose_pairs(hit.transpose(-1, -2), end.transpose(-1, -2), usable.transpose(-1, -2), forward, semantics)
+
+
+def object_runs(rel: torch.Tensor, video: torch.Tensor, start: torch.Tensor, stop: torch.Tensor, forward: bool
+                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Per object k and relation r, in windows [start, stop) (int64[*L]) of videos ``video``: (hit,
+    end, usable), [*L, K, R]: hit = the first (forward) or last keyframe of the window where r holds
+    with k, end = where that run stops (the next keyframe without it, or the nearest earlier one),
+    usable = both lie in the window. The choose rule picks among two objects' runs
+    (:func:`choose_pairs`); grounding reads the chosen one's keyframes."""
+    s, e = start[..., None, None], stop[..., None, None]
+    if forward:
+        hit = read_rows(next_from(rel), video, start).long()  # [*L, K, R] first keyframe >= s
+        end = read_each(next_from(~rel), video, hit)  # where that run stops
+        found, stops_in = hit < e, end < e
+    else:
+        hit = read_rows(prev_before(rel), video, stop).long()  # last keyframe < e
+        end = read_each(prev_before(~rel), video, hit)  # nearest earlier keyframe without it
+        found, stops_in = hit >= s, end >= s
+    # an object picked although not found means neither was found: "found" is folded in per object
+    return hit, end, found & stops_in
 
 
 def choose_pairs(hit: torch.Tensor, end: torch.Tensor, usable: torch.Tensor, forward: bool, semantics

@@ -5,6 +5,7 @@ are sorted index lists; failure is the string ``'__INVALID__'``."""
 
 from __future__ import annotations
 
+import tensorqa.engine.primitives.static  # noqa: F401  (the vectorized functions these twins mirror register first)
 from tensorqa.engine.primitives.registry import register
 
 INVALID = "__INVALID__"
