@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from tensorqa.clevr import records, text
-from tensorqa.clevr.grid import Block, run_template
+from tensorqa.clevr.grid import Block, SceneTables, run_template
 from tensorqa.clevr.scalar import run_nodes
 from tensorqa.clevr.semantics import CLEVR, ClevrSemantics
 from tensorqa.clevr.templates import Template, load_synonyms, load_templates
@@ -27,7 +27,6 @@ from tensorqa.errors import TensorQAError
 from tensorqa.scenes.static_batch import StaticBatch
 from tensorqa.scenes.static_store import StaticStore
 
-LOOKAHEAD = 24  # scenes evaluated past the first that reaches a template (choose_block)
 SHARED_CLEVR = Path(__file__).resolve().parents[3] / "shared" / "data" / "clevr"
 
 
@@ -36,7 +35,7 @@ class Options:
     instances_per_template: int = 1
     templates_per_image: int = 10
     reset_counts_every: int = 250
-    draws: int = 16  # M: grid draws per scene and template
+    draws: int = 8  # M: grid draws per scene and template
     batch_scenes: int = 1000
     seed: int = 0
     semantics: ClevrSemantics = CLEVR
@@ -79,9 +78,10 @@ class TemplateRows:
         self.done = np.zeros(B, bool)
         self.cand: dict[int, list] = {}
 
-    def fill(self, t: Template, tid: int, batch: StaticBatch, pos: np.ndarray, rows: np.ndarray, opt: Options) -> None:
+    def fill(self, t: Template, tid: int, batch: StaticBatch, pos: np.ndarray, rows: np.ndarray, opt: Options,
+             tables: SceneTables) -> None:
         idx = torch.from_numpy(rows)
-        blk = Block.build(batch.select(idx), torch.from_numpy(pos[rows]), opt.draws, opt.seed)
+        blk = Block.build(batch.select(idx), torch.from_numpy(pos[rows]), opt.draws, opt.seed, tables, idx)
         run = run_template(t, tid, blk, opt.semantics)
         shape = (len(rows), blk.M)
         self.ok[rows] = valid_rows(t, tid, blk, run, opt.semantics).view(shape).cpu().numpy()
@@ -133,10 +133,12 @@ def choose(rows: list[TemplateRows], pos: np.ndarray, book: Bookkeeping, opt: Op
 
 
 def choose_block(templates: list[Template], batch: StaticBatch, pos: np.ndarray, book: Bookkeeping, opt: Options):
-    """Evaluate only the (scene, template) pairs CLEVR's loop reaches: run the loop, evaluate what
-    it reached unevaluated (vectorized over those scenes), run it again from the block's start
-    state, until it reaches nothing new. Returns (accepted, rows)."""
+    """Evaluate only the templates CLEVR's loop reaches: run the loop, evaluate each template it
+    reached unevaluated, for all the block's scenes at once, run it again from the block's start
+    state, until it reaches nothing new (a few rounds: a template, once reached, is done for the
+    whole block). Returns (accepted, rows)."""
     rows = [TemplateRows(len(batch), opt.draws) for _ in templates]
+    tables = SceneTables.of(batch)
     start = (None if book.use is None else book.use.copy(), [list(h) for h in book.hist])
     while True:
         book.use = None if start[0] is None else start[0].copy()
@@ -144,12 +146,8 @@ def choose_block(templates: list[Template], batch: StaticBatch, pos: np.ndarray,
         accepted, missing = choose(rows, pos, book, opt)
         if not missing:
             return accepted, rows
-        for tid, need in missing.items():
-            # the reached scenes, and (speculatively) the next LOOKAHEAD ones: fewer rounds
-            lo = min(need)
-            want = set(need) | set(range(lo, min(lo + LOOKAHEAD, len(batch))))
-            rows_ = np.array(sorted(r for r in want if not rows[tid].done[r]), dtype=np.int64)
-            rows[tid].fill(templates[tid], tid, batch, pos, rows_, opt)
+        for tid in missing:
+            rows[tid].fill(templates[tid], tid, batch, pos, np.flatnonzero(~rows[tid].done), opt, tables)
 
 
 def _question(t: Template, batch: StaticBatch, b: int, values: dict, code: int, g: int, m: int, tid: int,

@@ -45,44 +45,71 @@ def all_keys() -> torch.Tensor:
     return torch.tensor(list(itertools.product(*axes)), dtype=torch.int64)
 
 
+def scene_match(attrs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """attrs int64[B, N, 4], mask bool[B, N] -> float32[B, N, K]: object n satisfies key k (the keys of
+    :func:`all_keys`). Built as the outer AND of one table per attribute whose column 0 is "unspecified"."""
+    v = clevr_vocab()
+    B, N = mask.shape
+    tables = []
+    for a, name in enumerate(ATTRS):
+        n = len(v.values(name))
+        t = torch.ones(B, N, n + 1, dtype=torch.bool, device=attrs.device)
+        t[..., 1:] = attrs[..., a, None] == torch.arange(n, device=attrs.device)
+        tables.append(t)
+    s, c, m, h = tables
+    out = s[..., :, None, None, None] & c[..., None, :, None, None] & m[..., None, None, :, None] & h[..., None, None, None, :]
+    return (out.reshape(B, N, -1) & mask[..., None]).float()
+
+
+@dataclass
+class SceneTables:
+    """What every template of a block of scenes shares: the key-match table, per-scene key counts
+    and the option classes of the filter nodes whose input is the scene or one object (most of
+    them), computed once per block and kind of node instead of once per template."""
+
+    rel: torch.Tensor  # bool[S, N, N, 4]
+    mask: torch.Tensor  # bool[S, N]
+    match: torch.Tensor  # float32[S, N, K]
+    counts: torch.Tensor  # float32[S, K]: objects of each scene that match each key
+    classes: dict = field(default_factory=dict)
+
+    @staticmethod
+    def of(batch: StaticBatch) -> "SceneTables":
+        match = scene_match(batch.attrs, batch.mask)
+        return SceneTables(batch.rel, batch.mask, match, match.sum(1))
+
+
 @dataclass
 class Block:
     """Scene tensors repeated over M draws: attrs int64[P, N, 4], rel bool[P, N, N, 4], mask bool[P, N];
-    ``match`` float32[B, N, K] (object n satisfies key k); ``row_key`` int64[P] (the draw's hash)."""
+    ``tables`` the block's :class:`SceneTables`, ``scene_idx`` int64[B] each scene's row there."""
 
     B: int
     M: int
     attrs: torch.Tensor
     rel: torch.Tensor
     mask: torch.Tensor
-    match: torch.Tensor
+    tables: SceneTables
+    scene_idx: torch.Tensor
     keys: torch.Tensor
     scene_pos: torch.Tensor  # int64[B] global scene positions
     seed: int
-    _scene_counts: torch.Tensor | None = field(default=None, repr=False)
 
     @staticmethod
-    def build(batch: StaticBatch, scene_pos: torch.Tensor, M: int, seed: int) -> "Block":
+    def build(batch: StaticBatch, scene_pos: torch.Tensor, M: int, seed: int, tables: SceneTables | None = None,
+              scene_idx: torch.Tensor | None = None) -> "Block":
+        """``tables``: the :class:`SceneTables` of the scenes ``batch`` was selected from (at ``scene_idx``),
+        shared by the templates of a block; built from ``batch`` when not given."""
         keys = all_keys().to(batch.attrs.device)
-        ok = (keys[None, None] < 0) | (batch.attrs[:, :, None, :] == keys[None, None])  # [B, N, K, 4]
-        match = (ok.all(-1) & batch.mask[:, :, None]).float()
+        if tables is None:
+            tables, scene_idx = SceneTables.of(batch), torch.arange(len(batch), device=batch.attrs.device)
         rep = lambda t: t.repeat_interleave(M, 0)  # noqa: E731
-        return Block(len(batch), M, rep(batch.attrs), rep(batch.rel), rep(batch.mask), match, keys, scene_pos, seed)
+        return Block(len(batch), M, rep(batch.attrs), rep(batch.rel), rep(batch.mask), tables, scene_idx, keys,
+                     scene_pos, seed)
 
     @property
     def P(self) -> int:
         return self.B * self.M
-
-    def counts(self, sets: torch.Tensor) -> torch.Tensor:
-        """bool[P, J, N] -> float[P, J, K]: |set ∩ key| for every key."""
-        J, N = sets.shape[1], sets.shape[2]
-        return torch.bmm(sets.reshape(self.B, self.M * J, N).float(), self.match).reshape(self.P, J, -1)
-
-    def scene_counts(self) -> torch.Tensor:
-        """float[B, K]: how many objects of each scene match each key."""
-        if self._scene_counts is None:
-            self._scene_counts = self.match.sum(1)
-        return self._scene_counts
 
     @property
     def row_scene(self) -> torch.Tensor:
@@ -139,74 +166,134 @@ def _suffix(kind: str, filtered: torch.Tensor):
     return "set", filtered
 
 
-def _key_weights(blk: Block, t: Template, kind: str, cnt: torch.Tensor, scnt: torch.Tensor, kp, sem) -> torch.Tensor:
-    """CLEVR's option rules for a filter / relate_filter node: float[U, J, K] weights from
-    cnt = |input ∩ key| float[U, J, K] and scnt = |scene ∩ key| float[U, K]."""
-    keys, nulls = blk.keys, t.null_params()
-    allowed = torch.ones(keys.shape[0], dtype=torch.bool, device=keys.device)
+LOCAL = 6  # option classes per relation: (in the options, in the extra pool, in both) x (trivial or not)
+
+
+def _option_classes(t: Template, kind: str, cnt: torch.Tensor, scnt: torch.Tensor, kp, sem):
+    """CLEVR's option rules for a filter / relate_filter node as classes of options of equal weight,
+    from cnt = |input ∩ key| float[U, J, K] and scnt = |scene ∩ key| float[U, K].
+
+    Returns (cls int8[U, J, K]: -1 = not an option, else 2 x (membership - 1) + trivial, membership
+    1 = an option, 2 = an extra key only, 3 = both; n int64[U, J x LOCAL]: how many options of each
+    (relation, class); weight float64[U, J x LOCAL]: the weight of one of them). The weights are
+    CLEVR's: options of ``filter_unique`` / ``filter`` weigh 1; ``filter_count`` / ``filter_exist``
+    give the extra "empty" keys (add_empty_filter_options) their share of the mass, uniformly over
+    their pool; for ``relate_*`` the trivial pairs (the relation removes nothing) keep about
+    round(n x 0.1 / 0.9) of their number."""
+    keys = all_keys().to(cnt.device)
+    nulls = t.null_params()
+    U, J, K = cnt.shape
+    allowed = torch.ones(K, dtype=torch.bool, device=cnt.device)
     for name, a in kp:
         if name in nulls:
             allowed &= keys[:, a] < 0
     base = kind.removeprefix("relate_")
     present = scnt[:, None, :] >= 1  # the key matches a scene object
+    one = torch.ones(U, J, dtype=torch.float64, device=cnt.device)
     if base == "filter_unique":
-        w = cnt == 1
+        opt = cnt == 1
     elif base == "filter":
-        w = cnt >= 1
+        opt = cnt >= 1
         if kind == "filter":
-            w = w & (keys >= 0).any(-1)[None, None]  # filter drops the all-unspecified key
-    else:  # count / exist: keys present in the scene, plus CLEVR's extra "empty" keys
-        w = present.expand_as(cnt).clone()
-    w = (w & allowed).float()
+            opt = opt & (keys >= 0).any(-1)  # filter drops the all-unspecified key
+    else:
+        opt = present.expand(U, J, K)
+    opt = opt & allowed
+    alpha, beta, extra = one, torch.zeros_like(one), torch.zeros_like(opt)
     if base in ("filter_count", "filter_exist"):
-        # each option brings one random extra key (filter_exist), or each singleton option does
-        # (filter_count): give the extra keys that share of the mass, uniformly over their pool
-        n_opt = w.sum(-1, keepdim=True)
-        n_extra = n_opt if base == "filter_exist" else ((cnt == 1) & (w > 0)).sum(-1, keepdim=True).float()
-        pool = allowed.expand_as(cnt) if sem.empty_keys_may_match else (allowed & ~present).expand_as(cnt)
-        pool = pool.float()
+        # each option brings one random extra key (filter_exist), or each singleton option does (filter_count)
+        n_opt = opt.sum(-1).double()
+        n_extra = n_opt if base == "filter_exist" else ((cnt == 1) & opt).sum(-1).double()
+        pool = allowed if sem.empty_keys_may_match else allowed & ~present
+        extra = pool & (n_extra > 0)[..., None]  # extra keys only come with options that bring them
         share = n_extra / (n_opt + n_extra).clamp(min=1)
-        w = torch.where(n_opt > 0, w / n_opt.clamp(min=1) * (1 - share), w) + pool / pool.sum(-1, keepdim=True).clamp(min=1) * share
-    return w
+        alpha = (1 - share) / n_opt.clamp(min=1)
+        beta = share / extra.sum(-1).double().clamp(min=1)
+    valid = opt | extra
+    member = opt.to(torch.int8) + 2 * extra.to(torch.int8)  # 0 = neither
+    keep = torch.ones(U, dtype=torch.float64, device=cnt.device)
+    triv = torch.zeros_like(valid)
+    if kind in RELATE_FILTER_KINDS:
+        triv = (cnt == scnt[:, None, :]) & valid
+        n_tr = triv.sum((1, 2)).double()
+        n_non = valid.sum((1, 2)).double() - n_tr
+        keep = torch.where(n_non > 0, (torch.round(n_non * 0.1 / 0.9) / n_tr.clamp(min=1)).clamp(max=1), keep)
+    cls = torch.where(valid, 2 * (member - 1) + triv.to(torch.int8), torch.tensor(-1, dtype=torch.int8))
+    flat = (torch.arange(U * J, device=cnt.device).view(U, J, 1) * (LOCAL + 1) + (cls + 1).long()).flatten()
+    n = torch.bincount(flat, minlength=U * J * (LOCAL + 1)).view(U, J, LOCAL + 1)[..., 1:]
+    m = torch.arange(LOCAL, device=cnt.device)
+    in_opt, in_extra, is_triv = (m // 2) != 1, m // 2 >= 1, m % 2 == 1  # membership m // 2 + 1
+    weight = alpha[..., None] * in_opt + beta[..., None] * in_extra
+    weight = weight * torch.where(is_triv, keep[:, None], torch.ones_like(keep)[:, None])[:, None, :]
+    return cls, n.reshape(U, J * LOCAL), weight.reshape(U, J * LOCAL)
 
 
-def _draw_key(blk: Block, t: Template, typ: str, kp, src: torch.Tensor, inp: torch.Tensor, sem, tid: int, k: int):
-    """Draw a filter key (x relation for relate_filter*) for every row: the weights are computed
-    once per distinct (scene, input) and the rows draw by inverse CDF from one flat cumulative
-    table. src bool[P, J, N]: the input set (J = 4 relations for relate_filter*); inp: the node's
-    input (set or object), which identifies rows that share weights."""
+def _classes_for(blk: Block, t: Template, typ: str, kp, sem, src: torch.Tensor, inp: torch.Tensor, whole_scene: bool):
+    """(cls, n, weight) of :func:`_option_classes` for the distinct inputs, and inv int64[P] (each row's
+    input among them), has bool[P] (False where the input is no object). Inputs that are the scene or
+    one object use the block's shared tables (``SceneTables.classes``); other sets are grouped here."""
+    tab = blk.tables
     P, N = blk.mask.shape
     rs = blk.row_scene
-    if inp.dim() == 1:  # an object: rows share (scene, object)
-        ident = rs * (N + 1) + inp + 1
-    elif N <= 40:
-        ident = rs * (1 << N) + (inp.long() << torch.arange(N, device=inp.device)).sum(-1)
+    dev = inp.device
+    nulls = t.null_params()
+    has = torch.ones(P, dtype=torch.bool, device=dev)
+    if whole_scene or inp.dim() == 1:
+        form = "scene" if whole_scene else "object"
+        key = (form, typ, tuple(a for name, a in kp if name in nulls))
+        if key not in tab.classes:
+            S = tab.match.shape[0]
+            if form == "scene":
+                cnt, scnt = tab.counts[:, None, :], tab.counts
+            else:  # every (scene, object) of the block: the 4 relation sets of the object
+                rel = tab.rel.permute(0, 1, 3, 2).reshape(S, N * 4, N).float()  # [S, (o, r), j]
+                cnt = torch.bmm(rel, tab.match).view(S * N, 4, -1)
+                scnt = tab.counts.repeat_interleave(N, 0)
+            tab.classes[key] = _option_classes(t, typ, cnt, scnt, kp, sem)
+        scene = blk.scene_idx[rs]
+        if form == "scene":
+            inv = scene
+        else:
+            inv = scene * N + inp.clamp(min=0)
+            has = inp >= 0
+        return tab.classes[key], inv, has
+    if N <= 40:
+        ident = rs * (1 << N) + (inp.long() << torch.arange(N, device=dev)).sum(-1)
     else:
-        ident = torch.arange(P, device=inp.device)
-    uniq, inv = torch.unique(ident, return_inverse=True)
-    U = uniq.shape[0]
-    rep = torch.empty(U, dtype=torch.int64, device=inp.device).scatter_(0, inv, torch.arange(P, device=inp.device))
-    su = rs[rep]
-    cnt = torch.bmm(src[rep].float(), blk.match[su])  # [U, J, K]
-    scnt = blk.scene_counts()[su]
-    w = _key_weights(blk, t, typ, cnt, scnt, kp, sem)
-    if typ in RELATE_FILTER_KINDS:
-        # trivial pairs (the relation removes nothing): keep about round(N * 0.1 / 0.9) of them
-        triv = (cnt == scnt[:, None, :]) & (w > 0)
-        n_non = ((w > 0) & ~triv).sum((1, 2)).float()
-        n_tr = triv.sum((1, 2)).float()
-        keep = (torch.round(n_non * 0.1 / 0.9) / n_tr.clamp(min=1)).clamp(max=1)
-        keep = torch.where(n_non > 0, keep, torch.ones_like(keep))
-        w = torch.where(triv, w * keep[:, None, None], w)
-    w = w.reshape(U, -1)
-    JK = w.shape[1]
-    total = w.double().sum(-1)
-    cdf = w.double().flatten().cumsum(0)
-    base = cdf.view(U, JK)[:, -1] - total
-    x = base[inv] + blk.uniforms(tid, k) * total[inv]
-    idx = torch.searchsorted(cdf, x, right=True)
-    opt = (idx - inv * JK).clamp(0, JK - 1)
-    return opt, total[inv] > 0
+        ident = torch.arange(P, device=dev)
+    _, inv = torch.unique(ident, return_inverse=True)
+    U = int(inv.max()) + 1 if P else 0
+    rep = torch.empty(U, dtype=torch.int64, device=dev).scatter_(0, inv, torch.arange(P, device=dev))
+    su = blk.scene_idx[rs[rep]]
+    cnt = torch.bmm(src[rep].float(), tab.match[su])  # [U, J, K]
+    return _option_classes(t, typ, cnt, tab.counts[su], kp, sem), inv, has
+
+
+def _draw_key(blk: Block, t: Template, typ: str, kp, src: torch.Tensor, inp: torch.Tensor, sem, tid: int, k: int,
+              whole_scene: bool = False):
+    """Draw a filter key (x relation for relate_filter*) for every row, with probability proportional
+    to CLEVR's option weights (:func:`_option_classes`): a row's hash picks a class of options by its
+    total weight, then, from the rest of the same hash, one option of that class (the options of a
+    class weigh the same, so this is the inverse CDF of the weights without a float table per row).
+    src bool[P, J, N]: the input set (J = 4 relations for relate_filter*); inp: the node's input
+    (set or object); ``whole_scene``: the input is the scene node's output."""
+    (cls, n_all, w_all), inv, has = _classes_for(blk, t, typ, kp, sem, src, inp, whole_scene)
+    J, K = cls.shape[1], cls.shape[2]
+    n = n_all[inv]
+    mass = n * w_all[inv]  # [P, J x LOCAL]
+    cdf = mass.cumsum(-1)
+    total = cdf[:, -1]
+    x = blk.uniforms(tid, k) * total
+    c = torch.searchsorted(cdf, x[:, None], right=True).squeeze(-1).clamp(max=J * LOCAL - 1)
+    m_c = mass.gather(1, c[:, None]).squeeze(1)
+    rest = (x - (cdf.gather(1, c[:, None]).squeeze(1) - m_c)) / m_c.clamp(min=1e-300)
+    n_c = n.gather(1, c[:, None]).squeeze(1)
+    rank = (rest * n_c).long().clamp(min=0).minimum((n_c - 1).clamp(min=0))
+    j, local = c // LOCAL, (c % LOCAL).to(torch.int8)
+    members = cls[inv, j] == local[:, None]  # [P, K]: the options of the drawn class
+    seen = members.cumsum(-1, dtype=torch.int32)  # non-decreasing: the option of rank r is the first above r
+    pos = torch.searchsorted(seen, rank[:, None].to(torch.int32), right=True).squeeze(-1).clamp(max=K - 1)
+    return j * K + pos, has & (total > 0)
 
 
 def run_template(t: Template, tid: int, blk: Block, sem, params: dict | None = None, replace: dict | None = None) -> Run:
@@ -235,7 +322,8 @@ def run_template(t: Template, tid: int, blk: Block, sem, params: dict | None = N
             else:
                 src = arg[0][:, None]
             if sampling:
-                opt, has = _draw_key(blk, t, typ, kp, src, arg[0], sem, tid, k)
+                opt, has = _draw_key(blk, t, typ, kp, src, arg[0], sem, tid, k,
+                                     whole_scene=t.nodes[ins[0]]["type"] == "scene" and ins[0] not in replace)
                 ok &= has
                 K = blk.keys.shape[0]
                 key = blk.keys[opt % K]

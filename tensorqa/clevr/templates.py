@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,12 +34,16 @@ class Template:
     def key(self) -> str:
         return f"{self.filename}#{self.index}"
 
-    @property
+    @functools.cached_property
     def param_type(self) -> dict[str, str]:
         return dict(self.params)
 
-    def null_params(self) -> set[str]:
-        return {p for c in self.constraints if c["type"] == "NULL" for p in c["params"]}
+    @functools.cached_property
+    def _nulls(self) -> frozenset[str]:
+        return frozenset(p for c in self.constraints if c["type"] == "NULL" for p in c["params"])
+
+    def null_params(self) -> frozenset[str]:
+        return self._nulls
 
 
 def _check_template(t: dict, where: str, index: int, filename: str) -> Template:

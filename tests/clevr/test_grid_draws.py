@@ -1,0 +1,99 @@
+"""The grid's parameter draws follow CLEVR's option weights exactly.
+
+A draw maps each row's hash u in (0, 1) to an option, so that the u that give option e form an
+interval of length w_e / sum(w). Fed Q evenly spaced u, every option must come up Q x its share,
+to within one. The weights are restated here from CLEVR's generator (reference clevr.md: the
+options of a filter node are the keys that keep the question well-formed; filter_count /
+filter_exist add "empty" keys; relate nodes keep about a tenth of trivial pairs), one scene and one
+key at a time, as the independent twin of the grid's class tables."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from helpers import SHARED
+
+from tensorqa.clevr import grid
+from tensorqa.clevr.semantics import CLEVR, STRICT
+from tensorqa.clevr.templates import FILTER_KINDS, RELATE_FILTER_KINDS, load_templates
+from tensorqa.scenes.clevr_sampler import sample_scenes
+from tensorqa.scenes.static_batch import StaticBatch
+
+TEMPLATES = SHARED / "data" / "clevr" / "CLEVR_1.0_templates"
+Q = 20_000
+
+
+def reference_weights(t, kind, kp, sets, attrs, sem) -> np.ndarray:
+    """float[J, K]: CLEVR's weight of each (relation, key) option; sets bool[J, n]: the node's input
+    (per relation), attrs int[n, 4]: the scene's objects."""
+    keys = grid.all_keys().numpy()
+    nulls = t.null_params()
+    J, K = len(sets), len(keys)
+    match = np.array([[all(k[a] < 0 or o[a] == k[a] for a in range(4)) for k in keys] for o in attrs])  # [n, K]
+    scnt = match.sum(0)
+    allowed = np.array([all(k[a] < 0 for name, a in kp if name in nulls) for k in keys])
+    base = kind.removeprefix("relate_")
+    w = np.zeros((J, K))
+    for j in range(J):
+        cnt = (match & sets[j][:, None]).sum(0)
+        if base == "filter_unique":
+            opt = cnt == 1
+        elif base == "filter":
+            opt = (cnt >= 1) & ((keys >= 0).any(1) if kind == "filter" else True)
+        else:
+            opt = scnt >= 1
+        opt = opt & allowed
+        w[j] = opt
+        if base in ("filter_count", "filter_exist"):
+            n_opt = opt.sum()
+            n_extra = n_opt if base == "filter_exist" else ((cnt == 1) & opt).sum()
+            pool = allowed if sem.empty_keys_may_match else allowed & (scnt == 0)
+            share = n_extra / max(n_opt + n_extra, 1)
+            w[j] = (opt / n_opt * (1 - share) if n_opt else opt) + pool / max(pool.sum(), 1) * share
+    if kind in RELATE_FILTER_KINDS:
+        cnt = np.stack([(match & sets[j][:, None]).sum(0) for j in range(J)])
+        triv = (cnt == scnt[None]) & (w > 0)
+        n_non, n_tr = ((w > 0) & ~triv).sum(), triv.sum()
+        keep = min(round(n_non * 0.1 / 0.9) / max(n_tr, 1), 1) if n_non else 1
+        w = np.where(triv, w * keep, w)
+    return w
+
+
+def _cases():
+    seen = {}
+    for t in load_templates(TEMPLATES):
+        for k, node in enumerate(t.nodes):
+            typ = node["type"]
+            src_type = t.nodes[node["inputs"][0]]["type"] if node.get("inputs") else None
+            if (typ in FILTER_KINDS and src_type == "scene") or typ in RELATE_FILTER_KINDS:
+                seen.setdefault((typ, bool(t.null_params())), (t, k))
+    return sorted(seen.items(), key=str)
+
+
+@pytest.mark.parametrize("sem", [CLEVR, STRICT], ids=["clevr", "strict"])
+@pytest.mark.parametrize("case", _cases(), ids=lambda c: f"{c[0][0]}{'-null' if c[0][1] else ''}")
+def test_draws_follow_clevrs_weights(case, sem):
+    (typ, _), (t, k) = case
+    batch = StaticBatch.from_scenes(sample_scenes(3, seed=5))
+    blk = grid.Block.build(batch, torch.arange(3), Q, seed=0)
+    stratified = (torch.arange(Q, dtype=torch.float64) + 0.5) / Q
+    blk.uniforms = lambda tid, node: stratified.repeat(3)
+    kp = grid._key_params(t, t.nodes[k])
+    if typ in RELATE_FILTER_KINDS:
+        obj = torch.full((blk.P,), 1, dtype=torch.int64)  # the input: object 1 of each scene
+        src = torch.stack([blk.rel[torch.arange(blk.P), 1, :, r] for r in range(4)], 1)
+        opt, has = grid._draw_key(blk, t, typ, kp, src, obj, sem, 0, k)
+    else:
+        src = blk.mask[:, None]
+        opt, has = grid._draw_key(blk, t, typ, kp, src, blk.mask, sem, 0, k, whole_scene=True)
+    for b in range(3):
+        n = int(batch.mask[b].sum())
+        sets = src[b * Q, :, :n].numpy()
+        w = reference_weights(t, typ, kp, sets, batch.attrs[b, :n].numpy(), sem).ravel()
+        rows = slice(b * Q, (b + 1) * Q)
+        assert bool(has[rows].all()) == (w.sum() > 0)
+        if w.sum() == 0:
+            continue
+        got = np.bincount(opt[rows].numpy(), minlength=w.size)
+        assert np.abs(got - Q * w / w.sum()).max() <= 1.0 + 1e-6, (t.key, typ, b)
