@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from tensorqa.clevr.generate import SHARED_CLEVR, Options, generate_scenes, rejected
-from tensorqa.clevr.records import answer_value, expand_program, param_words
+from tensorqa.clevr.records import expand_program, param_words
 from tensorqa.clevr.scalar import INVALID, is_degenerate, run_program
 from tensorqa.clevr.templates import KEY_TYPES, load_synonyms, load_templates
 from tensorqa.clevr.validity import answer_domain
@@ -52,7 +52,6 @@ def dfs(t, sc_json, sc, rel, hist, rng):
     kind, dom = answer_domain(t)
     ty, nulls = t.param_type, t.null_params()
     stack = [({}, 0)]
-    n = len(sc)
     while stack:
         params, k = stack.pop()
         if any(params.get(p, -1) not in (-1,) for p in nulls if p in params):

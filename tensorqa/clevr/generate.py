@@ -151,16 +151,25 @@ def choose_block(templates: list[Template], batch: StaticBatch, pos: np.ndarray,
 
 
 def _question(t: Template, batch: StaticBatch, b: int, values: dict, code: int, g: int, m: int, tid: int,
-              synonyms: dict, opt: Options, with_output: bool) -> dict:
-    words = records.param_words(t, values)
+              synonyms: dict, opt: Options, with_output: bool, memo: dict) -> dict:
+    """One accepted row as a CLEVR question. ``memo``: programs by (template, parameters) and scene
+    JSON by block row, shared by the questions of a run (a program recurs across scenes)."""
+    key = (tid, tuple(values.values()))
+    if key not in memo:
+        words = records.param_words(t, values)
+        prog = records.expand_program(t, words)
+        memo[key] = (words, prog, None if with_output else records.clevr_json_program(prog, None))
+    words, prog, program = memo[key]
+    if with_output:
+        scene = memo.get(("scene", b))
+        if scene is None:
+            scene = memo[("scene", b)] = batch.scene(b).to_json()
+        program = records.clevr_json_program(prog, run_nodes(prog, scene))
     rng = random.Random((opt.seed * 1_000_003 + g) * 4099 + tid * 131 + m)
-    prog = records.expand_program(t, words)
-    outputs = run_nodes(prog, batch.scene(b)) if with_output else None
     fname = batch.image_filenames[b]
     return {"split": batch.splits[b], "image_filename": fname, "image_index": int(batch.image_indices[b]),
             "image": fname.rsplit(".", 1)[0], "question": text.render(t, words, synonyms, rng, opt.semantics),
-            "program": records.clevr_json_program(prog, outputs),
-            "answer": records.answer_value(answer_domain(t)[0], code),
+            "program": program, "answer": records.answer_value(answer_domain(t)[0], code),
             "template_filename": t.filename, "question_family_index": t.index}
 
 
@@ -170,6 +179,7 @@ def generate_scenes(store: StaticStore, templates: list[Template], synonyms: dic
     stop = len(store) if stop is None else min(stop, len(store))
     book = Bookkeeping(templates)
     qs: list[dict] = []
+    memo: dict = {}
     for a in range(start, stop, opt.batch_scenes):
         z = min(a + opt.batch_scenes, stop)
         batch = store.batch(a, z)
@@ -177,10 +187,12 @@ def generate_scenes(store: StaticStore, templates: list[Template], synonyms: dic
         if a == start:
             book.use = None  # CLEVR resets at the run's first scene
         accepted, rows = choose_block(templates, batch, pos, book, opt)
+        memo = {k: v for k, v in memo.items() if k[0] != "scene"}  # programs carry over, scenes do not
         for b, tid, m in accepted:
             tr = rows[tid]
             vals = {k: int(v[b, m]) for k, v in tr.params.items()}
-            qs.append(_question(templates[tid], batch, b, vals, int(tr.ans[b, m]), int(pos[b]), m, tid, synonyms, opt, with_output))
+            qs.append(_question(templates[tid], batch, b, vals, int(tr.ans[b, m]), int(pos[b]), m, tid, synonyms, opt,
+                                with_output, memo))
     return qs
 
 

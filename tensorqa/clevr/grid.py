@@ -3,16 +3,18 @@
 Rows are P = B scenes x M draws. A template is walked node by node once per block: at each node with
 side inputs, every option of its grid (324 filter keys (size, color, material, shape, each possibly
 unspecified), x 4 relations for ``relate_filter*``; 4 relations for ``relate``; the values of one
-attribute for ``filter_<attr>``) is evaluated for every row at once (one batched matmul of the
-input sets against the key-match table), CLEVR's option rules become a weight mask over the grid,
-and each row draws one valid option (inverse CDF of the weights at a counter-based hash of (seed,
-scene, template, draw, node)), so a draw never depends on the block size or shard). The rows' programs then
-run through the registry's ``clevr_*`` primitives; constraints and the degeneracy test are masks
-(``validity``).
+attribute for ``filter_<attr>``) is counted against the node's input (one batched matmul of the
+input sets against the key-match table), CLEVR's option rules sort the options into classes of
+equal weight (``_option_classes``; shared by all templates of the block where the input is the
+scene or one object, ``SceneTables``), and each row draws one option in proportion to the weights
+at a counter-based hash of (seed, scene, template, draw, node), so a draw never depends on the block
+size or shard. The rows' programs then run through the registry's ``clevr_*`` primitives;
+constraints and the degeneracy test are masks (``validity``).
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass, field
 
@@ -72,6 +74,12 @@ class SceneTables:
     match: torch.Tensor  # float32[S, N, K]
     counts: torch.Tensor  # float32[S, K]: objects of each scene that match each key
     classes: dict = field(default_factory=dict)
+
+    @functools.cached_property
+    def object_row(self) -> torch.Tensor:
+        """int64[S x N]: each (scene, object slot)'s row among the block's real objects (-1: padding)."""
+        real = self.mask.flatten()
+        return torch.where(real, real.long().cumsum(0) - 1, -1)
 
     @staticmethod
     def of(batch: StaticBatch) -> "SceneTables":
@@ -245,17 +253,19 @@ def _classes_for(blk: Block, t: Template, typ: str, kp, sem, src: torch.Tensor, 
             S = tab.match.shape[0]
             if form == "scene":
                 cnt, scnt = tab.counts[:, None, :], tab.counts
-            else:  # every (scene, object) of the block: the 4 relation sets of the object
+            else:  # every object of the block: its 4 relation sets
                 rel = tab.rel.permute(0, 1, 3, 2).reshape(S, N * 4, N).float()  # [S, (o, r), j]
-                cnt = torch.bmm(rel, tab.match).view(S * N, 4, -1)
-                scnt = tab.counts.repeat_interleave(N, 0)
+                real = tab.mask.flatten()
+                cnt = torch.bmm(rel, tab.match).view(S * N, 4, -1)[real]
+                scnt = tab.counts.repeat_interleave(N, 0)[real]
             tab.classes[key] = _option_classes(t, typ, cnt, scnt, kp, sem)
         scene = blk.scene_idx[rs]
         if form == "scene":
             inv = scene
-        else:
-            inv = scene * N + inp.clamp(min=0)
-            has = inp >= 0
+        else:  # the object's row among the block's objects
+            o = inp.clamp(min=0)
+            has = (inp >= 0) & tab.mask[scene, o]
+            inv = (tab.object_row[scene * N + o]).clamp(min=0)
         return tab.classes[key], inv, has
     if N <= 40:
         ident = rs * (1 << N) + (inp.long() << torch.arange(N, device=dev)).sum(-1)

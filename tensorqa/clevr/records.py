@@ -3,9 +3,10 @@ expands a template, the text, the answer; written as CLEVR's questions JSON or P
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
+
+import orjson
 
 from tensorqa.clevr.templates import FILTER_KINDS, KEY_TYPES, RELATE_FILTER_KINDS, Template
 from tensorqa.errors import TensorQAError
@@ -84,8 +85,7 @@ def write_questions_json(path: str | Path, info: dict, questions: list[dict]) ->
     if not p.parent.is_dir():
         raise TensorQAError(f"{p}: output directory {p.parent} does not exist")
     tmp = p.with_name(p.name + ".partial")
-    with open(tmp, "w") as f:
-        json.dump({"info": info, "questions": questions}, f)
+    tmp.write_bytes(orjson.dumps({"info": info, "questions": questions}))
     os.replace(tmp, p)
     return p
 
@@ -109,7 +109,7 @@ def write_parquet(folder: str | Path, questions: list[dict], shard: int = 0, num
     for split, qs in sorted(by_split.items()):
         cols = {c: [q[c] for q in qs] for c in PARQUET_COLUMNS}
         cols["answer"] = [("yes" if a else "no") if isinstance(a, bool) else str(a) for a in cols["answer"]]
-        cols["program"] = [json.dumps(p) for p in cols["program"]]
+        cols["program"] = [orjson.dumps(p).decode() for p in cols["program"]]
         p = d / f"{split}-{shard:05d}-of-{num_shards:05d}.parquet"
         pq.write_table(pa.table(cols), p)
         out.append(p)
