@@ -69,6 +69,7 @@ class SceneTables:
     and the option classes of the filter nodes whose input is the scene or one object (most of
     them), computed once per block and kind of node instead of once per template."""
 
+    attrs: torch.Tensor  # int64[S, N, 4]
     rel: torch.Tensor  # bool[S, N, N, 4]
     mask: torch.Tensor  # bool[S, N]
     match: torch.Tensor  # float32[S, N, K]
@@ -84,7 +85,7 @@ class SceneTables:
     @staticmethod
     def of(batch: StaticBatch) -> "SceneTables":
         match = scene_match(batch.attrs, batch.mask)
-        return SceneTables(batch.rel, batch.mask, match, match.sum(1))
+        return SceneTables(batch.attrs, batch.rel, batch.mask, match, match.sum(1))
 
 
 @dataclass
@@ -174,6 +175,17 @@ def _suffix(kind: str, filtered: torch.Tensor):
     return "set", filtered
 
 
+def count_true(x: torch.Tensor) -> torch.Tensor:
+    """int64[...]: the true entries of bool[..., K] along the last axis. Sums the bytes four at a time
+    as int32 words (each byte lane stays below 256 for K < 1024): about 100x faster than a bool sum
+    on the CPU."""
+    K = x.shape[-1]
+    if K % 4 or K >= 1024 or not x.is_contiguous():
+        return x.sum(-1)
+    w = x.view(torch.int32).sum(-1, dtype=torch.int32)
+    return ((w & 255) + ((w >> 8) & 255) + ((w >> 16) & 255) + ((w >> 24) & 255)).long()
+
+
 LOCAL = 6  # option classes per relation: (in the options, in the extra pool, in both) x (trivial or not)
 
 
@@ -181,7 +193,7 @@ def _option_classes(t: Template, kind: str, cnt: torch.Tensor, scnt: torch.Tenso
     """CLEVR's option rules for a filter / relate_filter node as classes of options of equal weight,
     from cnt = |input ∩ key| float[U, J, K] and scnt = |scene ∩ key| float[U, K].
 
-    Returns (cls int8[U, J, K]: -1 = not an option, else 2 x (membership - 1) + trivial, membership
+    Returns (cls int8[U, J, K]: negative = not an option, else 2 x (membership - 1) + trivial, membership
     1 = an option, 2 = an extra key only, 3 = both; n int64[U, J x LOCAL]: how many options of each
     (relation, class); weight float64[U, J x LOCAL]: the weight of one of them). The weights are
     CLEVR's: options of ``filter_unique`` / ``filter`` weigh 1; ``filter_count`` / ``filter_exist``
@@ -208,27 +220,30 @@ def _option_classes(t: Template, kind: str, cnt: torch.Tensor, scnt: torch.Tenso
         opt = present.expand(U, J, K)
     opt = opt & allowed
     alpha, beta, extra = one, torch.zeros_like(one), torch.zeros_like(opt)
-    if base in ("filter_count", "filter_exist"):
+    counted = base in ("filter_count", "filter_exist")
+    if counted:
         # each option brings one random extra key (filter_exist), or each singleton option does (filter_count)
-        n_opt = opt.sum(-1).double()
-        n_extra = n_opt if base == "filter_exist" else ((cnt == 1) & opt).sum(-1).double()
+        n_opt = count_true(opt).double()
+        n_extra = n_opt if base == "filter_exist" else count_true((cnt == 1) & opt).double()
         pool = allowed if sem.empty_keys_may_match else allowed & ~present
         extra = pool & (n_extra > 0)[..., None]  # extra keys only come with options that bring them
         share = n_extra / (n_opt + n_extra).clamp(min=1)
         alpha = (1 - share) / n_opt.clamp(min=1)
-        beta = share / extra.sum(-1).double().clamp(min=1)
-    valid = opt | extra
-    member = opt.to(torch.int8) + 2 * extra.to(torch.int8)  # 0 = neither
+        beta = share / count_true(extra).double().clamp(min=1)
+    related = kind in RELATE_FILTER_KINDS
+    cls = opt.to(torch.int8) * 2 + extra.to(torch.int8) * 4 - 2  # 2 x (membership - 1); negative: no option
+    if related:
+        cls += cnt == scnt[:, None, :]  # trivial: the relation removes nothing
+    n = torch.zeros(U, J, LOCAL, dtype=torch.int64, device=cnt.device)
+    for m_ in range(LOCAL):
+        if (m_ // 2 + 1 > 1 and not counted) or (m_ % 2 == 1 and not related):
+            continue  # a class this kind of node never has
+        n[..., m_] = count_true(cls == m_)
     keep = torch.ones(U, dtype=torch.float64, device=cnt.device)
-    triv = torch.zeros_like(valid)
-    if kind in RELATE_FILTER_KINDS:
-        triv = (cnt == scnt[:, None, :]) & valid
-        n_tr = triv.sum((1, 2)).double()
-        n_non = valid.sum((1, 2)).double() - n_tr
+    if related:
+        n_tr = n[..., 1::2].sum((1, 2)).double()
+        n_non = n[..., 0::2].sum((1, 2)).double()
         keep = torch.where(n_non > 0, (torch.round(n_non * 0.1 / 0.9) / n_tr.clamp(min=1)).clamp(max=1), keep)
-    cls = torch.where(valid, 2 * (member - 1) + triv.to(torch.int8), torch.tensor(-1, dtype=torch.int8))
-    flat = (torch.arange(U * J, device=cnt.device).view(U, J, 1) * (LOCAL + 1) + (cls + 1).long()).flatten()
-    n = torch.bincount(flat, minlength=U * J * (LOCAL + 1)).view(U, J, LOCAL + 1)[..., 1:]
     m = torch.arange(LOCAL, device=cnt.device)
     in_opt, in_extra, is_triv = (m // 2) != 1, m // 2 >= 1, m % 2 == 1  # membership m // 2 + 1
     weight = alpha[..., None] * in_opt + beta[..., None] * in_extra
@@ -236,35 +251,45 @@ def _option_classes(t: Template, kind: str, cnt: torch.Tensor, scnt: torch.Tenso
     return cls, n.reshape(U, J * LOCAL), weight.reshape(U, J * LOCAL)
 
 
-def _classes_for(blk: Block, t: Template, typ: str, kp, sem, src: torch.Tensor, inp: torch.Tensor, whole_scene: bool):
+def _classes_for(blk: Block, t: Template, typ: str, kp, sem, src: torch.Tensor, inp: torch.Tensor, source):
     """(cls, n, weight) of :func:`_option_classes` for the distinct inputs, and inv int64[P] (each row's
-    input among them), has bool[P] (False where the input is no object). Inputs that are the scene or
-    one object use the block's shared tables (``SceneTables.classes``); other sets are grouped here."""
+    input among them), has bool[P] (False where the input is no object). ``source`` says what the
+    input is: "scene", ("object", obj) for relate_filter*, ("same", attr, obj) for the output of
+    same_<attr>(obj), or None (any other set). The first three use tables over all the block's scenes
+    or objects, built once per block and kind of node (``SceneTables.classes``); other sets are
+    grouped here."""
     tab = blk.tables
     P, N = blk.mask.shape
     rs = blk.row_scene
     dev = inp.device
     nulls = t.null_params()
     has = torch.ones(P, dtype=torch.bool, device=dev)
-    if whole_scene or inp.dim() == 1:
-        form = "scene" if whole_scene else "object"
+    if source is not None:
+        form = source if source == "scene" else source[:-1]
         key = (form, typ, tuple(a for name, a in kp if name in nulls))
         if key not in tab.classes:
             S = tab.match.shape[0]
+            real = tab.mask.flatten()
             if form == "scene":
                 cnt, scnt = tab.counts[:, None, :], tab.counts
-            else:  # every object of the block: its 4 relation sets
+            elif form[0] == "object":  # every object of the block: its 4 relation sets
                 rel = tab.rel.permute(0, 1, 3, 2).reshape(S, N * 4, N).float()  # [S, (o, r), j]
-                real = tab.mask.flatten()
                 cnt = torch.bmm(rel, tab.match).view(S * N, 4, -1)[real]
+                scnt = tab.counts.repeat_interleave(N, 0)[real]
+            else:  # every object of the block: the other objects that share its attribute
+                v = tab.attrs[..., form[1]]
+                same = (v[:, :, None] == v[:, None, :]) & tab.mask[:, None, :]
+                same &= ~torch.eye(N, dtype=torch.bool, device=dev)
+                cnt = torch.bmm(same.float(), tab.match).view(S * N, 1, -1)[real]
                 scnt = tab.counts.repeat_interleave(N, 0)[real]
             tab.classes[key] = _option_classes(t, typ, cnt, scnt, kp, sem)
         scene = blk.scene_idx[rs]
         if form == "scene":
             inv = scene
         else:  # the object's row among the block's objects
-            o = inp.clamp(min=0)
-            has = (inp >= 0) & tab.mask[scene, o]
+            obj = source[-1]
+            o = obj.clamp(min=0)
+            has = (obj >= 0) & tab.mask[scene, o]
             inv = (tab.object_row[scene * N + o]).clamp(min=0)
         return tab.classes[key], inv, has
     if N <= 40:
@@ -280,14 +305,14 @@ def _classes_for(blk: Block, t: Template, typ: str, kp, sem, src: torch.Tensor, 
 
 
 def _draw_key(blk: Block, t: Template, typ: str, kp, src: torch.Tensor, inp: torch.Tensor, sem, tid: int, k: int,
-              whole_scene: bool = False):
+              source=None):
     """Draw a filter key (x relation for relate_filter*) for every row, with probability proportional
     to CLEVR's option weights (:func:`_option_classes`): a row's hash picks a class of options by its
     total weight, then, from the rest of the same hash, one option of that class (the options of a
     class weigh the same, so this is the inverse CDF of the weights without a float table per row).
     src bool[P, J, N]: the input set (J = 4 relations for relate_filter*); inp: the node's input
-    (set or object); ``whole_scene``: the input is the scene node's output."""
-    (cls, n_all, w_all), inv, has = _classes_for(blk, t, typ, kp, sem, src, inp, whole_scene)
+    (set or object); ``source``: what the input is (:func:`_classes_for`)."""
+    (cls, n_all, w_all), inv, has = _classes_for(blk, t, typ, kp, sem, src, inp, source)
     J, K = cls.shape[1], cls.shape[2]
     n = n_all[inv]
     mass = n * w_all[inv]  # [P, J x LOCAL]
@@ -304,6 +329,20 @@ def _draw_key(blk: Block, t: Template, typ: str, kp, src: torch.Tensor, inp: tor
     seen = members.cumsum(-1, dtype=torch.int32)  # non-decreasing: the option of rank r is the first above r
     pos = torch.searchsorted(seen, rank[:, None].to(torch.int32), right=True).squeeze(-1).clamp(max=K - 1)
     return j * K + pos, has & (total > 0)
+
+
+def _source(t: Template, typ: str, i: int, outs: list, replace: dict):
+    """What the input of a filter node (template node ``i``'s output) is, for :func:`_classes_for`."""
+    if i in replace:
+        return None
+    if typ in RELATE_FILTER_KINDS:
+        return ("object", outs[i][1])
+    node = t.nodes[i]
+    if node["type"] == "scene":
+        return "scene"
+    if node["type"].startswith("same_") and node["inputs"][0] not in replace:
+        return ("same", ATTRS.index(node["type"].removeprefix("same_")), outs[node["inputs"][0]][1])
+    return None
 
 
 def run_template(t: Template, tid: int, blk: Block, sem, params: dict | None = None, replace: dict | None = None) -> Run:
@@ -332,8 +371,7 @@ def run_template(t: Template, tid: int, blk: Block, sem, params: dict | None = N
             else:
                 src = arg[0][:, None]
             if sampling:
-                opt, has = _draw_key(blk, t, typ, kp, src, arg[0], sem, tid, k,
-                                     whole_scene=t.nodes[ins[0]]["type"] == "scene" and ins[0] not in replace)
+                opt, has = _draw_key(blk, t, typ, kp, src, arg[0], sem, tid, k, _source(t, typ, ins[0], outs, replace))
                 ok &= has
                 K = blk.keys.shape[0]
                 key = blk.keys[opt % K]

@@ -66,15 +66,15 @@ def _cases():
         for k, node in enumerate(t.nodes):
             typ = node["type"]
             src_type = t.nodes[node["inputs"][0]]["type"] if node.get("inputs") else None
-            if (typ in FILTER_KINDS and src_type == "scene") or typ in RELATE_FILTER_KINDS:
-                seen.setdefault((typ, bool(t.null_params())), (t, k))
+            if typ in RELATE_FILTER_KINDS or (typ in FILTER_KINDS and src_type in ("scene", "same_color", "same_shape")):
+                seen.setdefault((typ, src_type if typ in FILTER_KINDS else "object", bool(t.null_params())), (t, k))
     return sorted(seen.items(), key=str)
 
 
 @pytest.mark.parametrize("sem", [CLEVR, STRICT], ids=["clevr", "strict"])
-@pytest.mark.parametrize("case", _cases(), ids=lambda c: f"{c[0][0]}{'-null' if c[0][1] else ''}")
+@pytest.mark.parametrize("case", _cases(), ids=lambda c: f"{c[0][0]}-{c[0][1]}{'-null' if c[0][2] else ''}")
 def test_draws_follow_clevrs_weights(case, sem):
-    (typ, _), (t, k) = case
+    (typ, src_type, _), (t, k) = case
     batch = StaticBatch.from_scenes(sample_scenes(3, seed=5))
     blk = grid.Block.build(batch, torch.arange(3), Q, seed=0)
     stratified = (torch.arange(Q, dtype=torch.float64) + 0.5) / Q
@@ -83,10 +83,18 @@ def test_draws_follow_clevrs_weights(case, sem):
     if typ in RELATE_FILTER_KINDS:
         obj = torch.full((blk.P,), 1, dtype=torch.int64)  # the input: object 1 of each scene
         src = torch.stack([blk.rel[torch.arange(blk.P), 1, :, r] for r in range(4)], 1)
-        opt, has = grid._draw_key(blk, t, typ, kp, src, obj, sem, 0, k)
-    else:
+        opt, has = grid._draw_key(blk, t, typ, kp, src, obj, sem, 0, k, ("object", obj))
+    elif src_type == "scene":
         src = blk.mask[:, None]
-        opt, has = grid._draw_key(blk, t, typ, kp, src, blk.mask, sem, 0, k, whole_scene=True)
+        opt, has = grid._draw_key(blk, t, typ, kp, src, blk.mask, sem, 0, k, "scene")
+    else:  # the other objects that share object 1's attribute
+        a = ("size", "color", "material", "shape").index(src_type.removeprefix("same_"))
+        obj = torch.full((blk.P,), 1, dtype=torch.int64)
+        v = blk.attrs[:, :, a]
+        same = (v == v[:, 1:2]) & blk.mask
+        same[:, 1] = False
+        src = same[:, None]
+        opt, has = grid._draw_key(blk, t, typ, kp, src, same, sem, 0, k, ("same", a, obj))
     for b in range(3):
         n = int(batch.mask[b].sum())
         sets = src[b * Q, :, :n].numpy()
