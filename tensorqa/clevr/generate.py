@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import orjson
 import torch
 
 from tensorqa.clevr import records, text
@@ -76,7 +77,6 @@ class TemplateRows:
         self.ans = np.zeros((B, M), np.int64)
         self.params: dict = {}
         self.done = np.zeros(B, bool)
-        self.cand: dict[int, list] = {}
 
     def fill(self, t: Template, tid: int, batch: StaticBatch, pos: np.ndarray, rows: np.ndarray, opt: Options,
              tables: SceneTables) -> None:
@@ -89,8 +89,6 @@ class TemplateRows:
         for k, v in run.params.items():
             self.params.setdefault(k, np.zeros_like(self.ans))[rows] = v.view(shape).cpu().numpy()
         self.done[rows] = True
-        for r in rows:
-            self.cand[int(r)] = list(np.flatnonzero(self.ok[r]))
 
 
 def choose(rows: list[TemplateRows], pos: np.ndarray, book: Bookkeeping, opt: Options) -> tuple[list, dict]:
@@ -112,7 +110,7 @@ def choose(rows: list[TemplateRows], pos: np.ndarray, book: Bookkeeping, opt: Op
                     break
                 continue
             got, seen, dedupe = 0, set(), opt.instances_per_template > 1
-            for m in tr.cand[b]:
+            for m in np.flatnonzero(tr.ok[b]):
                 a = int(tr.ans[b, m])
                 key = tuple(int(v[b, m]) for v in tr.params.values()) if dedupe else None
                 if key in seen or rejected(book.hist[tid], a):
@@ -151,20 +149,20 @@ def choose_block(templates: list[Template], batch: StaticBatch, pos: np.ndarray,
 
 
 def _question(t: Template, batch: StaticBatch, b: int, values: dict, code: int, g: int, m: int, tid: int,
-              synonyms: dict, opt: Options, with_output: bool, memo: dict) -> dict:
-    """One accepted row as a CLEVR question. ``memo``: programs by (template, parameters) and scene
-    JSON by block row, shared by the questions of a run (a program recurs across scenes)."""
-    key = (tid, tuple(values.values()))
-    if key not in memo:
-        words = records.param_words(t, values)
-        prog = records.expand_program(t, words)
-        memo[key] = (words, prog, None if with_output else records.clevr_json_program(prog, None))
-    words, prog, program = memo[key]
+              synonyms: dict, opt: Options, with_output: bool, as_text: bool, memo: dict) -> dict:
+    """One accepted row as a CLEVR question. ``memo``: program skeletons per template and scene JSON
+    per block row, shared by the questions of a run. ``as_text``: the program as JSON text."""
+    words = records.param_words(t, values)
     if with_output:
         scene = memo.get(("scene", b))
         if scene is None:
             scene = memo[("scene", b)] = batch.scene(b).to_json()
+        prog = records.expand_program(t, words)
         program = records.clevr_json_program(prog, run_nodes(prog, scene))
+    else:
+        program = records.program_json(t, words, memo, tid)
+        if not as_text:
+            program = orjson.loads(program)
     rng = random.Random((opt.seed * 1_000_003 + g) * 4099 + tid * 131 + m)
     fname = batch.image_filenames[b]
     return {"split": batch.splits[b], "image_filename": fname, "image_index": int(batch.image_indices[b]),
@@ -174,8 +172,10 @@ def _question(t: Template, batch: StaticBatch, b: int, values: dict, code: int, 
 
 
 def generate_scenes(store: StaticStore, templates: list[Template], synonyms: dict, opt: Options,
-                    start: int = 0, stop: int | None = None, with_output: bool = True) -> list[dict]:
-    """The questions of scenes [start, stop) of the store, in scene order."""
+                    start: int = 0, stop: int | None = None, with_output: bool = True,
+                    program_text: bool = False) -> list[dict]:
+    """The questions of scenes [start, stop) of the store, in scene order. ``program_text``: programs
+    without ``_output`` as JSON text (what the writers take), not lists of nodes."""
     stop = len(store) if stop is None else min(stop, len(store))
     book = Bookkeeping(templates)
     qs: list[dict] = []
@@ -192,7 +192,7 @@ def generate_scenes(store: StaticStore, templates: list[Template], synonyms: dic
             tr = rows[tid]
             vals = {k: int(v[b, m]) for k, v in tr.params.items()}
             qs.append(_question(templates[tid], batch, b, vals, int(tr.ans[b, m]), int(pos[b]), m, tid, synonyms, opt,
-                                with_output, memo))
+                                with_output, program_text, memo))
     return qs
 
 
@@ -214,7 +214,7 @@ def _shard_questions(store_path, templates_dir, synonyms_path, opt: Options, num
     with StaticStore(store_path) as st:
         n = len(st) if max_scenes is None else min(max_scenes, len(st))
         a, z = shard_range(n, num_shards, shard_index, opt.reset_counts_every)
-        qs = generate_scenes(st, templates, syn, opt, a, z, with_output=with_output)
+        qs = generate_scenes(st, templates, syn, opt, a, z, with_output=with_output, program_text=True)
         return qs, dict(st.info), z - a
 
 

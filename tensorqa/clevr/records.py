@@ -80,11 +80,33 @@ def clevr_json_program(prog: list[dict], outputs: list | None) -> list[dict]:
     return out
 
 
+def _slot(param: str) -> str:
+    return f"@@{param}@@"
+
+
+def program_json(t: Template, words: dict[str, str], memo: dict, tid: int) -> str:
+    """The questions-JSON program (no ``_output``) as JSON text, from a skeleton per template and set
+    of specified parameters (the expansion's shape) in ``memo``, with the words put in its slots."""
+    spec = tuple(w not in ("", "thing") for w in words.values())
+    key = ("program", tid, spec)
+    skel = memo.get(key)
+    if skel is None:
+        slots = {p: _slot(p) if s else w for (p, w), s in zip(words.items(), spec)}
+        skel = memo[key] = orjson.dumps(clevr_json_program(expand_program(t, slots), None)).decode()
+    for (p, w), s in zip(words.items(), spec):
+        if s:
+            skel = skel.replace(_slot(p), w)  # vocabulary words: nothing to escape
+    return skel
+
+
 def write_questions_json(path: str | Path, info: dict, questions: list[dict]) -> Path:
     p = Path(path)
     if not p.parent.is_dir():
         raise TensorQAError(f"{p}: output directory {p.parent} does not exist")
     tmp = p.with_name(p.name + ".partial")
+    for q in questions:  # programs given as JSON text go in as they are
+        if isinstance(q["program"], str):
+            q["program"] = orjson.Fragment(q["program"])
     tmp.write_bytes(orjson.dumps({"info": info, "questions": questions}))
     os.replace(tmp, p)
     return p
@@ -109,7 +131,7 @@ def write_parquet(folder: str | Path, questions: list[dict], shard: int = 0, num
     for split, qs in sorted(by_split.items()):
         cols = {c: [q[c] for q in qs] for c in PARQUET_COLUMNS}
         cols["answer"] = [("yes" if a else "no") if isinstance(a, bool) else str(a) for a in cols["answer"]]
-        cols["program"] = [orjson.dumps(p).decode() for p in cols["program"]]
+        cols["program"] = [p if isinstance(p, str) else orjson.dumps(p).decode() for p in cols["program"]]
         p = d / f"{split}-{shard:05d}-of-{num_shards:05d}.parquet"
         pq.write_table(pa.table(cols), p)
         out.append(p)

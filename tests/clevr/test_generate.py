@@ -129,3 +129,16 @@ def test_strict_semantics_fixes_compare_integer_0(scenes_json, templates):
         qs = generate_scenes(st, fam, {}, Options(semantics=STRICT, batch_scenes=40), with_output=False)
     assert True in {q["answer"] for q in qs}
     assert all("_output" not in n for q in qs for n in q["program"])
+
+
+def test_program_text_is_the_expanded_program(scenes_json, templates, questions):
+    """The writers' JSON text (a skeleton per template and set of specified parameters, words in
+    its slots) spells the same program as the node-by-node expansion, for every question."""
+    with StaticStore(scenes_json[1]) as st:
+        qs = generate_scenes(st, templates, load_synonyms(SYNONYMS), Options(templates_per_image=90, batch_scenes=20),
+                             with_output=False, program_text=True)
+    assert len(qs) == len(questions)
+    for q, ref in zip(qs, questions):
+        assert isinstance(q["program"], str)
+        assert json.loads(q["program"]) == [{k: v for k, v in n.items() if k != "_output"} for n in ref["program"]]
+        assert {k: v for k, v in q.items() if k != "program"} == {k: v for k, v in ref.items() if k != "program"}
