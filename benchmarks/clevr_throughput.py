@@ -1,6 +1,7 @@
 """CLEVR questions/s on the embedded sampler's scenes (CPU, one thread by default).
 
-    OMP_NUM_THREADS=1 python benchmarks/clevr_throughput.py --scenes 1000 10000 [--format parquet]
+    OMP_NUM_THREADS=1 python benchmarks/clevr_throughput.py --scenes 1000 10000 [--format parquet] \
+        [--device cuda] [--json OUT.json]
 
 Packs N seeded scenes, then times ``tensorqa.clevr.generate`` (CLEVR 1.0's 90 templates, CLEVR's
 defaults: 1 instance per template, 10 templates per image) end to end: store read, grid
@@ -28,17 +29,24 @@ def main() -> None:
     ap.add_argument("--format", default="clevr-json", choices=("clevr-json", "parquet"))
     ap.add_argument("--batch-scenes", type=int, default=1000)
     ap.add_argument("--draws", type=int, default=8)
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--json", help="also write the lines as a JSON list to this file")
     a = ap.parse_args()
+    rows = []
     for n in a.scenes:
         with tempfile.TemporaryDirectory() as d:
             store = write_static_store(Path(d) / "s.h5", sample_scenes(n, seed=0))
             out = Path(d) / ("q.json" if a.format == "clevr-json" else "pool")
             t0 = time.perf_counter()
-            st = generate_store(store, out, fmt=a.format, opt=Options(batch_scenes=a.batch_scenes, draws=a.draws))
+            opt = Options(batch_scenes=a.batch_scenes, draws=a.draws, device=a.device)
+            st = generate_store(store, out, fmt=a.format, opt=opt)
             secs = time.perf_counter() - t0
-        print(json.dumps({"scenes": n, "questions": st["questions"], "seconds": round(secs, 2),
-                          "questions_per_s": round(st["questions"] / secs, 1), "threads": torch.get_num_threads(),
-                          "format": a.format, "draws": a.draws}), flush=True)
+        rows.append({"scenes": n, "questions": st["questions"], "seconds": round(secs, 2),
+                     "questions_per_s": round(st["questions"] / secs, 1), "threads": torch.get_num_threads(),
+                     "format": a.format, "draws": a.draws, "device": a.device, "batch_scenes": a.batch_scenes})
+        print(json.dumps(rows[-1]), flush=True)
+    if a.json:
+        Path(a.json).write_text(json.dumps(rows, indent=1))
 
 
 if __name__ == "__main__":

@@ -32,6 +32,8 @@
 #   6. benchmarks/run.py, one process, the first PROBE videos: per stage, grid vs the scalar
 #      executor, re-derivation, peak RSS and CUDA memory -> $OUT/run_<dev>_probe.json
 #   7. benchmarks/bench_kernels.py (pytest-benchmark) -> $OUT/bench_kernels.json
+#   7b. benchmarks/clevr_throughput.py on the device (CLEVR questions/s, 1,000 and 10,000 scenes)
+#      -> $OUT/clevr_throughput_<dev>.json
 #   8. the same RANKS shards under torchrun -> $OUT/pool_torchrun<RANKS>.txt, checked
 #      byte-identical to step 4's files
 #
@@ -250,6 +252,10 @@ else
     echo
     echo "=== bench_kernels.py: not in this checkout (or TENSORQA_GPU_CHECK_BENCH_KERNELS=0), skipped ==="
 fi
+
+# 7b. CLEVR on the device: questions/s on 1,000 and 10,000 sampled scenes (issue 22) -----------
+step "clevr_throughput.py" 90 -- "$PY" benchmarks/clevr_throughput.py --device "$DEV" --scenes 1000 10000 \
+    --format parquet --batch-scenes 10000 --json "$OUT/clevr_throughput_${DEV%%:*}.json"
 
 # 8. the same shards under torchrun (issue 7 item 6) with the time left: the files of step 4 ---
 if ((RANKS > 1)); then

@@ -67,9 +67,13 @@ def run_generate(a: argparse.Namespace) -> int:
     num_shards = a.num_shards if a.num_shards is not None else int(os.environ.get("WORLD_SIZE", 1))
     shard = a.shard_index if a.shard_index is not None else int(os.environ.get("RANK", 0))
     jobs = os.cpu_count() or 1 if a.jobs == "auto" else int(a.jobs)
+    from tensorqa.agqa.options import checked_run_options
+
+    checked_run_options(a.device, a.batch_videos or 1000, a.max_videos)
     opt = Options(instances_per_template=a.instances_per_template, templates_per_image=a.templates_per_image,
                   reset_counts_every=a.reset_counts_every, draws=a.draws, batch_scenes=a.batch_videos or 1000,
-                  seed=a.seed, semantics=semantics_named("clevr" if a.semantics == "agqa" else a.semantics))
+                  seed=a.seed, semantics=semantics_named("clevr" if a.semantics == "agqa" else a.semantics),
+                  device=a.device)
     out = Path(a.out)
     if fmt == "clevr-json" and out.suffix != ".json":
         out.mkdir(parents=True, exist_ok=True)

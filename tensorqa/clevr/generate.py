@@ -40,6 +40,7 @@ class Options:
     batch_scenes: int = 1000
     seed: int = 0
     semantics: ClevrSemantics = CLEVR
+    device: str = "cpu"  # where the grid runs; the output does not depend on it
 
     def __post_init__(self):
         for name in ("instances_per_template", "templates_per_image", "reset_counts_every", "draws", "batch_scenes"):
@@ -80,7 +81,7 @@ class TemplateRows:
 
     def fill(self, t: Template, tid: int, batch: StaticBatch, pos: np.ndarray, rows: np.ndarray, opt: Options,
              tables: SceneTables) -> None:
-        idx = torch.from_numpy(rows)
+        idx = torch.from_numpy(rows).to(batch.attrs.device)
         blk = Block.build(batch.select(idx), torch.from_numpy(pos[rows]), opt.draws, opt.seed, tables, idx)
         run = run_template(t, tid, blk, opt.semantics)
         shape = (len(rows), blk.M)
@@ -182,7 +183,7 @@ def generate_scenes(store: StaticStore, templates: list[Template], synonyms: dic
     memo: dict = {}
     for a in range(start, stop, opt.batch_scenes):
         z = min(a + opt.batch_scenes, stop)
-        batch = store.batch(a, z)
+        batch = store.batch(a, z, opt.device)
         pos = np.arange(a, z)
         if a == start:
             book.use = None  # CLEVR resets at the run's first scene

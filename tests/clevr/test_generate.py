@@ -142,3 +142,13 @@ def test_program_text_is_the_expanded_program(scenes_json, templates, questions)
         assert isinstance(q["program"], str)
         assert json.loads(q["program"]) == [{k: v for k, v in n.items() if k != "_output"} for n in ref["program"]]
         assert {k: v for k, v in q.items() if k != "program"} == {k: v for k, v in ref.items() if k != "program"}
+
+
+@pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA device")
+def test_cuda_questions_equal_cpu(scenes_json, templates):
+    """The same questions whatever the device (draws hash scene positions, not device streams)."""
+    syn = load_synonyms(SYNONYMS)
+    with StaticStore(scenes_json[1]) as st:
+        cpu = generate_scenes(st, templates, syn, Options(batch_scenes=40))
+        gpu = generate_scenes(st, templates, syn, Options(batch_scenes=40, device="cuda"))
+    assert gpu == cpu
