@@ -22,7 +22,6 @@ import torch
 
 from tensorqa.clevr.templates import FILTER_KINDS, KEY_TYPES, RELATE_FILTER_KINDS, SINGLE_FILTERS, Template
 from tensorqa.engine.primitives import registry
-from tensorqa.engine.primitives.static import filter_key
 from tensorqa.errors import TensorQAError
 from tensorqa.scenes.static_batch import ATTRS, StaticBatch, clevr_vocab
 
@@ -119,6 +118,18 @@ class Block:
     @property
     def P(self) -> int:
         return self.B * self.M
+
+    def key_match(self, params: list) -> torch.Tensor:
+        """bool[P, N]: the objects of each row's scene that match its filter key, given as (value
+        int64[P] (-1 = unspecified), attribute) pairs (attributes not given are unspecified): the
+        block's match table at the key's index (size slowest, as :func:`all_keys`)."""
+        sizes = [len(clevr_vocab().values(a)) + 1 for a in ATTRS]
+        idx = torch.zeros(self.P, dtype=torch.int64, device=self.mask.device)
+        given = {a: v for v, a in params}
+        for a, n in enumerate(sizes):
+            idx = idx * n + (given[a] + 1 if a in given else 0)
+        scene = self.scene_idx[self.row_scene]
+        return self.tables.match[scene, :, idx] > 0
 
     @property
     def row_scene(self) -> torch.Tensor:
@@ -251,7 +262,7 @@ def _option_classes(t: Template, kind: str, cnt: torch.Tensor, scnt: torch.Tenso
     return cls, n.reshape(U, J * LOCAL), weight.reshape(U, J * LOCAL)
 
 
-def _classes_for(blk: Block, t: Template, typ: str, kp, sem, src: torch.Tensor, inp: torch.Tensor, source):
+def _classes_for(blk: Block, t: Template, typ: str, kp, sem, inp: torch.Tensor, source):
     """(cls, n, weight) of :func:`_option_classes` for the distinct inputs, and inv int64[P] (each row's
     input among them), has bool[P] (False where the input is no object). ``source`` says what the
     input is: "scene", ("object", obj) for relate_filter*, ("same", attr, obj) for the output of
@@ -300,19 +311,18 @@ def _classes_for(blk: Block, t: Template, typ: str, kp, sem, src: torch.Tensor, 
     U = int(inv.max()) + 1 if P else 0
     rep = torch.empty(U, dtype=torch.int64, device=dev).scatter_(0, inv, torch.arange(P, device=dev))
     su = blk.scene_idx[rs[rep]]
-    cnt = torch.bmm(src[rep].float(), tab.match[su])  # [U, J, K]
+    cnt = torch.bmm(inp[rep, None].float(), tab.match[su])  # [U, 1, K]
     return _option_classes(t, typ, cnt, tab.counts[su], kp, sem), inv, has
 
 
-def _draw_key(blk: Block, t: Template, typ: str, kp, src: torch.Tensor, inp: torch.Tensor, sem, tid: int, k: int,
-              source=None):
+def _draw_key(blk: Block, t: Template, typ: str, kp, inp: torch.Tensor, sem, tid: int, k: int, source=None):
     """Draw a filter key (x relation for relate_filter*) for every row, with probability proportional
     to CLEVR's option weights (:func:`_option_classes`): a row's hash picks a class of options by its
     total weight, then, from the rest of the same hash, one option of that class (the options of a
     class weigh the same, so this is the inverse CDF of the weights without a float table per row).
-    src bool[P, J, N]: the input set (J = 4 relations for relate_filter*); inp: the node's input
-    (set or object); ``source``: what the input is (:func:`_classes_for`)."""
-    (cls, n_all, w_all), inv, has = _classes_for(blk, t, typ, kp, sem, src, inp, source)
+    inp: the node's input (a set bool[P, N], or an object int64[P] for relate_filter*); ``source``:
+    what the input is (:func:`_classes_for`)."""
+    (cls, n_all, w_all), inv, has = _classes_for(blk, t, typ, kp, sem, inp, source)
     J, K = cls.shape[1], cls.shape[2]
     n = n_all[inv]
     mass = n * w_all[inv]  # [P, J x LOCAL]
@@ -365,28 +375,18 @@ def run_template(t: Template, tid: int, blk: Block, sem, params: dict | None = N
             out = ("set", L("clevr_scene")(blk.mask))
         elif typ in FILTER_KINDS or typ in RELATE_FILTER_KINDS:
             kp = _key_params(t, node)
-            if typ in RELATE_FILTER_KINDS:
-                rp = _rel_param(t, node)
-                src = torch.stack([L("clevr_relate")(arg[0], blk.rel, torch.full_like(arg[0], r)) for r in range(4)], 1)
-            else:
-                src = arg[0][:, None]
+            rp = _rel_param(t, node) if typ in RELATE_FILTER_KINDS else None
             if sampling:
-                opt, has = _draw_key(blk, t, typ, kp, src, arg[0], sem, tid, k, _source(t, typ, ins[0], outs, replace))
+                opt, has = _draw_key(blk, t, typ, kp, arg[0], sem, tid, k, _source(t, typ, ins[0], outs, replace))
                 ok &= has
                 K = blk.keys.shape[0]
                 key = blk.keys[opt % K]
                 for name, a in kp:
                     params[name] = key[:, a]
-                if typ in RELATE_FILTER_KINDS:
+                if rp is not None:
                     params[rp] = opt // K
-            key = torch.full((blk.P, 4), -1, dtype=torch.int64, device=ok.device)
-            for name, a in kp:
-                key[:, a] = params[name]
-            if typ in RELATE_FILTER_KINDS:
-                s_in = L("clevr_relate")(arg[0], blk.rel, params[rp])
-            else:
-                s_in = arg[0]
-            filtered = filter_key(s_in, blk.attrs, key)
+            s_in = arg[0] if rp is None else L("clevr_relate")(arg[0], blk.rel, params[rp])
+            filtered = s_in & blk.key_match([(params[name], a) for name, a in kp])
             pre[k] = filtered
             out = _suffix(typ, filtered)
         elif typ == "relate":

@@ -83,10 +83,10 @@ def test_draws_follow_clevrs_weights(case, sem):
     if typ in RELATE_FILTER_KINDS:
         obj = torch.full((blk.P,), 1, dtype=torch.int64)  # the input: object 1 of each scene
         src = torch.stack([blk.rel[torch.arange(blk.P), 1, :, r] for r in range(4)], 1)
-        opt, has = grid._draw_key(blk, t, typ, kp, src, obj, sem, 0, k, ("object", obj))
+        opt, has = grid._draw_key(blk, t, typ, kp, obj, sem, 0, k, ("object", obj))
     elif src_type == "scene":
         src = blk.mask[:, None]
-        opt, has = grid._draw_key(blk, t, typ, kp, src, blk.mask, sem, 0, k, "scene")
+        opt, has = grid._draw_key(blk, t, typ, kp, blk.mask, sem, 0, k, "scene")
     else:  # the other objects that share object 1's attribute
         a = ("size", "color", "material", "shape").index(src_type.removeprefix("same_"))
         obj = torch.full((blk.P,), 1, dtype=torch.int64)
@@ -94,7 +94,7 @@ def test_draws_follow_clevrs_weights(case, sem):
         same = (v == v[:, 1:2]) & blk.mask
         same[:, 1] = False
         src = same[:, None]
-        opt, has = grid._draw_key(blk, t, typ, kp, src, same, sem, 0, k, ("same", a, obj))
+        opt, has = grid._draw_key(blk, t, typ, kp, same, sem, 0, k, ("same", a, obj))
     for b in range(3):
         n = int(batch.mask[b].sum())
         sets = src[b * Q, :, :n].numpy()
