@@ -16,7 +16,15 @@ import numpy as np
 
 from tensorqa.foils import programs as P
 from tensorqa.foils import text as T
-from tensorqa.foils.phenomena import INSTRUMENTS, NUMERALS, STREAMS, Rows, candidates, noise
+from tensorqa.foils.phenomena import (
+    INSTRUMENTS,
+    NUMERALS,
+    STREAMS,
+    WINDOWS,
+    Rows,
+    candidates,
+    noise,
+)
 from tensorqa.scenes.vocab import vocab
 
 
@@ -35,7 +43,10 @@ class Pair:
     classes_foil: object
     foil_method: str
     keyframes: list = field(default_factory=list)
-    objects: list = field(default_factory=list)
+    objects: list = field(default_factory=list)  # names (video) / descriptions (static) of the objects
+    object_indices: list = field(default_factory=list)  # static scenes: the objects' indices in the scene
+    scene_kind: str = "video"  # "video" or "static"
+    media_file: str = ""  # the video's or image's file name
 
 
 def matched_draw(caption_word: np.ndarray, ok: np.ndarray, u: np.ndarray, iterations: int = 60) -> np.ndarray:
@@ -121,16 +132,26 @@ def _concat(parts: list[Rows]) -> Rows:
     return Rows(cat("video"), cat("a"), cat("b"), cat("n"), cat("flag"), ok, [g for r in parts for g in r.ground])
 
 
+def is_static(store) -> bool:
+    from tensorqa.scenes.static_store import StaticStore
+
+    return isinstance(store, StaticStore)
+
+
 def collect(store, seed: int = 0, max_videos: int | None = None, batch_videos: int = 1024):
-    """(rows per instrument over the store's first ``max_videos`` videos, video ids, splits)."""
+    """(rows per instrument over the store's first ``max_videos`` scenes, scene ids, splits); a static
+    store's scene id is its image file name."""
+    static = is_static(store)
+    if static:
+        from tensorqa.foils.static_phenomena import candidates as scene_candidates
     stop = len(store) if max_videos is None else min(max_videos, len(store))
     parts: dict[str, list[Rows]] = {name: [] for name in INSTRUMENTS}
     ids, splits = [], []
     for first in range(0, stop, batch_videos):
         batch = store.batch(first, min(first + batch_videos, stop))
-        ids += batch.video_ids
+        ids += batch.image_filenames if static else batch.video_ids
         splits += batch.splits
-        for name, rows in candidates(batch, first, seed).items():
+        for name, rows in (scene_candidates if static else candidates)(batch, first, seed).items():
             parts[name].append(rows)
     return {name: _concat(p) for name, p in parts.items() if p}, ids, splits
 
@@ -173,14 +194,21 @@ def _pair(name, phen, R: Rows, i: int, f: int, ids, splits, v) -> Pair:
     vid = ids[R.video[i]]
     a, b, n, flag = int(R.a[i]), int(R.b[i]), int(R.n[i]), bool(R.flag[i])
     common = dict(id=f"{name}:tensorqa:{vid}", instrument=name, phenomenon=phen, video_id=vid,
-                  split=splits[R.video[i]], keyframes=list(R.ground[i]))
-    if name == "existence":
-        prog = P.exists_object(a, None if b < 0 else b)
+                  split=splits[R.video[i]], keyframes=list(R.ground[i]), media_file=f"{vid}.mp4")
+    if name == "existence":  # b: the window's action (-1: the whole video), n: its kind in WINDOWS
+        kind = WINDOWS[n]
+        prog = P.exists_object(a, None if b < 0 else b, kind)
         yes = "yes" if flag else "no"
-        return Pair(**common, caption=T.existence(a, b, flag), foil=T.existence(a, b, not flag),
+        return Pair(**common, caption=T.existence(a, b, flag, kind), foil=T.existence(a, b, not flag, kind),
                     caption_text=P.Text(prog, yes), foil_text=P.Text(prog, "no" if flag else "yes"),
                     classes=v.object_english[a], classes_foil=v.object_english[a],
                     foil_method="something_to_zero" if flag else "zero_to_something", objects=[v.objects[a]])
+    if name == "actant-swap":  # a, b: the objects; n: r1 x R + r2
+        r1, r2 = divmod(n, v.num_relations)
+        return Pair(**common, caption=T.together(r1, a, r2, b), foil=T.together(r1, b, r2, a),
+                    caption_text=P.Text(P.together(r1, a, r2, b), "yes"), foil_text=P.Text(P.together(r1, b, r2, a), "yes"),
+                    classes=[v.object_english[a], v.object_english[b]], classes_foil=[v.object_english[b], v.object_english[a]],
+                    foil_method="swap_actants", objects=[v.objects[a], v.objects[b]])
     if name == "relations":
         return Pair(**common, caption=T.relation(a, b), foil=T.relation(a, f),
                     caption_text=P.Text(P.exists_relation(a, b), "yes"), foil_text=P.Text(P.exists_relation(a, f), "yes"),
@@ -220,4 +248,8 @@ def _pair(name, phen, R: Rows, i: int, f: int, ids, splits, v) -> Pair:
 
 def generate_pairs(store, seed: int = 0, max_videos: int | None = None, batch_videos: int = 1024) -> list[Pair]:
     rows, ids, splits = collect(store, seed, max_videos, batch_videos)
+    if is_static(store):
+        from tensorqa.foils.static_pairs import build_static_pairs
+
+        return build_static_pairs(rows, ids, splits, seed)
     return build_pairs(rows, ids, splits, seed)

@@ -12,7 +12,7 @@ import pytest
 from helpers import SHARED
 from tensorqa.cli import main
 from tensorqa.foils.generate import generate_pairs
-from tensorqa.foils.phenomena import INSTRUMENTS
+from tensorqa.foils.phenomena import VIDEO_INSTRUMENTS
 from tensorqa.foils.programs import holds
 from tensorqa.foils.text import existence
 from tensorqa.scenes.store import open_store
@@ -33,7 +33,7 @@ def pairs(store_path):
 
 def test_every_caption_true_every_foil_false(store_path, pairs):
     per = collections.Counter(p.instrument for p in pairs)
-    assert set(per) == set(INSTRUMENTS), per  # every instrument is represented
+    assert set(per) == set(VIDEO_INSTRUMENTS), per  # every instrument is represented
     with open_store(store_path) as s:
         for p in pairs:
             scene = s.scene(p.video_id)
