@@ -28,11 +28,12 @@ from tensorqa.foils.generate import Pair
 VALSE_DIR = "valse"
 PARQUET = "pairs.parquet"
 DATASET = "tensorqa"
+STATIC_DATASET = "tensorqa-clevr"
 
 
 def valse_record(p: Pair) -> dict:
     r = {
-        "dataset": DATASET, "original_split": p.split, "dataset_idx": p.video_id,
+        "dataset": STATIC_DATASET if p.scene_kind == "static" else DATASET, "original_split": p.split, "dataset_idx": p.video_id,
         "linguistic_phenomena": p.phenomenon,
         "image_file": p.media_file if p.scene_kind == "static" else None,
         "video_file": None if p.scene_kind == "static" else p.media_file or f"{p.video_id}.mp4",
@@ -54,8 +55,9 @@ def valse_record(p: Pair) -> dict:
     r["mturk"] = {"foil": 0, "caption": 3, "other": 0}
     r["validation"] = "execution: caption true, foil false on the scene graph"
     r["foil"] = p.foil
-    r["caption_program"], r["caption_answer"] = p.caption_text.program, p.caption_text.answer
-    r["foil_program"], r["foil_answer"] = p.foil_text.program, p.foil_text.answer
+    program = json.loads if p.scene_kind == "static" else str  # CLEVR's program JSON as JSON, not a string
+    r["caption_program"], r["caption_answer"] = program(p.caption_text.program), p.caption_text.answer
+    r["foil_program"], r["foil_answer"] = program(p.foil_text.program), p.foil_text.answer
     r["scene_id"] = p.video_id
     r["scene_kind"] = p.scene_kind
     r["grounding"] = {"keyframes": p.keyframes, "objects": p.objects, "object_indices": p.object_indices}
