@@ -16,7 +16,9 @@ from tensorqa.foils import text as T
 from tensorqa.foils.generate import Pair, _balance, balanced_draw, matched_draw
 from tensorqa.foils.phenomena import NUMERALS, STATIC_INSTRUMENTS, STREAMS, Rows, noise
 from tensorqa.foils.programs import Text
-from tensorqa.foils.records import STATIC_DATASET as DATASET  # in ids: never a video set's "tensorqa"
+from tensorqa.foils.records import (
+    STATIC_DATASET as DATASET,  # in ids: never a video set's "tensorqa"
+)
 from tensorqa.foils.static_programs import (
     KEYS,
     THING,
@@ -27,7 +29,6 @@ from tensorqa.foils.static_programs import (
     relation_program,
 )
 from tensorqa.scenes.static_batch import ATTRS, RELATIONS, clevr_vocab
-
 
 
 def _balance_within(flag: np.ndarray, group: np.ndarray, u: np.ndarray) -> np.ndarray:

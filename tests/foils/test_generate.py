@@ -42,6 +42,25 @@ def test_every_caption_true_every_foil_false(store_path, pairs):
             assert p.caption != p.foil
 
 
+def test_new_video_instruments(store_path, pairs):
+    from tensorqa.foils.baseline import baseline_by_instrument, tokens
+
+    existence = [p for p in pairs if p.instrument == "existence"]
+    windows = collections.Counter(p.caption_text.program.split("Localize(")[1].split(",")[0]
+                                  if "Localize(" in p.caption_text.program else "video" for p in existence)
+    assert set(windows) == {"video", "while", "before", "after"}, windows
+    assert all(f" {w} " in p.caption for p in existence for w in ("before", "after")
+               if f"Localize({w}," in p.caption_text.program)
+    swaps = [p for p in pairs if p.instrument == "actant-swap"]
+    assert len(swaps) >= 20
+    for p in swaps:  # the same words, two objects swapped
+        assert sorted(tokens(p.caption)) == sorted(tokens(p.foil)) and p.caption != p.foil
+        assert p.caption_text.program.startswith("Together(") and p.keyframes
+    base = baseline_by_instrument([p.instrument for p in pairs], [p.id for p in pairs],
+                                  [p.caption for p in pairs], [p.foil for p in pairs])
+    assert base["actant-swap"] == 50.0 and base["existence"] == 50.0
+
+
 def test_foils_are_minimal_edits(pairs):
     for p in pairs:
         a, b = p.caption.split(), p.foil.split()
@@ -100,7 +119,12 @@ def test_cli_writes_valse_json_and_parquet(store_path, tmp_path, capsys):
     row = table[0]
     assert {"caption_program", "foil_program", "phenomenon", "video_id", "keyframes", "objects"} <= set(row)
     assert main(["stats", str(out)]) == 0
-    assert "text-only unigram" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert "text-only unigram" in text and "phenomenon" in text and "note: counting" in text
+    assert main(["stats", str(out), "--json"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert set(s["text_only_unigram_acc_r_per_phenomenon"]) == {r["phenomenon"] for r in table}
+    assert sum(s["pairs_per_phenomenon"].values()) == len(table)
     assert main(["foils", str(tmp_path / "missing.h5"), "--out", str(out)]) == 2  # the set stays whole
     assert len(pq.read_table(out / "pairs.parquet")) == len(table)
 

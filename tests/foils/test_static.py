@@ -17,8 +17,22 @@ from tensorqa.foils.generate import generate_pairs
 from tensorqa.foils.phenomena import STATIC_INSTRUMENTS
 from tensorqa.foils.programs import Text
 from tensorqa.foils.static_phenomena import candidates, describe_objects
-from tensorqa.foils.static_programs import KEYS, count_program, describe, evaluate, exist_program, holds, key_id, relation_program
-from tensorqa.foils.text import scene_count, scene_existence, scene_plurality, scene_relation
+from tensorqa.foils.static_programs import (
+    KEYS,
+    count_program,
+    describe,
+    evaluate,
+    exist_program,
+    holds,
+    key_id,
+    relation_program,
+)
+from tensorqa.foils.text import (
+    scene_count,
+    scene_existence,
+    scene_plurality,
+    scene_relation,
+)
 from tensorqa.scenes.static_batch import RELATIONS, StaticBatch, StaticScene
 from tensorqa.scenes.static_store import StaticStore
 
@@ -210,7 +224,7 @@ def test_clevr_balance_and_text_only_baseline(clevr_pairs):
 
 
 def test_clevr_same_seed_same_pairs_whatever_the_batch_size(clevr_store):
-    key = lambda ps: [(p.id, p.caption, p.foil, p.caption_text, p.foil_text, p.object_indices) for p in ps]  # noqa: E731
+    key = lambda ps: [(p.id, p.caption, p.foil, p.caption_text, p.foil_text, p.object_indices) for p in ps]
     with StaticStore(clevr_store) as s:
         a = generate_pairs(s, seed=7, max_videos=400, batch_videos=400)
         b = generate_pairs(s, seed=7, max_videos=400, batch_videos=37)
