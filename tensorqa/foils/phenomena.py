@@ -177,8 +177,11 @@ def candidates(batch: SceneBatch, first: int, seed: int) -> dict[str, Rows]:
     swap_rel = torch.as_tensor(SWAP_RELATIONS)  # [C] relation ids
     lit = batch.rel[..., swap_rel] & fm[:, :, None, None]  # [B, F, O, C]
     lit[:, :, 0] = False
-    implied = (batch.rel.float() @ torch.as_tensor(v.entailment_closure()).float()[:, swap_rel]) > 0
-    implied = torch.einsum("bfoc,op->bfpc", (implied & fm[:, :, None, None]).float(), obj_group) > 0
+    closure = v.entailment_closure()
+    implied = torch.stack([batch.rel[..., np.flatnonzero(closure[:, r])].any(-1) for r in SWAP_RELATIONS], -1)
+    implied &= fm[:, :, None, None]  # [B, F, O, C]: r_c holds on o, or a relation that entails it does
+    merged = torch.as_tensor(v.object_merged_into)  # any object of o's synonym group: via the group's target
+    implied = torch.zeros_like(implied, dtype=torch.uint8).index_add_(2, merged, implied.to(torch.uint8))[:, :, merged] > 0
     C = swap_rel.shape[0]
     f, has_f = pick(lit.any(-1).sum(-1) >= 2, u("actant-swap", 0, fm.shape[1]))
     first_ok = lit[rows, f].reshape(B, -1)  # [B, O * C]
