@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from tensorqa.errors import TensorQAError
-from tensorqa.foils.generate import Pair
+from tensorqa.foils.pair import Pair
 
 VALSE_DIR = "valse"
 PARQUET = "pairs.parquet"

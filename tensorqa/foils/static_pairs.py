@@ -1,5 +1,5 @@
 """Caption/foil pairs on static (CLEVR) scenes: the candidates of ``static_phenomena`` with foil words drawn
-over the whole set (``generate.balanced_draw``: each word a foil as often as a caption; ``_balance``: as
+over the whole set (``draws.balanced_draw``: each word a foil as often as a caption; ``_balance``: as
 many of each polarity), then rendered (``text.scene_*``) with their CLEVR programs (``static_programs``).
 
 Word matching per instrument: counting matches numeral and noun together (the noun agrees with the
@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from tensorqa.foils import text as T
-from tensorqa.foils.generate import Pair, _balance, balanced_draw, matched_draw
+from tensorqa.foils.draws import _balance, balanced_draw, matched_draw
+from tensorqa.foils.pair import Pair
 from tensorqa.foils.phenomena import NUMERALS, STATIC_INSTRUMENTS, STREAMS, Rows, noise
 from tensorqa.foils.programs import Text
 from tensorqa.foils.records import (
