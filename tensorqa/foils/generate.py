@@ -27,7 +27,7 @@ from tensorqa.scenes.vocab import vocab
 
 
 def _concat(parts: list[Rows]) -> Rows:
-    cat = lambda name: np.concatenate([getattr(r, name) for r in parts])  # noqa: E731
+    cat = lambda name: np.concatenate([getattr(r, name) for r in parts])
     ok = None if parts[0].foil_ok is None else np.concatenate([r.foil_ok for r in parts])
     return Rows(cat("video"), cat("a"), cat("b"), cat("n"), cat("flag"), ok, [g for r in parts for g in r.ground])
 
@@ -61,7 +61,7 @@ def build_pairs(rows: dict[str, Rows], ids: list[str], splits: list[str], seed: 
     pairs: list[Pair] = []
     for name, R in rows.items():
         phen = INSTRUMENTS[name]
-        u_foil = lambda width: noise(seed, STREAMS[name], R.video, 100, width)  # noqa: E731
+        u_foil = lambda width, name=name, R=R: noise(seed, STREAMS[name], R.video, 100, width)
         if name in ("relations", "action-replacement", "object-swap") or name.startswith("counting"):
             cap = R.b if name == "relations" else R.a if name in ("action-replacement", "object-swap") \
                 else np.where(R.n < NUMERALS, R.n, -1)
@@ -93,8 +93,8 @@ def build_pairs(rows: dict[str, Rows], ids: list[str], splits: list[str], seed: 
 def _pair(name, phen, R: Rows, i: int, f: int, ids, splits, v) -> Pair:
     vid = ids[R.video[i]]
     a, b, n, flag = int(R.a[i]), int(R.b[i]), int(R.n[i]), bool(R.flag[i])
-    common = dict(id=f"{name}:tensorqa:{vid}", instrument=name, phenomenon=phen, video_id=vid,
-                  split=splits[R.video[i]], keyframes=list(R.ground[i]), media_file=f"{vid}.mp4")
+    common = {"id": f"{name}:tensorqa:{vid}", "instrument": name, "phenomenon": phen, "video_id": vid,
+                  "split": splits[R.video[i]], "keyframes": list(R.ground[i]), "media_file": f"{vid}.mp4"}
     if name == "existence":  # b: the window's action (-1: the whole video), n: its kind in WINDOWS
         kind = WINDOWS[n]
         prog = P.exists_object(a, None if b < 0 else b, kind)

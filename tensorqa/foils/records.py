@@ -65,7 +65,7 @@ def valse_record(p: Pair) -> dict:
 
 
 def pairs_table(pairs: list[Pair]) -> pa.Table:
-    col = lambda f: [f(p) for p in pairs]  # noqa: E731
+    col = lambda f: [f(p) for p in pairs]
     return pa.table({
         "id": col(lambda p: p.id), "instrument": col(lambda p: p.instrument),
         "phenomenon": col(lambda p: p.phenomenon), "video_id": col(lambda p: p.video_id),

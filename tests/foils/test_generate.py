@@ -8,8 +8,8 @@ import json
 
 import pyarrow.parquet as pq
 import pytest
-
 from helpers import SHARED
+
 from tensorqa.cli import main
 from tensorqa.foils.generate import generate_pairs
 from tensorqa.foils.phenomena import VIDEO_INSTRUMENTS
@@ -74,7 +74,7 @@ def test_same_seed_same_pairs_whatever_the_batch_size(store_path, pairs):
     with open_store(store_path) as s:
         other = generate_pairs(s, seed=5, batch_videos=23)
         reseeded = generate_pairs(s, seed=6, batch_videos=64)
-    key = lambda ps: [(p.id, p.caption, p.foil, p.caption_text, p.foil_text, p.keyframes) for p in ps]  # noqa: E731
+    key = lambda ps: [(p.id, p.caption, p.foil, p.caption_text, p.foil_text, p.keyframes) for p in ps]
     assert key(other) == key(pairs)
     assert key(reseeded) != key(pairs)
 
@@ -106,7 +106,7 @@ def test_cli_writes_valse_json_and_parquet(store_path, tmp_path, capsys):
     for f in (out / "valse").glob("*.json"):
         records = json.loads(f.read_text())
         ids |= set(records)
-        for rid, r in records.items():
+        for r in records.values():
             assert every_file <= set(r), (f.name, every_file - set(r))
             assert isinstance(r["foil"], str) and r["mturk"]["caption"] >= 2
             assert {"caption_program", "foil_program", "scene_id", "grounding"} <= set(r)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from helpers import make_scene
+
 from tensorqa import vocab
 from tensorqa.foils import programs as P
 from tensorqa.foils.programs import Text, evaluate, holds
