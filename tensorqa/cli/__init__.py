@@ -18,7 +18,7 @@
     tensorqa report DIR [--compare DIR] --out DIR                HTML report with plots, summary.json
     tensorqa pack --clevr N | --clevr-scenes JSON --out FILE     CLEVR static scenes (sampled, or CLEVR's scene files)
     tensorqa generate CLEVR.h5 --out DIR                         CLEVR's question families from its template files
-    tensorqa foils FILE --out DIR                                caption/foil pairs proven by execution
+    tensorqa foils FILE --out DIR                                caption/foil pairs proven by execution (videos or CLEVR)
     tensorqa score-foils SCORES.json [--foils DIR] --out F       their metrics, VALSE's and ViLMA's conventions
 """
 

@@ -67,21 +67,28 @@ def run_score_foils(a: argparse.Namespace) -> int:
 
 
 def foils_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("store", help="a scene store (.h5) from tensorqa pack")
+    p.add_argument("store", help="a scene store (.h5) from tensorqa pack: videos, or CLEVR scenes (pack --clevr N)")
     p.add_argument("--out", required=True, metavar="DIR", help="output folder: valse/<instrument>.json and pairs.parquet")
     p.add_argument("--seed", type=int, default=0, help="sampling seed (same seed, same pairs, whatever the batch size)")
-    p.add_argument("--max-videos", type=int, help="only the first N videos")
-    p.add_argument("--batch-videos", type=int, default=1024, help="videos per tensor batch")
+    p.add_argument("--max-videos", type=int, help="only the first N videos (or scenes)")
+    p.add_argument("--batch-videos", "--batch", type=int, default=1024, help="videos (or scenes) per tensor batch")
+
+
+def open_scene_store(path: str):
+    """A video store or a static-scene (CLEVR) store, whichever the file is (as ``tensorqa generate``)."""
+    from tensorqa.scenes.static_store import StaticStore, is_static_store
+    from tensorqa.scenes.store import open_store
+
+    return StaticStore(path) if is_static_store(path) else open_store(path)
 
 
 def run_foils(a: argparse.Namespace) -> int:
     import time
 
-    from tensorqa.foils.baseline import baseline_by_instrument
-    from tensorqa.foils.generate import generate_pairs
+    from tensorqa.foils.baseline import baseline_summary
+    from tensorqa.foils.generate import generate_pairs, is_static
     from tensorqa.foils.records import write_foil_set
     from tensorqa.outputs import check_output_folder
-    from tensorqa.scenes.store import open_store
 
     check_output_folder(a.out)
     if a.max_videos is not None and a.max_videos < 1:
@@ -89,19 +96,18 @@ def run_foils(a: argparse.Namespace) -> int:
     if a.batch_videos < 1:
         raise TensorQAError(f"--batch-videos must be at least 1, got {a.batch_videos}")
     t0 = time.perf_counter()
-    with open_store(a.store) as store:
+    with open_scene_store(a.store) as store:
+        kind = "static" if is_static(store) else "video"
         pairs = generate_pairs(store, seed=a.seed, max_videos=a.max_videos, batch_videos=a.batch_videos)
-        videos = len(store) if a.max_videos is None else min(a.max_videos, len(store))
+        scenes = len(store) if a.max_videos is None else min(a.max_videos, len(store))
     seconds = time.perf_counter() - t0
-    per = {}
-    for p in pairs:
-        per[p.instrument] = per.get(p.instrument, 0) + 1
-    meta = {"store": os.path.basename(a.store), "videos": videos, "seed": a.seed, "pairs": len(pairs),
-            "pairs_per_instrument": dict(sorted(per.items())), "generation_s": round(seconds, 2),
-            "text_only_unigram_acc_r": baseline_by_instrument([p.instrument for p in pairs], [p.id for p in pairs],
-                                                              [p.caption for p in pairs], [p.foil for p in pairs])}
+    summary = baseline_summary([p.instrument for p in pairs], [p.phenomenon for p in pairs], [p.id for p in pairs],
+                               [p.caption for p in pairs], [p.foil for p in pairs])
+    meta = {"store": os.path.basename(a.store), "scene_kind": kind, "scenes": scenes, "videos": scenes,
+            "seed": a.seed, "generation_s": round(seconds, 2), **summary}
     write_foil_set(pairs, a.out, meta)
-    print(f"wrote {a.out}: {len(pairs):,} caption/foil pairs from {videos:,} videos in {seconds:.1f} s")
+    what = "CLEVR scenes" if kind == "static" else "videos"
+    print(f"wrote {a.out}: {len(pairs):,} caption/foil pairs from {scenes:,} {what} in {seconds:.1f} s")
     return 0
 
 
@@ -112,21 +118,15 @@ def is_foil_set(path: str) -> bool:
 
 
 def foil_stats(folder: str) -> dict:
-    """Pairs per instrument and the text-only unigram baseline, from the set's Parquet table."""
-    from tensorqa.foils.baseline import baseline_by_instrument, unigram_accuracy
+    """Pairs per instrument and per phenomenon, the text-only unigram baseline per instrument and per
+    phenomenon (fitted and cross-fitted), and the notes on instruments that are not near 50 % by design."""
+    from tensorqa.foils.baseline import baseline_summary
     from tensorqa.foils.records import read_pairs_table
 
     t = read_pairs_table(folder)
-    ids, inst = t.column("id").to_pylist(), t.column("instrument").to_pylist()
-    cap, foil = t.column("caption").to_pylist(), t.column("foil").to_pylist()
-    per: dict[str, int] = {}
-    for name in inst:
-        per[name] = per.get(name, 0) + 1
-    return {"pairs": len(ids), "pairs_per_instrument": dict(sorted(per.items())),
-            "text_only_unigram_acc_r": {"overall": unigram_accuracy(ids, cap, foil),
-                                        **baseline_by_instrument(inst, ids, cap, foil)},
-            "text_only_unigram_acc_r_crossfit": {"overall": unigram_accuracy(ids, cap, foil, crossfit=True),
-                                                 **baseline_by_instrument(inst, ids, cap, foil, crossfit=True)}}
+    col = t.column
+    return baseline_summary(col("instrument").to_pylist(), col("phenomenon").to_pylist(), col("id").to_pylist(),
+                            col("caption").to_pylist(), col("foil").to_pylist())
 
 
 def format_foil_stats(s: dict) -> str:
@@ -136,4 +136,9 @@ def format_foil_stats(s: dict) -> str:
     for name, n in s["pairs_per_instrument"].items():
         lines.append(f"{name:<24}{n:>8,}{base[name]:>10}{cross[name]:>10}")
     lines.append(f"{'overall':<24}{s['pairs']:>8,}{base['overall']:>10}{cross['overall']:>10}")
+    lines.append(f"{'phenomenon':<24}{'pairs':>8}{'unigram':>10}{'crossfit':>10}")
+    base, cross = s["text_only_unigram_acc_r_per_phenomenon"], s["text_only_unigram_acc_r_per_phenomenon_crossfit"]
+    for name, n in s["pairs_per_phenomenon"].items():
+        lines.append(f"{name:<24}{n:>8,}{base[name]:>10}{cross[name]:>10}")
+    lines += [f"note: {name}: {text}" for name, text in s.get("notes", {}).items()]
     return "\n".join(lines)

@@ -1,136 +1,57 @@
-"""Caption/foil pairs for a whole store: candidates per batch (``phenomena``), then foil words drawn over
-the whole set so that each phenomenon's word frequencies over foils match those over captions.
-
-Frequency matching: for a replacement phenomenon with caption words c_p and allowed foil words
-ok[p, w], the draw gives pair p word w with probability ok[p, w] x[w] / sum_w' ok[p, w'] x[w'];
-x is fitted by iterative proportional scaling so that the expected foil count of each word equals
-its caption count (exact where the allowed sets permit it). The draw itself is Gumbel-max on the
-hashed noise of the pair's video, so it is deterministic and independent of the batch size.
+"""Caption/foil pairs for a whole store: candidates per batch (``phenomena`` for videos,
+``static_phenomena`` for CLEVR scenes), then foil words drawn over the whole set (``draws``) so that
+each phenomenon's word frequencies over foils match those over captions, then the pairs (``Pair``):
+here for videos, in ``static_pairs`` for CLEVR scenes. The draws use hashed noise of the pair's scene,
+so they are deterministic and independent of the batch size.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from tensorqa.foils import programs as P
 from tensorqa.foils import text as T
-from tensorqa.foils.phenomena import INSTRUMENTS, NUMERALS, STREAMS, Rows, candidates, noise
+from tensorqa.foils.draws import _balance, balanced_draw, matched_draw
+from tensorqa.foils.pair import Pair
+from tensorqa.foils.phenomena import (
+    INSTRUMENTS,
+    NUMERALS,
+    STREAMS,
+    WINDOWS,
+    Rows,
+    candidates,
+    noise,
+)
+from tensorqa.foils.static_pairs import build_static_pairs
 from tensorqa.scenes.vocab import vocab
 
 
-@dataclass
-class Pair:
-    id: str
-    instrument: str
-    phenomenon: str
-    video_id: str
-    split: str
-    caption: str
-    foil: str
-    caption_text: P.Text
-    foil_text: P.Text
-    classes: object
-    classes_foil: object
-    foil_method: str
-    keyframes: list = field(default_factory=list)
-    objects: list = field(default_factory=list)
-
-
-def matched_draw(caption_word: np.ndarray, ok: np.ndarray, u: np.ndarray, iterations: int = 60) -> np.ndarray:
-    """int64[P]: a foil word per pair (-1 where none is allowed). caption_word: int64[P]; ok, u: [P, W]."""
-    P_, W = ok.shape
-    if P_ == 0:
-        return np.zeros(0, np.int64)
-    okf = ok.astype(np.float64)
-    target = np.bincount(caption_word[(caption_word >= 0) & ok.any(1)], minlength=W).astype(np.float64)[:W]
-    x = np.ones(W)
-    for _ in range(iterations):
-        w = okf * x
-        tot = w.sum(1, keepdims=True)
-        p = np.divide(w, tot, out=np.zeros_like(w), where=tot > 0)
-        expected = p.sum(0)
-        x = x * np.where(expected > 0, (target + 1e-3) / np.maximum(expected, 1e-12), 1.0)
-        x = np.clip(x / x.max(), 1e-9, 1.0)
-    w = okf * x
-    gumbel = -np.log(-np.log(u))
-    score = np.where(ok, np.log(np.maximum(w, 1e-300)) + gumbel, -np.inf)
-    choice = score.argmax(1)
-    return np.where(ok.any(1), choice, -1)
-
-
-def _greedy(caption_word, ok, valid, u_order, u_tie) -> np.ndarray:
-    W = ok.shape[1]
-    owed = np.bincount(caption_word[valid], minlength=W)[:W].astype(np.float64)
-    foil = np.full(caption_word.size, -1, np.int64)
-    for i in np.argsort(u_order, kind="stable"):
-        if not valid[i]:
-            continue
-        score = np.where(ok[i] & (owed > 0), owed + u_tie[i], -np.inf)
-        w = int(score.argmax())
-        if score[w] == -np.inf:
-            owed[caption_word[i]] -= 1  # dropped: its caption no longer owes a foil
-            continue
-        foil[i] = w
-        owed[w] -= 1
-    return foil
-
-
-def balanced_draw(caption_word: np.ndarray, ok: np.ndarray, u_order: np.ndarray, u_tie: np.ndarray,
-                  rounds: int = 8) -> np.ndarray:
-    """int64[P]: foil words, -1 where the pair is dropped, so that each word is a foil as often as it is
-    a caption. Pairs are taken in the order of ``u_order`` (float[P], hashed per video); each gets the
-    allowed word that is most owed (caption count minus foil count so far; ties by ``u_tie`` [P, W]).
-    A pair none of whose allowed words is owed is dropped. Where a word's captions outnumber the pairs
-    that can take it as a foil (counting's "1"), the excess captions are dropped and the draw rerun:
-    VALSE's cap on the examples per class. The loop runs over pairs, after the vectorized work, with
-    one vector operation per pair."""
-    W = ok.shape[1]
-    valid = ok.any(1) & (caption_word >= 0)
-    foil = np.full(caption_word.size, -1, np.int64)
-    for _ in range(rounds):
-        foil = _greedy(caption_word, ok, valid, u_order, u_tie)
-        kept = foil >= 0
-        c = np.bincount(caption_word[kept], minlength=W)[:W]
-        f = np.bincount(foil[kept], minlength=W)[:W]
-        if (c == f).all():
-            break
-        valid = kept.copy()
-        for w in np.nonzero(c != f)[0]:  # drop the latest pairs on the heavier side of w
-            mine = np.nonzero(kept & ((caption_word == w) if c[w] > f[w] else (foil == w)))[0]
-            valid[mine[np.argsort(-u_order[mine], kind="stable")[: abs(int(c[w]) - int(f[w]))]]] = False
-    else:
-        foil = np.where(valid, _greedy(caption_word, ok, valid, u_order, u_tie), -1)
-    return foil
-
-
-def _balance(flag: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """bool[P]: as many rows of each flag value, keeping those with the smallest noise."""
-    keep = np.zeros(flag.size, bool)
-    k = min(int(flag.sum()), int((~flag).sum()))
-    for value in (True, False):
-        idx = np.nonzero(flag == value)[0]
-        keep[idx[np.argsort(u[idx], kind="stable")[:k]]] = True
-    return keep
-
-
 def _concat(parts: list[Rows]) -> Rows:
-    cat = lambda name: np.concatenate([getattr(r, name) for r in parts])  # noqa: E731
+    cat = lambda name: np.concatenate([getattr(r, name) for r in parts])
     ok = None if parts[0].foil_ok is None else np.concatenate([r.foil_ok for r in parts])
     return Rows(cat("video"), cat("a"), cat("b"), cat("n"), cat("flag"), ok, [g for r in parts for g in r.ground])
 
 
+def is_static(store) -> bool:
+    from tensorqa.scenes.static_store import StaticStore
+
+    return isinstance(store, StaticStore)
+
+
 def collect(store, seed: int = 0, max_videos: int | None = None, batch_videos: int = 1024):
-    """(rows per instrument over the store's first ``max_videos`` videos, video ids, splits)."""
+    """(rows per instrument over the store's first ``max_videos`` scenes, scene ids, splits); a static
+    store's scene id is its image file name."""
+    static = is_static(store)
+    if static:
+        from tensorqa.foils.static_phenomena import candidates as scene_candidates
     stop = len(store) if max_videos is None else min(max_videos, len(store))
     parts: dict[str, list[Rows]] = {name: [] for name in INSTRUMENTS}
     ids, splits = [], []
     for first in range(0, stop, batch_videos):
         batch = store.batch(first, min(first + batch_videos, stop))
-        ids += batch.video_ids
+        ids += batch.image_filenames if static else batch.video_ids
         splits += batch.splits
-        for name, rows in candidates(batch, first, seed).items():
+        for name, rows in (scene_candidates if static else candidates)(batch, first, seed).items():
             parts[name].append(rows)
     return {name: _concat(p) for name, p in parts.items() if p}, ids, splits
 
@@ -140,7 +61,7 @@ def build_pairs(rows: dict[str, Rows], ids: list[str], splits: list[str], seed: 
     pairs: list[Pair] = []
     for name, R in rows.items():
         phen = INSTRUMENTS[name]
-        u_foil = lambda width: noise(seed, STREAMS[name], R.video, 100, width)  # noqa: E731
+        u_foil = lambda width, name=name, R=R: noise(seed, STREAMS[name], R.video, 100, width)
         if name in ("relations", "action-replacement", "object-swap") or name.startswith("counting"):
             cap = R.b if name == "relations" else R.a if name in ("action-replacement", "object-swap") \
                 else np.where(R.n < NUMERALS, R.n, -1)
@@ -172,15 +93,22 @@ def build_pairs(rows: dict[str, Rows], ids: list[str], splits: list[str], seed: 
 def _pair(name, phen, R: Rows, i: int, f: int, ids, splits, v) -> Pair:
     vid = ids[R.video[i]]
     a, b, n, flag = int(R.a[i]), int(R.b[i]), int(R.n[i]), bool(R.flag[i])
-    common = dict(id=f"{name}:tensorqa:{vid}", instrument=name, phenomenon=phen, video_id=vid,
-                  split=splits[R.video[i]], keyframes=list(R.ground[i]))
-    if name == "existence":
-        prog = P.exists_object(a, None if b < 0 else b)
+    common = {"id": f"{name}:tensorqa:{vid}", "instrument": name, "phenomenon": phen, "video_id": vid,
+                  "split": splits[R.video[i]], "keyframes": list(R.ground[i]), "media_file": f"{vid}.mp4"}
+    if name == "existence":  # b: the window's action (-1: the whole video), n: its kind in WINDOWS
+        kind = WINDOWS[n]
+        prog = P.exists_object(a, None if b < 0 else b, kind)
         yes = "yes" if flag else "no"
-        return Pair(**common, caption=T.existence(a, b, flag), foil=T.existence(a, b, not flag),
+        return Pair(**common, caption=T.existence(a, b, flag, kind), foil=T.existence(a, b, not flag, kind),
                     caption_text=P.Text(prog, yes), foil_text=P.Text(prog, "no" if flag else "yes"),
                     classes=v.object_english[a], classes_foil=v.object_english[a],
                     foil_method="something_to_zero" if flag else "zero_to_something", objects=[v.objects[a]])
+    if name == "actant-swap":  # a, b: the objects; n: r1 x R + r2
+        r1, r2 = divmod(n, v.num_relations)
+        return Pair(**common, caption=T.together(r1, a, r2, b), foil=T.together(r1, b, r2, a),
+                    caption_text=P.Text(P.together(r1, a, r2, b), "yes"), foil_text=P.Text(P.together(r1, b, r2, a), "yes"),
+                    classes=[v.object_english[a], v.object_english[b]], classes_foil=[v.object_english[b], v.object_english[a]],
+                    foil_method="swap_actants", objects=[v.objects[a], v.objects[b]])
     if name == "relations":
         return Pair(**common, caption=T.relation(a, b), foil=T.relation(a, f),
                     caption_text=P.Text(P.exists_relation(a, b), "yes"), foil_text=P.Text(P.exists_relation(a, f), "yes"),
@@ -220,4 +148,6 @@ def _pair(name, phen, R: Rows, i: int, f: int, ids, splits, v) -> Pair:
 
 def generate_pairs(store, seed: int = 0, max_videos: int | None = None, batch_videos: int = 1024) -> list[Pair]:
     rows, ids, splits = collect(store, seed, max_videos, batch_videos)
+    if is_static(store):
+        return build_static_pairs(rows, ids, splits, seed)
     return build_pairs(rows, ids, splits, seed)

@@ -16,6 +16,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from tensorqa.engine.primitives.localize import (
+    AFTER,
+    BEFORE,
+    WHILE,
+    class_instances,
+    interval_mask,
+    window_frames,
+)
 from tensorqa.engine.semantics import AGQA
 from tensorqa.foils.programs import interaction_mask
 from tensorqa.scenes.batch import SceneBatch
@@ -24,14 +32,28 @@ from tensorqa.scenes.vocab import NO_OBJECT, vocab
 NUMERALS = 13  # counting captions and foils say 0 ... 12
 SMALL = 4  # "small numbers": 0 ... 3
 
-INSTRUMENTS = {  # instrument (file name) -> VALSE phenomenon
+VIDEO_INSTRUMENTS = {  # instrument (file name) -> VALSE phenomenon, on video stores
     "existence": "existence",
     "counting-balanced": "counting", "counting-small-numbers": "counting", "counting-adversarial": "counting",
     "plurals": "plurals",
     "relations": "relations",
     "action-replacement": "actions", "object-swap": "actions",
     "temporal-order": "temporal", "first-last": "temporal",
+    "actant-swap": "actions",
 }
+STATIC_INSTRUMENTS = {  # on static-scene (CLEVR) stores: the actant swap swaps a relation's two objects
+    "existence": "existence",
+    "counting-balanced": "counting", "counting-small-numbers": "counting", "counting-adversarial": "counting",
+    "plurals": "plurals",
+    "relations": "relations",
+    "actant-swap": "actions",
+    "foil-it": "noun phrases",
+}
+INSTRUMENTS = VIDEO_INSTRUMENTS | STATIC_INSTRUMENTS  # new instruments go last: STREAMS must not move
+WINDOWS = ("while", "before", "after")  # existence's time windows (AGQA's Localize), besides the whole video
+# the person's relations an actant swap may use: contact relations that read "is <r> <object>"
+SWAP_RELATIONS = tuple(i for i, (k, name) in enumerate(zip(vocab().relation_kinds, vocab().relations))
+                       if k == "contact" and name not in ("notcontacting", "otherrelationship", "haveitontheback"))
 STREAMS = {name: i + 1 for i, name in enumerate(INSTRUMENTS)}
 
 
@@ -106,15 +128,24 @@ def candidates(batch: SceneBatch, first: int, seed: int) -> dict[str, Rows]:
     def u(name: str, slot: int, width: int = 1) -> np.ndarray:
         return noise(seed, STREAMS[name], video, slot, width)
 
-    # existence: "there is (no) <o> they interact with [while <a>]"; the foil flips the polarity
-    is_first = onehot & (onehot.cumsum(1) == 1)
-    win = torch.einsum("bna,bnf->baf", is_first.float(), batch.inst_frames.float()) > 0  # [B, A, F]
-    localizable = occurs & win.any(-1)
+    # existence: "there is (no) <o> they interact with [while|before|after <a>]"; the foil flips the
+    # polarity. The windows are the engine's rule (window_frames around the action's first instance).
+    nf = fm.sum(1, keepdim=True)
+    ci = class_instances(batch, torch.arange(v.num_actions).expand(B, -1))
+    localizes = torch.ones(v.num_actions, dtype=torch.bool)
     for a_id in AGQA.never_localize:
-        localizable[:, v.action_index(a_id)] = False
-    w_a, has_w = pick(localizable, u("existence", 0, v.num_actions))
-    use_w = has_w & torch.as_tensor(u("existence", 1)[:, 0] < 0.5)
-    w_frames = torch.where(use_w[:, None], win[rows, w_a], fm)  # [B, F]
+        localizes[v.action_index(a_id)] = False
+    win, offered = [], []
+    for kind in (WHILE, BEFORE, AFTER):  # the order of WINDOWS
+        start, stop, ok = window_frames(kind, ci, None, nf, AGQA)
+        win.append(interval_mask(start, stop, fm.shape[1]))
+        offered.append(ok & localizes)
+    win, offered = torch.stack(win, 1), torch.stack(offered, 1)  # [B, 3, A, F], [B, 3, A]
+    choice = torch.as_tensor(np.floor(u("existence", 1)[:, 0] * (1 + len(WINDOWS))).astype(np.int64)) - 1
+    kind = choice.clamp(min=0)  # -1: the whole video
+    w_a, has_w = pick(offered[rows, kind], u("existence", 0, v.num_actions))
+    use_w = has_w & (choice >= 0)
+    w_frames = torch.where(use_w[:, None], win[rows, kind, w_a], fm)  # [B, F]
     inter_w = (inter_fo & w_frames[:, :, None]).any(1)
     syn_w = (inter_w.float() @ obj_group) > 0
     yes = torch.as_tensor(u("existence", 2)[:, 0] < 0.5)
@@ -124,7 +155,7 @@ def candidates(batch: SceneBatch, first: int, seed: int) -> dict[str, Rows]:
     ground = torch.where(yes[:, None], inter_fo[rows, :, o] & w_frames, w_frames)
     keep = has
     out["existence"] = Rows(video[keep.numpy()], o[keep].numpy(), torch.where(use_w, w_a, -1)[keep].numpy(),
-                            np.zeros(int(keep.sum()), np.int64), yes[keep].numpy(), None,
+                            kind[keep].numpy(), yes[keep].numpy(), None,
                             _frame_ids(batch, rows[keep], ground[keep]))
 
     # spatial relations: "they are <r> the <o>" -> another spatial relation, false for o (and not entailed)
@@ -140,6 +171,33 @@ def candidates(batch: SceneBatch, first: int, seed: int) -> dict[str, Rows]:
     ground = batch.rel[rows, :, o, r] & fm
     out["relations"] = Rows(video[keep.numpy()], o[keep].numpy(), r[keep].numpy(), np.zeros(int(keep.sum()), np.int64),
                             np.ones(int(keep.sum()), bool), foil_ok[keep].numpy(), _frame_ids(batch, rows[keep], ground[keep]))
+
+    # actant swap: "they are r1 o1 while r2 o2" (both in one keyframe) -> "r1 o2 while r2 o1", false in
+    # every keyframe even under entailment (holding -> touching) and object synonyms
+    swap_rel = torch.as_tensor(SWAP_RELATIONS)  # [C] relation ids
+    lit = batch.rel[..., swap_rel] & fm[:, :, None, None]  # [B, F, O, C]
+    lit[:, :, 0] = False
+    closure = v.entailment_closure()
+    implied = torch.stack([batch.rel[..., np.flatnonzero(closure[:, r])].any(-1) for r in SWAP_RELATIONS], -1)
+    implied &= fm[:, :, None, None]  # [B, F, O, C]: r_c holds on o, or a relation that entails it does
+    merged = torch.as_tensor(v.object_merged_into)  # any object of o's synonym group: via the group's target
+    implied = torch.zeros_like(implied, dtype=torch.uint8).index_add_(2, merged, implied.to(torch.uint8))[:, :, merged] > 0
+    C = swap_rel.shape[0]
+    f, has_f = pick(lit.any(-1).sum(-1) >= 2, u("actant-swap", 0, fm.shape[1]))
+    first_ok = lit[rows, f].reshape(B, -1)  # [B, O * C]
+    oc, _ = pick(first_ok, u("actant-swap", 1, O * C))
+    o1, c1 = oc // C, oc % C
+    # swapped[b, o2, c2]: some keyframe has r1 on o2 and r2 on o1
+    swapped = torch.einsum("bfo,bfc->boc", implied[rows, :, :, c1].float(), implied[rows, :, o1, :].float()) > 0
+    partner = lit[rows, f] & ~swapped & (obj_group[o1] == 0)[:, :, None] \
+        & (torch.arange(C)[None, None, :] != c1[:, None, None])
+    oc2, has2 = pick(partner.reshape(B, -1), u("actant-swap", 2, O * C))
+    o2, c2 = oc2 // C, oc2 % C
+    keep = has_f & has2
+    ground = lit[rows, :, o1, c1] & lit[rows, :, o2, c2]
+    out["actant-swap"] = Rows(video[keep.numpy()], o1[keep].numpy(), o2[keep].numpy(),
+                              (swap_rel[c1] * v.num_relations + swap_rel[c2])[keep].numpy(),
+                              np.ones(int(keep.sum()), bool), None, _frame_ids(batch, rows[keep], ground[keep]))
 
     # actions: replacement by any action that does not happen; object swap by one of the same verb
     act_frames = torch.einsum("bna,bnf->baf", onehot.float(), batch.inst_frames.float()) > 0  # [B, A, F]

@@ -18,6 +18,11 @@ forms of our own are run here, by the plain loops below (the scalar twin of ``ge
                                                      "after": the other way round; else undefined
     Extreme(first|last, actions)                      the action of the unique instance that starts
                                                      first / ends last; answer its phrase
+    Together(<r1>, <o1>, <r2>, <o2>)                  "yes" iff some keyframe has the person r1 o1 and
+                                                     r2 o2 (the actant swap: r1 o2 and r2 o1)
+
+Existence's windows are AGQA's ``Localize(while|before|after, <action>)``, run by the engine's scalar
+executor (its window rule: ``engine/scalar/localize.localize``).
 """
 
 from __future__ import annotations
@@ -43,12 +48,13 @@ class Text:
 
 
 # -- builders (the generator's and the records' one source of program strings) -------------------------
-def window_program(while_action: int | None) -> str:
-    return "video" if while_action is None else f"Localize(while, {vocab().action_phrases[while_action]})"
+def window_program(action: int | None, kind: str = "while") -> str:
+    """AGQA's ``Localize(while|before|after, <action>)``, or the whole video (action None)."""
+    return "video" if action is None else f"Localize({kind}, {vocab().action_phrases[action]})"
 
 
-def exists_object(o: int, while_action: int | None = None) -> str:
-    return f"Exists({vocab().objects[o]}, Iterate({window_program(while_action)}, Filter(frame, [objects])))"
+def exists_object(o: int, action: int | None = None, kind: str = "while") -> str:
+    return f"Exists({vocab().objects[o]}, Iterate({window_program(action, kind)}, Filter(frame, [objects])))"
 
 
 def exists_relation(o: int, r: int) -> str:
@@ -76,10 +82,16 @@ def extreme(which: str) -> str:
     return f"Extreme({which}, actions)"
 
 
+def together(r1: int, o1: int, r2: int, o2: int) -> str:
+    v = vocab()
+    return f"Together({v.relation_english[r1]}, {v.objects[o1]}, {v.relation_english[r2]}, {v.objects[o2]})"
+
+
 # -- the scalar twin of our own forms ---------------------------------------------------------------------
 _COUNT_TIMES = re.compile(r"^Count\(Instances\((?P<a>[^()\[\],]+)\)\)$")
 _ORDER = re.compile(r"^Order\((?P<x>[^()\[\],]+), (?P<y>[^()\[\],]+)\)$")
 _EXTREME = re.compile(r"^Extreme\((?P<w>first|last), actions\)$")
+_TOGETHER = re.compile(r"^Together\((?P<r1>[^()\[\],]+), (?P<o1>[^()\[\],]+), (?P<r2>[^()\[\],]+), (?P<o2>[^()\[\],]+)\)$")
 
 
 def interaction_mask() -> np.ndarray:
@@ -143,6 +155,11 @@ def evaluate(program: str, scene: VideoScene) -> str | None:
         if max(e for _, e in ys) < min(s for s, _ in xs):
             return "after"
         return None
+    if m := _TOGETHER.match(program):
+        r1, r2 = v.relation_index(m["r1"]), v.relation_index(m["r2"])
+        o1, o2 = v.object_index(m["o1"]), v.object_index(m["o2"])
+        both = any(scene.rel[f, o1, r1] and scene.rel[f, o2, r2] for f in range(scene.num_frames))
+        return "yes" if both else "no"
     if m := _EXTREME.match(program):
         a = extreme_action(scene, m["w"])
         return None if a is None else v.action_phrases[a]

@@ -4,6 +4,11 @@
 VALSE's fields are kept with their meaning; a few are stand-ins, since a proof replaces annotators:
 ``mturk`` is ``{"caption": 3, "foil": 0, "other": 0}`` so that VALSE's and ViLMA's validity filters
 (``mturk.caption >= 2``) keep every record, and ``validation`` says the labels come from execution.
+A static (CLEVR) scene's record has ``image_file`` (its image) and ``video_file`` None, a video's the
+other way round; ``grounding`` holds the keyframes (empty for a static scene), the objects (names, or
+for a static scene each object's full description) and ``object_indices`` (a static scene's objects'
+positions in its scene JSON; empty for videos). Ids are ``<instrument>:tensorqa:<video>`` and
+``<instrument>:tensorqa-clevr:<image>``, so that a video set's ids and a static set's never meet.
 """
 
 from __future__ import annotations
@@ -18,20 +23,23 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from tensorqa.errors import TensorQAError
-from tensorqa.foils.generate import Pair
+from tensorqa.foils.pair import Pair
 
 VALSE_DIR = "valse"
 PARQUET = "pairs.parquet"
 DATASET = "tensorqa"
+STATIC_DATASET = "tensorqa-clevr"
 
 
 def valse_record(p: Pair) -> dict:
     r = {
-        "dataset": DATASET, "original_split": p.split, "dataset_idx": p.video_id,
-        "linguistic_phenomena": p.phenomenon, "image_file": None, "video_file": f"{p.video_id}.mp4",
+        "dataset": STATIC_DATASET if p.scene_kind == "static" else DATASET, "original_split": p.split, "dataset_idx": p.video_id,
+        "linguistic_phenomena": p.phenomenon,
+        "image_file": p.media_file if p.scene_kind == "static" else None,
+        "video_file": None if p.scene_kind == "static" else p.media_file or f"{p.video_id}.mp4",
         "caption": p.caption, "classes": p.classes, "classes_foil": p.classes_foil,
     }
-    if p.instrument in ("plurals", "relations"):
+    if p.instrument in ("plurals", "relations"):  # VALSE's spelling differs by file
         r["foil_method"] = p.foil_method
     else:
         r["foiling_method"] = p.foil_method
@@ -47,15 +55,17 @@ def valse_record(p: Pair) -> dict:
     r["mturk"] = {"foil": 0, "caption": 3, "other": 0}
     r["validation"] = "execution: caption true, foil false on the scene graph"
     r["foil"] = p.foil
-    r["caption_program"], r["caption_answer"] = p.caption_text.program, p.caption_text.answer
-    r["foil_program"], r["foil_answer"] = p.foil_text.program, p.foil_text.answer
+    program = json.loads if p.scene_kind == "static" else str  # CLEVR's program JSON as JSON, not a string
+    r["caption_program"], r["caption_answer"] = program(p.caption_text.program), p.caption_text.answer
+    r["foil_program"], r["foil_answer"] = program(p.foil_text.program), p.foil_text.answer
     r["scene_id"] = p.video_id
-    r["grounding"] = {"keyframes": p.keyframes, "objects": p.objects}
+    r["scene_kind"] = p.scene_kind
+    r["grounding"] = {"keyframes": p.keyframes, "objects": p.objects, "object_indices": p.object_indices}
     return r
 
 
 def pairs_table(pairs: list[Pair]) -> pa.Table:
-    col = lambda f: [f(p) for p in pairs]  # noqa: E731
+    col = lambda f: [f(p) for p in pairs]
     return pa.table({
         "id": col(lambda p: p.id), "instrument": col(lambda p: p.instrument),
         "phenomenon": col(lambda p: p.phenomenon), "video_id": col(lambda p: p.video_id),
@@ -66,6 +76,8 @@ def pairs_table(pairs: list[Pair]) -> pa.Table:
         "foil_method": col(lambda p: p.foil_method),
         "keyframes": pa.array(col(lambda p: p.keyframes), pa.list_(pa.int32())),
         "objects": pa.array(col(lambda p: p.objects), pa.list_(pa.string())),
+        "object_indices": pa.array(col(lambda p: p.object_indices), pa.list_(pa.int32())),
+        "scene_kind": col(lambda p: p.scene_kind), "media_file": col(lambda p: p.media_file),
     })
 
 

@@ -8,11 +8,11 @@ import json
 
 import pyarrow.parquet as pq
 import pytest
-
 from helpers import SHARED
+
 from tensorqa.cli import main
 from tensorqa.foils.generate import generate_pairs
-from tensorqa.foils.phenomena import INSTRUMENTS
+from tensorqa.foils.phenomena import VIDEO_INSTRUMENTS
 from tensorqa.foils.programs import holds
 from tensorqa.foils.text import existence
 from tensorqa.scenes.store import open_store
@@ -33,13 +33,32 @@ def pairs(store_path):
 
 def test_every_caption_true_every_foil_false(store_path, pairs):
     per = collections.Counter(p.instrument for p in pairs)
-    assert set(per) == set(INSTRUMENTS), per  # every instrument is represented
+    assert set(per) == set(VIDEO_INSTRUMENTS), per  # every instrument is represented
     with open_store(store_path) as s:
         for p in pairs:
             scene = s.scene(p.video_id)
             assert holds(p.caption_text, scene) is True, (p.id, p.caption, p.caption_text)
             assert holds(p.foil_text, scene) is False, (p.id, p.foil, p.foil_text)
             assert p.caption != p.foil
+
+
+def test_new_video_instruments(store_path, pairs):
+    from tensorqa.foils.baseline import baseline_by_instrument, tokens
+
+    existence = [p for p in pairs if p.instrument == "existence"]
+    windows = collections.Counter(p.caption_text.program.split("Localize(")[1].split(",")[0]
+                                  if "Localize(" in p.caption_text.program else "video" for p in existence)
+    assert set(windows) == {"video", "while", "before", "after"}, windows
+    assert all(f" {w} " in p.caption for p in existence for w in ("before", "after")
+               if f"Localize({w}," in p.caption_text.program)
+    swaps = [p for p in pairs if p.instrument == "actant-swap"]
+    assert len(swaps) >= 20
+    for p in swaps:  # the same words, two objects swapped
+        assert sorted(tokens(p.caption)) == sorted(tokens(p.foil)) and p.caption != p.foil
+        assert p.caption_text.program.startswith("Together(") and p.keyframes
+    base = baseline_by_instrument([p.instrument for p in pairs], [p.id for p in pairs],
+                                  [p.caption for p in pairs], [p.foil for p in pairs])
+    assert base["actant-swap"] == 50.0 and base["existence"] == 50.0
 
 
 def test_foils_are_minimal_edits(pairs):
@@ -55,7 +74,7 @@ def test_same_seed_same_pairs_whatever_the_batch_size(store_path, pairs):
     with open_store(store_path) as s:
         other = generate_pairs(s, seed=5, batch_videos=23)
         reseeded = generate_pairs(s, seed=6, batch_videos=64)
-    key = lambda ps: [(p.id, p.caption, p.foil, p.caption_text, p.foil_text, p.keyframes) for p in ps]  # noqa: E731
+    key = lambda ps: [(p.id, p.caption, p.foil, p.caption_text, p.foil_text, p.keyframes) for p in ps]
     assert key(other) == key(pairs)
     assert key(reseeded) != key(pairs)
 
@@ -87,7 +106,7 @@ def test_cli_writes_valse_json_and_parquet(store_path, tmp_path, capsys):
     for f in (out / "valse").glob("*.json"):
         records = json.loads(f.read_text())
         ids |= set(records)
-        for rid, r in records.items():
+        for r in records.values():
             assert every_file <= set(r), (f.name, every_file - set(r))
             assert isinstance(r["foil"], str) and r["mturk"]["caption"] >= 2
             assert {"caption_program", "foil_program", "scene_id", "grounding"} <= set(r)
@@ -100,7 +119,12 @@ def test_cli_writes_valse_json_and_parquet(store_path, tmp_path, capsys):
     row = table[0]
     assert {"caption_program", "foil_program", "phenomenon", "video_id", "keyframes", "objects"} <= set(row)
     assert main(["stats", str(out)]) == 0
-    assert "text-only unigram" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert "text-only unigram" in text and "phenomenon" in text and "note: counting" in text
+    assert main(["stats", str(out), "--json"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert set(s["text_only_unigram_acc_r_per_phenomenon"]) == {r["phenomenon"] for r in table}
+    assert sum(s["pairs_per_phenomenon"].values()) == len(table)
     assert main(["foils", str(tmp_path / "missing.h5"), "--out", str(out)]) == 2  # the set stays whole
     assert len(pq.read_table(out / "pairs.parquet")) == len(table)
 

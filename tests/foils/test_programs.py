@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from helpers import make_scene
+
 from tensorqa import vocab
 from tensorqa.foils import programs as P
 from tensorqa.foils.programs import Text, evaluate, holds
@@ -57,3 +58,39 @@ def test_agqa_forms_go_to_the_scalar_executor():
     assert evaluate(P.exists_relation(chair, v.relation_index("behind")), s) == "no"
     assert evaluate(P.exists_action(v.action_index("opening a door")), s) == "yes"
     assert evaluate(P.exists_action(v.action_index("closing a door")), s) == "no"
+
+
+def test_existence_before_and_after_windows():
+    """AGQA's Localize(before|after, <action>), by the engine's scalar executor (its window rule):
+    before = keyframes up to the action's first instance's first keyframe (AGQA includes it),
+    after = those after the first instance's last keyframe."""
+    s, v = scene(), vocab()
+    pillow, door, chair = (v.object_index(x) for x in ("pillow", "door", "chair"))
+    opening, sitting = v.action_index("opening a door"), v.action_index("sitting in a chair")
+    # before opening a door (frame 30): frames 10, 20, 30; the pillow is held at 10 and 20
+    assert evaluate(P.exists_object(pillow, opening, "before"), s) == "yes"
+    assert evaluate(P.exists_object(chair, opening, "before"), s) == "no"
+    # after opening a door: frames 40, 50, 60: the chair (in front at 40, sat on at 60); the pillow is
+    # held only at 10 and 20, the door touched only at 30
+    assert evaluate(P.exists_object(chair, opening, "after"), s) == "yes"
+    assert evaluate(P.exists_object(pillow, opening, "after"), s) == "no"
+    assert evaluate(P.exists_object(door, opening, "after"), s) == "no"
+    # after sitting in a chair (its only keyframe is the last): no window, so no answer
+    assert evaluate(P.exists_object(pillow, sitting, "after"), s) is None
+    assert P.exists_object(pillow, opening, "before") == \
+        "Exists(pillow, Iterate(Localize(before, opening a door), Filter(frame, [objects])))"
+
+
+def test_together_and_its_actant_swap():
+    v = vocab()
+    # frame 10: holding a cup while sitting on a chair; frame 20: holding the chair (sitting on nothing)
+    s = make_scene("swap", FRAMES[:2], relations=[(0, "cup", "holding"), (0, "chair", "sittingon"),
+                                                  (1, "chair", "holding")])
+    holding, sitting = v.relation_index("holding"), v.relation_index("sittingon")
+    cup, chair = v.object_index("cup"), v.object_index("chair")
+    assert evaluate(P.together(holding, cup, sitting, chair), s) == "yes"  # frame 10
+    # swapped: holding the chair (frame 20) and sitting on the cup (never) in one keyframe: no
+    assert evaluate(P.together(holding, chair, sitting, cup), s) == "no"
+    from tensorqa.foils.text import together
+
+    assert together(holding, cup, sitting, chair) == "The person is holding a cup while sitting on a chair."

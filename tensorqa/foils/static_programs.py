@@ -1,0 +1,121 @@
+"""Captions and foils on static (CLEVR) scenes as CLEVR programs, and their scalar proof.
+
+A description is a key ``(size, color, material, shape)`` of class ids, -1 where the attribute is not
+said (an unsaid shape reads "thing"); :data:`KEYS` holds every one of them (3 x 9 x 3 x 4 = 324), key
+id = its row. A text is ``Text(program, answer)`` with ``program`` CLEVR's program JSON (a list of
+``{type, inputs, side_inputs}``, as a JSON string so that records keep one string column) and
+``answer`` what ``tensorqa.clevr.run_program`` must return for the text to be true ("yes" / "no" for
+an ``exist``, the number for a ``count``, "several" for any number >= 2)::
+
+    [scene, filter_size, filter_color, filter_material, filter_shape, exist]     "There is a <d>."
+    [scene, filter_*..., count]                                                "There are exactly <n> <d>s."
+    [scene, filter_*(A)..., unique, scene, filter_*(B)..., unique, relate <r>, filter_*(A)..., exist]
+                                                                               "The <A> is <r> the <B>."
+
+The relation program says "some A is r of the B"; its first branch (``unique`` over the A's) makes
+"the A" definite: ``run_program`` answers '__INVALID__' when any ``unique`` fails, so the text has an
+answer only where both descriptions pick out one object (CLEVR's filter + unique semantics).
+Words are CLEVR's canonical class names, so a foil's word false as a class is false under every
+synonym of CLEVR's ``synonyms.json`` ("ball" = sphere, "block" = cube, "shiny" = metal, ...).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+
+from tensorqa.clevr.scalar import INVALID, run_program
+from tensorqa.foils.programs import Text
+from tensorqa.scenes.static_batch import ATTRS, RELATIONS, clevr_vocab
+
+KEYS = np.array(list(itertools.product(*(range(-1, len(clevr_vocab().values(a))) for a in ATTRS))), np.int64)  # [K, 4]
+THING = len(clevr_vocab().shape)  # the shape slot of a key with no shape: "thing"
+RELATION_ENGLISH = {"left": "left of", "right": "right of", "behind": "behind", "front": "in front of"}
+
+
+def key_id(key) -> int:
+    """The row of ``KEYS`` holding ``key`` (4 ints, -1 = unsaid)."""
+    v, k = clevr_vocab(), 0
+    for a, x in zip(ATTRS, key):
+        k = k * (len(v.values(a)) + 1) + int(x) + 1
+    return k
+
+
+def noun_slot(key) -> int:
+    """The key's noun: its shape id, or ``THING``."""
+    return int(key[3]) if key[3] >= 0 else THING
+
+
+def describe(key, plural: bool = False) -> str:
+    """"large red metal cube" (CLEVR's order: size, color, material, shape); "things" when plural."""
+    v = clevr_vocab()
+    words = [v.values(a)[int(x)] for a, x in zip(ATTRS[:3], key[:3]) if x >= 0]
+    noun = v.shape[int(key[3])] if key[3] >= 0 else "thing"
+    return " ".join(words + [noun + ("s" if plural else "")])
+
+
+def _filters(key, start: int) -> list[dict]:
+    """The filter chain of ``key`` after node ``start``."""
+    v, out, cur = clevr_vocab(), [], start
+    for a, x in zip(ATTRS, key):
+        if x >= 0:
+            out.append({"type": f"filter_{a}", "inputs": [cur], "side_inputs": [v.values(a)[int(x)]]})
+            cur = start + len(out)
+    return out
+
+
+def _scene_filtered(key, start: int = 0) -> list[dict]:
+    return [{"type": "scene", "inputs": [], "side_inputs": []}] + _filters(key, start)
+
+
+def _program(nodes: list[dict]) -> str:
+    return json.dumps(nodes, separators=(",", ":"))
+
+
+def exist_program(key) -> str:
+    nodes = _scene_filtered(key)
+    return _program(nodes + [{"type": "exist", "inputs": [len(nodes) - 1], "side_inputs": []}])
+
+
+def count_program(key) -> str:
+    nodes = _scene_filtered(key)
+    return _program(nodes + [{"type": "count", "inputs": [len(nodes) - 1], "side_inputs": []}])
+
+
+def relation_program(subject, r: int, anchor) -> str:
+    """"The <subject> is RELATIONS[r] the <anchor>": some subject is in relationships[r][the anchor], and
+    each description is unique in the scene."""
+    nodes = _scene_filtered(subject)
+    nodes.append({"type": "unique", "inputs": [len(nodes) - 1], "side_inputs": []})
+    start = len(nodes)
+    nodes += _scene_filtered(anchor, start)
+    nodes.append({"type": "unique", "inputs": [len(nodes) - 1], "side_inputs": []})
+    nodes.append({"type": "relate", "inputs": [len(nodes) - 1], "side_inputs": [RELATIONS[r]]})
+    nodes += _filters(subject, len(nodes) - 1)
+    nodes.append({"type": "exist", "inputs": [len(nodes) - 1], "side_inputs": []})
+    return _program(nodes)
+
+
+def answer_word(value) -> str | None:
+    """run_program's raw answer as a record's answer: bool -> yes / no, int -> digits, invalid -> None."""
+    if value == INVALID:
+        return None
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+def evaluate(program: str, scene) -> str | None:
+    """The answer of a CLEVR program (JSON string) on one scene (StaticScene or CLEVR scene dict)."""
+    return answer_word(run_program(json.loads(program), scene))
+
+
+def holds(text: Text, scene) -> bool | None:
+    got = evaluate(text.program, scene)
+    if got is None:
+        return None
+    if text.answer == "several":
+        return int(got) >= 2
+    return got == text.answer
