@@ -28,7 +28,7 @@ def main() -> None:
     ap.add_argument("--scenes", type=int, nargs="+", default=[1000, 10000])
     ap.add_argument("--format", default="clevr-json", choices=("clevr-json", "parquet"))
     ap.add_argument("--batch-scenes", type=int, default=1000)
-    ap.add_argument("--draws", type=int, default=8)
+    ap.add_argument("--draws", type=int, default=16)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--json", help="also write the lines as a JSON list to this file")
     a = ap.parse_args()

@@ -24,7 +24,7 @@ def add_generate_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--instances-per-template", type=int, default=1, help="questions per template per image (default 1)")
     g.add_argument("--templates-per-image", type=int, default=10, help="templates that must succeed per image (default 10)")
     g.add_argument("--reset-counts-every", type=int, default=250, help="scenes between resets of the counts (default 250)")
-    g.add_argument("--draws", type=int, default=8, help="grid draws per scene and template (default 8)")
+    g.add_argument("--draws", type=int, default=16, help="the most grid draws per scene and template: rounds of 4, 4, 8 while a scene has fewer than 2 valid ones (default 16)")
 
 
 def wants_clevr_pack(a: argparse.Namespace) -> bool:

@@ -28,6 +28,8 @@ from tensorqa.errors import TensorQAError
 from tensorqa.scenes.static_batch import StaticBatch
 from tensorqa.scenes.static_store import StaticStore
 
+ROUNDS = (4, 4, 8, 16, 32)  # draws per round of TemplateRows.fill, up to --draws
+WANT_VALID = 2  # a scene gets another round of draws while it has fewer valid rows
 SHARED_CLEVR = Path(__file__).resolve().parents[3] / "shared" / "data" / "clevr"
 
 
@@ -36,7 +38,7 @@ class Options:
     instances_per_template: int = 1
     templates_per_image: int = 10
     reset_counts_every: int = 250
-    draws: int = 8  # M: grid draws per scene and template
+    draws: int = 16  # the most grid draws per scene and template (in ROUNDS, see TemplateRows.fill)
     batch_scenes: int = 1000
     seed: int = 0
     semantics: ClevrSemantics = CLEVR
@@ -81,15 +83,26 @@ class TemplateRows:
 
     def fill(self, t: Template, tid: int, batch: StaticBatch, pos: np.ndarray, rows: np.ndarray, opt: Options,
              tables: SceneTables) -> None:
-        idx = torch.from_numpy(rows).to(batch.attrs.device)
-        blk = Block.build(batch.select(idx), torch.from_numpy(pos[rows]), opt.draws, opt.seed, tables, idx)
-        run = run_template(t, tid, blk, opt.semantics)
-        shape = (len(rows), blk.M)
-        self.ok[rows] = valid_rows(t, tid, blk, run, opt.semantics).view(shape).cpu().numpy()
-        self.ans[rows] = answer_codes(run).view(shape).cpu().numpy()
-        for k, v in run.params.items():
-            self.params.setdefault(k, np.zeros_like(self.ans))[rows] = v.view(shape).cpu().numpy()
-        self.done[rows] = True
+        """Evaluate ``rows`` (block scene rows) in rounds of draws (ROUNDS, up to ``opt.draws``): a scene
+        goes on to the next round while it has fewer than WANT_VALID valid rows, so templates whose
+        draws mostly pass cost one short round and sparse ones get up to ``opt.draws``. The decision
+        reads only the scene's own rows: the same rows whatever the block."""
+        first = 0
+        for size in ROUNDS:
+            m = min(size, opt.draws - first)
+            if m <= 0 or not len(rows):
+                break
+            idx = torch.from_numpy(rows).to(batch.attrs.device)
+            blk = Block.build(batch.select(idx), torch.from_numpy(pos[rows]), m, opt.seed, tables, idx, first)
+            run = run_template(t, tid, blk, opt.semantics)
+            shape, cols = (len(rows), m), slice(first, first + m)
+            self.ok[rows, cols] = valid_rows(t, tid, blk, run, opt.semantics).view(shape).cpu().numpy()
+            self.ans[rows, cols] = answer_codes(run).view(shape).cpu().numpy()
+            for k, v in run.params.items():
+                self.params.setdefault(k, np.zeros_like(self.ans))[rows, cols] = v.view(shape).cpu().numpy()
+            self.done[rows] = True
+            first += m
+            rows = rows[self.ok[rows, :first].sum(1) < WANT_VALID]
 
 
 def choose(rows: list[TemplateRows], pos: np.ndarray, book: Bookkeeping, opt: Options) -> tuple[list, dict]:

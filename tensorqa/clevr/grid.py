@@ -102,10 +102,11 @@ class Block:
     keys: torch.Tensor
     scene_pos: torch.Tensor  # int64[B] global scene positions
     seed: int
+    first_draw: int = 0  # the rows are draws first_draw ... first_draw + M - 1 of each scene
 
     @staticmethod
     def build(batch: StaticBatch, scene_pos: torch.Tensor, M: int, seed: int, tables: SceneTables | None = None,
-              scene_idx: torch.Tensor | None = None) -> "Block":
+              scene_idx: torch.Tensor | None = None, first_draw: int = 0) -> "Block":
         """``tables``: the :class:`SceneTables` of the scenes ``batch`` was selected from (at ``scene_idx``),
         shared by the templates of a block; built from ``batch`` when not given."""
         keys = all_keys().to(batch.attrs.device)
@@ -113,7 +114,7 @@ class Block:
             tables, scene_idx = SceneTables.of(batch), torch.arange(len(batch), device=batch.attrs.device)
         rep = lambda t: t.repeat_interleave(M, 0)  # noqa: E731
         return Block(len(batch), M, rep(batch.attrs), rep(batch.rel), rep(batch.mask), tables, scene_idx, keys,
-                     scene_pos, seed)
+                     scene_pos, seed, first_draw)
 
     @property
     def P(self) -> int:
@@ -139,7 +140,7 @@ class Block:
     def uniforms(self, template_id: int, node: int) -> torch.Tensor:
         """float64[P] in (0, 1): the hash of (seed, scene, template, draw, node)."""
         dev = self.attrs.device
-        draw = torch.arange(self.M, device=dev).repeat(self.B)
+        draw = torch.arange(self.first_draw, self.first_draw + self.M, device=dev).repeat(self.B)
         scene = self.scene_pos.to(dev).repeat_interleave(self.M)
         h = _mix(_mix(_mix(_mix(torch.full_like(scene, self.seed)) ^ scene) ^ (template_id * 1009 + node)) ^ draw)
         return (h.double() + 0.5) / 2.0**32

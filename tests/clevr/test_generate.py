@@ -152,3 +152,28 @@ def test_cuda_questions_equal_cpu(scenes_json, templates):
         cpu = generate_scenes(st, templates, syn, Options(batch_scenes=40))
         gpu = generate_scenes(st, templates, syn, Options(batch_scenes=40, device="cuda"))
     assert gpu == cpu
+
+
+def test_draw_rounds_are_the_first_draws_of_one_long_round(scenes_json, templates, monkeypatch):
+    """Rounds of draws (4, 4, 8) give each scene the same rows as its first draws of one round of 16,
+    and a scene stops early only once it has WANT_VALID valid rows."""
+    import tensorqa.clevr.generate as gen
+    from tensorqa.clevr.grid import SceneTables
+
+    with StaticStore(scenes_json[1]) as st:
+        batch = st.batch(0, NUM_SCENES)
+    pos, opt = np.arange(NUM_SCENES), Options(draws=16)
+    tables = SceneTables.of(batch)
+    for tid in (0, 40, 62, 80):  # compare_integer#0, same_relate#9, single_and#3 (sparse), two_hop#2
+        t = templates[tid]
+        rounds = gen.TemplateRows(NUM_SCENES, 16)
+        rounds.fill(t, tid, batch, pos, pos.copy(), opt, tables)
+        monkeypatch.setattr(gen, "ROUNDS", (16,))
+        whole = gen.TemplateRows(NUM_SCENES, 16)
+        whole.fill(t, tid, batch, pos, pos.copy(), opt, tables)
+        monkeypatch.undo()
+        for b in range(NUM_SCENES):
+            n = next((e for e in (4, 8, 16) if whole.ok[b, :e].sum() >= gen.WANT_VALID), 16)
+            assert (rounds.ok[b, :n] == whole.ok[b, :n]).all() and not rounds.ok[b, n:].any(), (t.key, b)
+            valid = whole.ok[b, :n]
+            assert (rounds.ans[b, :n][valid] == whole.ans[b, :n][valid]).all()
