@@ -223,6 +223,9 @@ def shard_range(n: int, num_shards: int, shard: int, align: int) -> tuple[int, i
 def _shard_questions(store_path, templates_dir, synonyms_path, opt: Options, num_shards: int, shard_index: int,
                      max_scenes: int | None, with_output: bool) -> tuple[list[dict], dict, int]:
     tdir = Path(templates_dir) if templates_dir else SHARED_CLEVR / "CLEVR_1.0_templates"
+    if not templates_dir and not tdir.is_dir():
+        raise TensorQAError(f"{tdir}: CLEVR 1.0's template files are not here (tensorqa does not ship CLEVR's files): "
+                            "give --templates-dir (CLEVR's question_generation/CLEVR_1.0_templates) and --synonyms")
     templates = load_templates(tdir)
     syn = load_synonyms(synonyms_path if synonyms_path else (SHARED_CLEVR / "synonyms.json" if not templates_dir else None))
     with StaticStore(store_path) as st:
