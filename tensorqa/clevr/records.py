@@ -80,23 +80,31 @@ def clevr_json_program(prog: list[dict], outputs: list | None) -> list[dict]:
     return out
 
 
-def _slot(param: str) -> str:
+def slot(param: str) -> str:
+    """The placeholder of a parameter's word in a program skeleton."""
     return f"@@{param}@@"
 
 
-def program_json(t: Template, words: dict[str, str], memo: dict, tid: int) -> str:
-    """The questions-JSON program (no ``_output``) as JSON text, from a skeleton per template and set
-    of specified parameters (the expansion's shape) in ``memo``, with the words put in its slots."""
+def program_skeleton(t: Template, words: dict[str, str], memo: dict, tid: int) -> str:
+    """The questions-JSON program (no ``_output``) as JSON text with each specified parameter's word
+    as its :func:`slot`: one per template and set of specified parameters (the expansion's shape),
+    kept in ``memo``."""
     spec = tuple(w not in ("", "thing") for w in words.values())
     key = ("program", tid, spec)
     skel = memo.get(key)
     if skel is None:
-        slots = {p: _slot(p) if s else w for (p, w), s in zip(words.items(), spec)}
+        slots = {p: slot(p) if s else w for (p, w), s in zip(words.items(), spec)}
         skel = memo[key] = orjson.dumps(clevr_json_program(expand_program(t, slots), None)).decode()
-    for (p, w), s in zip(words.items(), spec):
-        if s:
-            skel = skel.replace(_slot(p), w)  # vocabulary words: nothing to escape
     return skel
+
+
+def program_json(t: Template, words: dict[str, str], memo: dict, tid: int) -> str:
+    """:func:`program_skeleton` with the words in its slots."""
+    text = program_skeleton(t, words, memo, tid)
+    for p, w in words.items():
+        if w not in ("", "thing"):
+            text = text.replace(slot(p), w)  # vocabulary words: nothing to escape
+    return text
 
 
 def write_questions_json(path: str | Path, info: dict, questions: list[dict]) -> Path:
@@ -116,23 +124,28 @@ PARQUET_COLUMNS = ("question_index", "split", "image_filename", "image_index", "
                    "program", "template_filename", "question_family_index")
 
 
-def write_parquet(folder: str | Path, questions: list[dict], shard: int = 0, num_shards: int = 1) -> list[Path]:
+def write_parquet(folder: str | Path, questions: dict, shard: int = 0, num_shards: int = 1) -> list[Path]:
     """Hugging Face layout as the AGQA pools: ``<folder>/data/<split>-%05d-of-%05d.parquet``;
-    answers as strings as in released CLEVR v1.0 ("yes", "3"), programs as JSON strings."""
+    answers as strings as in released CLEVR v1.0 ("yes", "3"), programs as JSON strings.
+    ``questions``: columns (``columns.COLUMNS``, numpy arrays), ``question_index`` their position."""
+    import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     d = Path(folder) / "data"
     d.mkdir(parents=True, exist_ok=True)
-    by_split: dict[str, list[dict]] = {}
-    for q in questions:
-        by_split.setdefault(q["split"], []).append(q)
+    split = questions["split"]
     out = []
-    for split, qs in sorted(by_split.items()):
-        cols = {c: [q[c] for q in qs] for c in PARQUET_COLUMNS}
-        cols["answer"] = [("yes" if a else "no") if isinstance(a, bool) else str(a) for a in cols["answer"]]
-        cols["program"] = [p if isinstance(p, str) else orjson.dumps(p).decode() for p in cols["program"]]
-        p = d / f"{split}-{shard:05d}-of-{num_shards:05d}.parquet"
-        pq.write_table(pa.table(cols), p)
+    for name in sorted(set(split.tolist())):
+        rows = np.flatnonzero(split == name)
+        cols = {"question_index": rows}
+        for c in PARQUET_COLUMNS[1:]:
+            cols[c] = questions[c][rows]
+        cols["answer"] = np.array([("yes" if a else "no") if isinstance(a, bool) else str(a) for a in cols["answer"]],
+                                  dtype=object)
+        cols["program"] = np.array([p if isinstance(p, str) else orjson.dumps(p).decode() for p in cols["program"]],
+                                   dtype=object)
+        p = d / f"{name}-{shard:05d}-of-{num_shards:05d}.parquet"
+        pq.write_table(pa.table({c: pa.array(cols[c]) for c in PARQUET_COLUMNS}), p)
         out.append(p)
     return out

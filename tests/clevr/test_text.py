@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
+
 from tensorqa.clevr.semantics import CLEVR, STRICT
 from tensorqa.clevr.templates import Template
 from tensorqa.clevr.text import other_heuristic, render
@@ -34,6 +36,20 @@ def test_render_synonyms_optional_and_whitespace():
                                                                            ("<M>", "Material"), ("<S>", "Shape")), ())
     seen = set()
     for k in range(60):
+        rng = random.Random(k)
         seen.add(render(t, {"<Z>": "", "<C>": "red", "<M>": "", "<S>": "cube"}, {"cube": ["cube", "block"]},
-                        random.Random(k), CLEVR))
+                        lambda slot, n: rng.randrange(n), CLEVR))
     assert seen == {"Are there any red cubes?", "Are there any red blocks?", "any red cubes?", "any red blocks?"}
+
+
+def test_picks_are_the_pickers_choices():
+    """The vectorized text choices equal the per-question ones, hash for hash."""
+    from tensorqa.clevr.text import picker, picks
+
+    rng = np.random.default_rng(0)
+    scene, draw = rng.integers(0, 10**6, 500), rng.integers(0, 32, 500)
+    for seed, tid, slot, n in ((0, 0, 0, 3), (7, 89, 65, 2), (2**40 + 3, 12, 4, 11)):
+        got = picks(seed, scene, tid, draw, slot, n)
+        want = [picker(seed, int(g), tid, int(m))(slot, n) for g, m in zip(scene, draw)]
+        assert got.tolist() == want
+        assert set(want) == set(range(n))

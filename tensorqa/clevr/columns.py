@@ -1,0 +1,169 @@
+"""Accepted grid rows -> CLEVR question records as columns, a template at a time (no loop over
+questions in Python for the words, the text or the programs): what ``generate_store`` writes.
+
+The per-question path (``generate._question``: ``records.param_words``, ``text.render``,
+``records.program_json``) is this module's twin: ``tests/clevr/test_columns.py`` checks that both
+give the same records, field for field. Text choices hash (seed, scene, template, draw, slot)
+(``text.picks``), so a question's text does not depend on the other questions around it.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from tensorqa.clevr import records, text
+from tensorqa.clevr.templates import Template
+from tensorqa.clevr.validity import answer_domain
+from tensorqa.scenes.static_batch import PARAM_TYPES, RELATIONS, StaticBatch, clevr_vocab
+
+COLUMNS = ("split", "image_filename", "image_index", "image", "question", "answer", "program",
+           "template_filename", "question_family_index")
+_SLOT = re.compile(r"@@(<[^@]*>)@@")
+_TOKENS = re.compile(r"(\[[^\[\]]*\]|<[A-Z]+\d*>)")
+
+
+def param_order(t: Template) -> list[str]:
+    """The parameters in assignment order (``records.param_words``'s order, the text's slots)."""
+    return list(dict.fromkeys(p for node in t.nodes for p in node.get("side_inputs", [])))
+
+
+def _words(t: Template, name: str, codes: np.ndarray) -> np.ndarray:
+    """object[Q]: the canonical word of each code (-1: '' or, for a shape, 'thing')."""
+    ty = t.param_type[name]
+    if ty == "Relation":
+        return np.array(RELATIONS, dtype=object)[codes]
+    attr = PARAM_TYPES[ty]
+    table = np.array([("thing" if attr == "shape" else "")] + list(clevr_vocab().values(attr)), dtype=object)
+    return table[codes + 1]
+
+
+def _cat(parts: list) -> np.ndarray:
+    """Concatenate strings and object[Q] arrays element-wise (at least one array)."""
+    n = next(len(p) for p in parts if isinstance(p, np.ndarray))
+    out = np.full(n, "", dtype=object)
+    for p in parts:
+        out = out + p
+    return out
+
+
+def _collapse(col: np.ndarray) -> np.ndarray:
+    return np.array([" ".join(s.split()) for s in col], dtype=object)
+
+
+def _texts(t: Template, tid: int, words: dict, scene: np.ndarray, draw: np.ndarray, synonyms: dict, seed: int,
+           sem) -> np.ndarray:
+    """object[Q]: ``text.render`` for every question of one template (scene positions, draws int64[Q])."""
+    Q = len(scene)
+    out = np.empty(Q, dtype=object)
+    shown = {}
+    for i, (name, w) in enumerate(words.items()):  # each parameter's synonym (slot 1 + i)
+        s = w.copy()
+        for v in set(w.tolist()) & set(synonyms):
+            rows = np.flatnonzero(w == v)
+            s[rows] = np.array(synonyms[v], dtype=object)[text.picks(seed, scene[rows], tid, draw[rows], 1 + i, len(synonyms[v]))]
+        shown[name] = s
+    variant = text.picks(seed, scene, tid, draw, 0, len(t.text))
+    for v, pattern in enumerate(t.text):
+        rows = np.flatnonzero(variant == v)
+        if not len(rows):
+            continue
+        parts, j = [], 0
+        for tok in _TOKENS.split(pattern):
+            if tok.startswith("[") and tok.endswith("]"):
+                inner = [shown[x][rows] if x in shown else x for x in _TOKENS.split(tok[1:-1])]
+                keep = text.picks(seed, scene[rows], tid, draw[rows], text.BRACKET_SLOT + j, 2) == 1
+                parts.append(np.where(keep, _cat(inner + [np.full(len(rows), "", dtype=object)]), ""))
+                j += 1
+            else:
+                parts.append(shown[tok][rows] if tok in shown else tok)
+        parts.append(np.full(len(rows), "", dtype=object))
+        out[rows] = _collapse(_cat(parts))
+    return _other(t, words, out, sem)
+
+
+def _other(t: Template, words: dict, col: np.ndarray, sem) -> np.ndarray:
+    """``text.other_heuristic`` on every question of one template."""
+    if set(words) != text._PAIR_PARAMS or not any(" other " in p or " another " in p for p in t.text):
+        return col
+    drop = np.zeros(len(col), bool)
+    for x in ("<Z>", "<C>", "<M>", "<S>"):
+        v1, v2 = words[x], words[x[:-1] + "2>"]
+        if not sem.other_thing_is_value:
+            v1, v2 = (np.where(v == "thing", "", v) for v in (v1, v2))
+        drop |= (v1 != "") & (v2 != "") & (v1 != v2)
+    col = col.copy()
+    for r in np.flatnonzero(drop):
+        s = col[r]
+        if " other " in s or " another " in s:
+            col[r] = s.replace(" other ", " ").replace(" another ", " a ")
+    return col
+
+
+def _programs(t: Template, tid: int, words: dict, memo: dict) -> np.ndarray:
+    """object[Q]: ``records.program_json`` for every question of one template, one skeleton at a time."""
+    names = list(words)
+    spec = np.stack([(words[p] != "") & (words[p] != "thing") for p in names], 1)
+    code = (spec * (1 << np.arange(len(names)))).sum(1)
+    out = np.empty(len(code), dtype=object)
+    for c in np.unique(code):
+        rows = np.flatnonzero(code == c)
+        skel = records.program_skeleton(t, {p: words[p][rows[0]] for p in names}, memo, tid)
+        pieces = _SLOT.split(skel)
+        out[rows] = _cat([words[x][rows] if k % 2 else x for k, x in enumerate(pieces)] + [np.full(len(rows), "", dtype=object)])
+    return out
+
+
+def block_columns(templates: list[Template], synonyms: dict, seed: int, sem, batch: StaticBatch, pos: np.ndarray,
+                  accepted: list, rows: list, memo: dict) -> dict:
+    """The block's accepted (scene row, template, draw) as columns (``COLUMNS``; answers as CLEVR's
+    raw values, programs as JSON text), in the order of ``accepted``."""
+    acc = np.array(accepted, dtype=np.int64).reshape(-1, 3)
+    b, tids, m = acc[:, 0], acc[:, 1], acc[:, 2]
+    Q = len(acc)
+    cols = {c: np.empty(Q, dtype=object) for c in ("question", "answer", "program", "template_filename")}
+    cols["question_family_index"] = np.zeros(Q, np.int64)
+    for tid in np.unique(tids):
+        sel = np.flatnonzero(tids == tid)
+        t, tr = templates[tid], rows[tid]
+        bs, ms = b[sel], m[sel]
+        words = {p: _words(t, p, tr.params[p][bs, ms]) for p in param_order(t)}
+        cols["question"][sel] = _texts(t, int(tid), words, pos[bs], ms, synonyms, seed, sem)
+        cols["program"][sel] = _programs(t, int(tid), words, memo)
+        kind, dom = answer_domain(t)
+        values = np.array([records.answer_value(kind, k) for k in range(len(dom))], dtype=object)
+        cols["answer"][sel] = values[tr.ans[bs, ms]]
+        cols["template_filename"][sel] = t.filename
+        cols["question_family_index"][sel] = t.index
+    names = np.array(batch.image_filenames, dtype=object)
+    cols["split"] = np.array(batch.splits, dtype=object)[b]
+    cols["image_filename"] = names[b]
+    cols["image_index"] = batch.image_indices.cpu().numpy()[b]
+    cols["image"] = np.array([f.rsplit(".", 1)[0] for f in batch.image_filenames], dtype=object)[b]
+    return {c: cols[c] for c in COLUMNS}
+
+
+def concat(parts: list[dict]) -> dict:
+    """Columns of several blocks (or shards) end to end."""
+    if not parts:
+        return {c: np.empty(0, dtype=np.int64 if c in ("image_index", "question_family_index") else object)
+                for c in COLUMNS}
+    return {c: np.concatenate([p[c] for p in parts]) for c in COLUMNS}
+
+
+def from_dicts(questions: list[dict]) -> dict:
+    """Per-question records (``generate_scenes``'s) as columns."""
+    cols = {c: np.empty(len(questions), dtype=object) for c in COLUMNS}
+    for c in COLUMNS:
+        cols[c][:] = [q[c] for q in questions] if questions else []
+    for c in ("image_index", "question_family_index"):
+        cols[c] = cols[c].astype(np.int64)
+    return cols
+
+
+def as_dicts(cols: dict) -> list[dict]:
+    """The columns as the per-question records (``generate_scenes``'s), e.g. for the questions JSON."""
+    n = len(cols["question"])
+    lists = {c: cols[c].tolist() for c in COLUMNS}
+    return [{c: lists[c][i] for c in COLUMNS} for i in range(n)]
