@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import orjson
 
 from tensorqa.clevr import records, text
 from tensorqa.clevr.templates import Template
@@ -115,10 +116,66 @@ def _programs(t: Template, tid: int, words: dict, memo: dict) -> np.ndarray:
     return out
 
 
+def _value(kind: str, v):
+    """One node output as CLEVR's engine writes it (``_output``)."""
+    if kind == "set":
+        return np.flatnonzero(v).tolist()
+    if kind == "bool":
+        return bool(v)
+    if kind.startswith("attr:"):
+        return clevr_vocab().values(kind.removeprefix("attr:"))[int(v)]
+    return int(v)
+
+
+def _outputs(t: Template, tid: int, batch: StaticBatch, pos: np.ndarray, bs: np.ndarray, words: dict, params: dict,
+             seed: int, sem) -> list[list]:
+    """Per question, every program node's output in the expanded program's order (``_output``, defect
+    3): the template replayed on the accepted rows (``grid.run_template`` with their parameters), a
+    filter chain's intermediate sets rebuilt one attribute at a time."""
+    import torch
+
+    from tensorqa.clevr.grid import Block, _rel_param, run_template
+    from tensorqa.clevr.templates import FILTER_KINDS, KEY_TYPES, RELATE_FILTER_KINDS
+    from tensorqa.engine.primitives import registry
+
+    dev = batch.attrs.device
+    idx = torch.from_numpy(bs).to(dev)
+    blk = Block.build(batch.select(idx), torch.from_numpy(pos[bs]), 1, seed)
+    par = {p: torch.from_numpy(np.ascontiguousarray(v)).to(dev) for p, v in params.items()}
+    run = run_template(t, tid, blk, sem, params=par)
+    per_node = []  # per template node: [(kind, numpy values, param or None)] in expansion order
+    for k, node in enumerate(t.nodes):
+        typ = node["type"]
+        if typ in FILTER_KINDS or typ in RELATE_FILTER_KINDS:
+            chain = []
+            cur = run.outs[node["inputs"][0]][1]
+            if typ in RELATE_FILTER_KINDS:
+                cur = registry.lookup("clevr_relate")(cur, blk.rel, par[_rel_param(t, node)])
+                chain.append(("set", cur.cpu().numpy(), None))
+            for p in node["side_inputs"]:
+                ty = t.param_type[p]
+                if ty in KEY_TYPES:
+                    a = ("Size", "Color", "Material", "Shape").index(ty)
+                    v = par[p]
+                    cur = torch.where((v >= 0)[:, None], cur & (blk.attrs[..., a] == v[:, None]), cur)
+                    chain.append(("set", cur.cpu().numpy(), p))
+            if typ.removeprefix("relate_") != "filter":
+                chain.append((run.outs[k][0], run.outs[k][1].cpu().numpy(), None))
+            per_node.append(chain)
+        else:
+            per_node.append([(run.outs[k][0], run.outs[k][1].cpu().numpy(), None)])
+    out = []
+    for i in range(len(bs)):
+        out.append([_value(kind, vals[i]) for chain in per_node for kind, vals, p in chain
+                    if p is None or words[p][i] not in ("", "thing")])
+    return out
+
+
 def block_columns(templates: list[Template], synonyms: dict, seed: int, sem, batch: StaticBatch, pos: np.ndarray,
-                  accepted: list, rows: list, memo: dict) -> dict:
+                  accepted: list, rows: list, memo: dict, with_output: bool = False) -> dict:
     """The block's accepted (scene row, template, draw) as columns (``COLUMNS``; answers as CLEVR's
-    raw values, programs as JSON text), in the order of ``accepted``."""
+    raw values), in the order of ``accepted``. Programs as JSON text, or with ``with_output`` as
+    lists of nodes with their ``_output``."""
     acc = np.array(accepted, dtype=np.int64).reshape(-1, 3)
     b, tids, m = acc[:, 0], acc[:, 1], acc[:, 2]
     Q = len(acc)
@@ -130,7 +187,19 @@ def block_columns(templates: list[Template], synonyms: dict, seed: int, sem, bat
         bs, ms = b[sel], m[sel]
         words = {p: _words(t, p, tr.params[p][bs, ms]) for p in param_order(t)}
         cols["question"][sel] = _texts(t, int(tid), words, pos[bs], ms, synonyms, seed, sem)
-        cols["program"][sel] = _programs(t, int(tid), words, memo)
+        progs = _programs(t, int(tid), words, memo)
+        if with_output:
+            params = {p: tr.params[p][bs, ms] for p in param_order(t)}
+            outs = _outputs(t, int(tid), batch, pos, bs, words, params, seed, sem)
+            lists = []
+            for text_, o in zip(progs, outs):
+                nodes = orjson.loads(text_)
+                for n, v in zip(nodes, o):
+                    n["_output"] = v
+                lists.append(nodes)
+            progs = np.empty(len(lists), dtype=object)
+            progs[:] = lists
+        cols["program"][sel] = progs
         kind, dom = answer_domain(t)
         values = np.array([records.answer_value(kind, k) for k in range(len(dom))], dtype=object)
         cols["answer"][sel] = values[tr.ans[bs, ms]]
@@ -150,16 +219,6 @@ def concat(parts: list[dict]) -> dict:
         return {c: np.empty(0, dtype=np.int64 if c in ("image_index", "question_family_index") else object)
                 for c in COLUMNS}
     return {c: np.concatenate([p[c] for p in parts]) for c in COLUMNS}
-
-
-def from_dicts(questions: list[dict]) -> dict:
-    """Per-question records (``generate_scenes``'s) as columns."""
-    cols = {c: np.empty(len(questions), dtype=object) for c in COLUMNS}
-    for c in COLUMNS:
-        cols[c][:] = [q[c] for q in questions] if questions else []
-    for c in ("image_index", "question_family_index"):
-        cols[c] = cols[c].astype(np.int64)
-    return cols
 
 
 def as_dicts(cols: dict) -> list[dict]:

@@ -210,9 +210,10 @@ def generate_scenes(store: StaticStore, templates: list[Template], synonyms: dic
 
 
 def generate_columns(store: StaticStore, templates: list[Template], synonyms: dict, opt: Options,
-                     start: int = 0, stop: int | None = None) -> dict:
-    """:func:`generate_scenes` without ``_output``, as columns (``columns.COLUMNS``; programs as JSON
-    text), built a template at a time: the same records, faster."""
+                     start: int = 0, stop: int | None = None, with_output: bool = False) -> dict:
+    """:func:`generate_scenes` as columns (``columns.COLUMNS``; programs as JSON text, or with
+    ``with_output`` as node lists with ``_output``), built a template at a time: the same records,
+    faster."""
     stop = len(store) if stop is None else min(stop, len(store))
     book = Bookkeeping(templates)
     parts, memo = [], {}
@@ -223,7 +224,8 @@ def generate_columns(store: StaticStore, templates: list[Template], synonyms: di
         if a == start:
             book.use = None  # CLEVR resets at the run's first scene
         accepted, rows = choose_block(templates, batch, pos, book, opt)
-        parts.append(columns.block_columns(templates, synonyms, opt.seed, opt.semantics, batch, pos, accepted, rows, memo))
+        parts.append(columns.block_columns(templates, synonyms, opt.seed, opt.semantics, batch, pos, accepted, rows, memo,
+                                           with_output))
     return columns.concat(parts)
 
 
@@ -248,10 +250,7 @@ def _shard_questions(store_path, templates_dir, synonyms_path, opt: Options, num
     with StaticStore(store_path) as st:
         n = len(st) if max_scenes is None else min(max_scenes, len(st))
         a, z = shard_range(n, num_shards, shard_index, opt.reset_counts_every)
-        if with_output:
-            qs = columns.from_dicts(generate_scenes(st, templates, syn, opt, a, z, with_output=True))
-        else:
-            qs = generate_columns(st, templates, syn, opt, a, z)
+        qs = generate_columns(st, templates, syn, opt, a, z, with_output)
         return qs, dict(st.info), z - a
 
 

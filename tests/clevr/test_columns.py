@@ -49,6 +49,19 @@ def test_columns_equal_the_per_question_records(store, sem):
     assert dropped  # other_heuristic removed "other" somewhere
 
 
+def test_columns_with_output_equal_the_scalar_outputs(store):
+    """With ``_output`` (defect 3, CLEVR's default): every node's output rebuilt from the grid equals
+    the scalar executor's run of the question's program on its scene."""
+    templates, syn = load_templates(TEMPLATES), load_synonyms(SYNONYMS)
+    opt = Options(templates_per_image=90, batch_scenes=25)
+    with StaticStore(store) as st:
+        ref = generate_scenes(st, templates, syn, opt, with_output=True)
+        got = columns.as_dicts(generate_columns(st, templates, syn, opt, with_output=True))
+    assert len(got) == len(ref) > 3000
+    for a, b in zip(got, ref):
+        assert a == {c: b[c] for c in columns.COLUMNS}
+
+
 def test_store_outputs_are_the_columns(store, tmp_path):
     """generate_store writes the columns: Parquet and the questions JSON (no _output) agree."""
     opt = Options(batch_scenes=25, semantics=STRICT)  # strict: no _output, both formats from the columns
