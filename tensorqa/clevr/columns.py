@@ -134,7 +134,7 @@ def _outputs(t: Template, tid: int, batch: StaticBatch, pos: np.ndarray, bs: np.
     filter chain's intermediate sets rebuilt one attribute at a time."""
     import torch
 
-    from tensorqa.clevr.grid import Block, _rel_param, run_template
+    from tensorqa.clevr.grid import Block, rel_param, run_template
     from tensorqa.clevr.templates import FILTER_KINDS, KEY_TYPES, RELATE_FILTER_KINDS
     from tensorqa.engine.primitives import registry
 
@@ -150,7 +150,7 @@ def _outputs(t: Template, tid: int, batch: StaticBatch, pos: np.ndarray, bs: np.
             chain = []
             cur = run.outs[node["inputs"][0]][1]
             if typ in RELATE_FILTER_KINDS:
-                cur = registry.lookup("clevr_relate")(cur, blk.rel, par[_rel_param(t, node)])
+                cur = registry.lookup("clevr_relate")(cur, blk.rel, par[rel_param(t, node)])
                 chain.append(("set", cur.cpu().numpy(), None))
             for p in node["side_inputs"]:
                 ty = t.param_type[p]

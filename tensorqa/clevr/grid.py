@@ -173,7 +173,7 @@ def _key_params(t: Template, node: dict) -> list[tuple[str, int]]:
     return [(p, TYPE_ATTR[ty[p]]) for p in node.get("side_inputs", []) if ty[p] in KEY_TYPES]
 
 
-def _rel_param(t: Template, node: dict) -> str:
+def rel_param(t: Template, node: dict) -> str:
     return next(p for p in node.get("side_inputs", []) if t.param_type[p] == "Relation")
 
 
@@ -376,7 +376,7 @@ def run_template(t: Template, tid: int, blk: Block, sem, params: dict | None = N
             out = ("set", L("clevr_scene")(blk.mask))
         elif typ in FILTER_KINDS or typ in RELATE_FILTER_KINDS:
             kp = _key_params(t, node)
-            rp = _rel_param(t, node) if typ in RELATE_FILTER_KINDS else None
+            rp = rel_param(t, node) if typ in RELATE_FILTER_KINDS else None
             if sampling:
                 opt, has = _draw_key(blk, t, typ, kp, arg[0], sem, tid, k, _source(t, typ, ins[0], outs, replace))
                 ok &= has
@@ -391,7 +391,7 @@ def run_template(t: Template, tid: int, blk: Block, sem, params: dict | None = N
             pre[k] = filtered
             out = _suffix(typ, filtered)
         elif typ == "relate":
-            rp = _rel_param(t, node)
+            rp = rel_param(t, node)
             if sampling:
                 opt, _ = draw(torch.ones(blk.P, 4, device=ok.device), blk.uniforms(tid, k))
                 params[rp] = opt

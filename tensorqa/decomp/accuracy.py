@@ -26,7 +26,7 @@ from tensorqa.decomp.encoding import Encoded, first_rows, ordered, sum_by
 from tensorqa.decomp.predictions import NONE
 
 
-def _accuracy(enc: Encoded) -> dict:
+def accuracy_by_type(enc: Encoded) -> dict:
     """Answer-normalized accuracy: {"types": {type: (score, answers, questions)}, "per_answer": rows}."""
     rows = first_rows(~enc.banned & (enc.ans != NONE), enc.same_text, enc.text_order)
     iso = np.flatnonzero(~enc.iso_banned)  # isolated: no dedup, no None filter

@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 
 from tensorqa.errors import TensorQAError
 from tensorqa.decomp.hierarchies import Hierarchies, as_hierarchies
-from tensorqa.decomp.encoding import _codes, first_rows
+from tensorqa.decomp.encoding import dictionary_codes, first_rows
 from tensorqa.decomp.predictions import Predictions
 
 KINDS = ("most-likely", "random")
@@ -35,7 +35,7 @@ def _question_groups(h: Hierarchies) -> tuple[pa.Array, pa.Array, pa.Array]:
     answer = pa.chunked_array([*h.nodes["answer"].chunks, *h.isolated["answer"].chunks], type=pa.string())
     has_key = pc.is_valid(key)
     key, group, answer = key.filter(has_key), group.filter(has_key), answer.filter(has_key)
-    codes, _ = _codes(key)
+    codes, _ = dictionary_codes(key)
     rows = pa.array(first_rows(np.ones(len(codes), bool), codes))
     return key.take(rows), group.take(rows), answer.take(rows)
 

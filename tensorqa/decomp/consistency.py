@@ -243,7 +243,7 @@ def _np_strings(arr) -> np.ndarray:
     return np.asarray(arr.to_numpy(zero_copy_only=False), dtype=object).astype(np.dtypes.StringDType())
 
 
-def _ic(enc: Encoded) -> dict:
+def internal_consistency(enc: Encoded) -> dict:
     """IC per rule, per composition and per parent type (``compute_ic.py``)."""
     parents = first_rows(enc.is_parent & ~enc.banned, enc.same_text, enc.text_order)
     chosen = np.zeros(len(enc.ans), bool)

@@ -43,7 +43,7 @@ class _Vocab:
         return None if code < 0 else self.values[int(code)].as_py()
 
 
-def _codes(array) -> tuple[np.ndarray, pa.Array]:
+def dictionary_codes(array) -> tuple[np.ndarray, pa.Array]:
     """Factorize a string column: (int64 codes, pa.Array of the distinct values)."""
     if len(array) == 0:
         return np.zeros(0, np.int64), pa.array([], pa.string())
@@ -102,13 +102,13 @@ def _predictions_for(keys, preds: Predictions, pred_codes: np.ndarray) -> tuple[
     return np.where(idx >= 0, out, MISSING), idx
 
 
-def _encode(h: Hierarchies, preds: Predictions, examples: int = 5) -> Encoded:
+def encode_hierarchies(h: Hierarchies, preds: Predictions, examples: int = 5) -> Encoded:
     nodes, edges, iso = h.nodes, h.edges, h.isolated
     vocab = _Vocab([nodes["answer"], iso["answer"], preds.values])
 
     # raw types -> banned / yes-no / collapsed id, decided once per distinct type
     all_types = pa.chunked_array([*nodes["type"].chunks, *iso["type"].chunks], type=pa.string())
-    type_code, type_names = _codes(all_types)
+    type_code, type_names = dictionary_codes(all_types)
     type_names = type_names.to_pylist()
     ctype_names = [t for t in QUESTION_TYPES if t != "Overall"]
     for t in type_names:
@@ -136,7 +136,7 @@ def _encode(h: Hierarchies, preds: Predictions, examples: int = 5) -> Encoded:
     e_parent = edges["parent_row"].to_numpy() if edges.num_rows else np.zeros(0, np.int64)
     e_child = edges["child_row"].to_numpy() if edges.num_rows else np.zeros(0, np.int64)
     position = edges["position"].to_numpy() if edges.num_rows else np.zeros(0, np.int32)
-    rule_code, rule_names = _codes(edges["rule"])
+    rule_code, rule_names = dictionary_codes(edges["rule"])
     rule_names = rule_names.to_pylist()
     i_first = np.flatnonzero(position == 0)
     e_inst = np.cumsum(position == 0) - 1
@@ -229,7 +229,7 @@ def score(correct, total):
     return None if not total else correct / total
 
 
-def _pct(x):
+def percent(x):
     """A fraction as a percentage with 2 decimals, formatted like the official CSVs (``%.2f``)."""
     return None if x is None else float("%.2f" % (x * 100)) + 0.0
 

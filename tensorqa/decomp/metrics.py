@@ -31,10 +31,10 @@ Where this module differs from the official scripts, it is to report rather than
 
 from __future__ import annotations
 
-from tensorqa.decomp.accuracy import _accuracy, ca_rwr
-from tensorqa.decomp.consistency import _ic, ic_accuracy_correlation
+from tensorqa.decomp.accuracy import accuracy_by_type, ca_rwr
+from tensorqa.decomp.consistency import internal_consistency, ic_accuracy_correlation
 from tensorqa.decomp.constants import QUESTION_TYPES
-from tensorqa.decomp.encoding import _codes, _encode, first_rows, ordered, _pct, score  # noqa: F401 (_codes, first_rows: re-exported)
+from tensorqa.decomp.encoding import dictionary_codes, encode_hierarchies, first_rows, ordered, percent, score  # noqa: F401 (dictionary_codes, first_rows: re-exported)
 from tensorqa.decomp.hierarchies import as_hierarchies
 from tensorqa.decomp.predictions import MISSING, NONE, Predictions, load_predictions
 from tensorqa.decomp.reports import format_coverage, format_report, write_report
@@ -58,14 +58,14 @@ def evaluate_predictions(hierarchies, predictions, examples: int = 5) -> dict:
     """
     h = as_hierarchies(hierarchies)
     preds = load_predictions(predictions)
-    enc = _encode(h, preds, examples)
-    acc = _accuracy(enc)
+    enc = encode_hierarchies(h, preds, examples)
+    acc = accuracy_by_type(enc)
     carwr = ca_rwr(enc)
-    ic = _ic(enc)
+    ic = internal_consistency(enc)
     r, n_corr = ic_accuracy_correlation(enc)
 
     acc_names = ordered(QUESTION_TYPES, list(acc["types"]))
-    summary: dict = {"accuracy": {t: _pct(acc["types"][t][0]) if t in acc["types"] else None for t in acc_names}}
+    summary: dict = {"accuracy": {t: percent(acc["types"][t][0]) if t in acc["types"] else None for t in acc_names}}
     counts: dict = {"accuracy": {t: acc["types"].get(t, (None, 0, 0))[2] for t in acc_names},
                     "accuracy_answers": {t: acc["types"].get(t, (None, 0, 0))[1] for t in acc_names}}
     for metric in ("ca", "rwr", "delta", "rwr_n"):
@@ -77,17 +77,17 @@ def evaluate_predictions(hierarchies, predictions, examples: int = 5) -> dict:
         names = g["names"]
         ca = {n: score(*g["ca"][n]) if n in g["ca"] else None for n in names}
         rwr = {n: score(*g["rwr"][n]) if n in g["rwr"] else None for n in names}
-        summary["ca"][group] = {n: _pct(ca[n]) for n in names}
-        summary["rwr"][group] = {n: _pct(rwr[n]) for n in names}
-        summary["delta"][group] = {n: None if ca[n] is None or rwr[n] is None else _pct(rwr[n] - ca[n]) for n in names}
+        summary["ca"][group] = {n: percent(ca[n]) for n in names}
+        summary["rwr"][group] = {n: percent(rwr[n]) for n in names}
+        summary["delta"][group] = {n: None if ca[n] is None or rwr[n] is None else percent(rwr[n] - ca[n]) for n in names}
         summary["rwr_n"][group] = {
-            n: {str(k): _pct(score(*g["rwr_n"][k][n])) if n in g["rwr_n"][k] else None for k in sorted(g["rwr_n"])}
+            n: {str(k): percent(score(*g["rwr_n"][k][n])) if n in g["rwr_n"][k] else None for k in sorted(g["rwr_n"])}
             for n in names}
         counts["ca"][group] = {n: g["ca"].get(n, (0, 0))[1] for n in names}
         counts["rwr"][group] = {n: g["rwr"].get(n, (0, 0))[1] for n in names}
         counts.setdefault("rwr_n", {})[group] = {
             n: {str(k): g["rwr_n"][k].get(n, (0, 0))[1] for k in sorted(g["rwr_n"])} for n in names}
-    summary["ic"] = {k: {n: _pct(s) for n, s in ic[k].items()} for k in ("by_rule", "by_composition", "by_parent")}
+    summary["ic"] = {k: {n: percent(s) for n, s in ic[k].items()} for k in ("by_rule", "by_composition", "by_parent")}
     summary["ic_acc_pearson_r"] = None if r is None else round(r, 4)
     counts["ic"] = {"fired": ic["totals"], "wrong": ic["wrong"]}
     counts["ic_acc_hierarchies"] = n_corr

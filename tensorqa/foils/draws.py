@@ -4,7 +4,7 @@ Frequency matching: for a replacement phenomenon with caption words c_p and allo
 ok[p, w], ``matched_draw`` gives pair p word w with probability ok[p, w] x[w] / sum_w' ok[p, w'] x[w'];
 x is fitted by iterative proportional scaling so that the expected foil count of each word equals
 its caption count (exact where the allowed sets permit it); ``balanced_draw`` makes the counts equal
-exactly, dropping pairs where it must; ``_balance`` keeps as many rows of each flag value. The noise is
+exactly, dropping pairs where it must; ``balance_flags`` keeps as many rows of each flag value. The noise is
 hashed per scene, so every draw is deterministic and independent of the batch size.
 """
 
@@ -80,7 +80,7 @@ def balanced_draw(caption_word: np.ndarray, ok: np.ndarray, u_order: np.ndarray,
     return foil
 
 
-def _balance(flag: np.ndarray, u: np.ndarray) -> np.ndarray:
+def balance_flags(flag: np.ndarray, u: np.ndarray) -> np.ndarray:
     """bool[P]: as many rows of each flag value, keeping those with the smallest noise."""
     keep = np.zeros(flag.size, bool)
     k = min(int(flag.sum()), int((~flag).sum()))

@@ -11,7 +11,7 @@ import numpy as np
 
 from tensorqa.foils import programs as P
 from tensorqa.foils import text as T
-from tensorqa.foils.draws import _balance, balanced_draw, matched_draw
+from tensorqa.foils.draws import balance_flags, balanced_draw, matched_draw
 from tensorqa.foils.pair import Pair
 from tensorqa.foils.phenomena import (
     INSTRUMENTS,
@@ -84,7 +84,7 @@ def build_pairs(rows: dict[str, Rows], ids: list[str], splits: list[str], seed: 
             foil = np.where(foil >= 0, foil % NUMERALS, -1)
         keep = foil >= 0
         if name in ("existence", "plurals", "temporal-order", "first-last"):  # the flipped word: as many each way
-            keep &= _balance(R.flag, u_foil(1)[:, 0])
+            keep &= balance_flags(R.flag, u_foil(1)[:, 0])
         for i in np.nonzero(keep)[0]:
             pairs.append(_pair(name, phen, R, int(i), int(foil[i]), ids, splits, v))
     return pairs

@@ -1,5 +1,5 @@
 """Caption/foil pairs on static (CLEVR) scenes: the candidates of ``static_phenomena`` with foil words drawn
-over the whole set (``draws.balanced_draw``: each word a foil as often as a caption; ``_balance``: as
+over the whole set (``draws.balanced_draw``: each word a foil as often as a caption; ``balance_flags``: as
 many of each polarity), then rendered (``text.scene_*``) with their CLEVR programs (``static_programs``).
 
 Word matching per instrument: counting matches numeral and noun together (the noun agrees with the
@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorqa.foils import text as T
-from tensorqa.foils.draws import _balance, balanced_draw, matched_draw
+from tensorqa.foils.draws import balance_flags, balanced_draw, matched_draw
 from tensorqa.foils.pair import Pair
 from tensorqa.foils.phenomena import NUMERALS, STATIC_INSTRUMENTS, STREAMS, Rows, noise
 from tensorqa.foils.programs import Text
@@ -33,11 +33,11 @@ from tensorqa.scenes.static_batch import ATTRS, RELATIONS, clevr_vocab
 
 
 def _balance_within(flag: np.ndarray, group: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """_balance inside each group (bool[P])."""
+    """balance_flags inside each group (bool[P])."""
     keep = np.zeros(flag.size, bool)
     for g in np.unique(group):
         idx = np.nonzero(group == g)[0]
-        keep[idx] = _balance(flag[idx], u[idx])
+        keep[idx] = balance_flags(flag[idx], u[idx])
     return keep
 
 
@@ -62,7 +62,7 @@ def foil_words(name: str, R: Rows, seed: int) -> np.ndarray:
         return balanced_draw(R.n, R.foil_ok, u_order, u_foil(R.foil_ok.shape[1]))
     foil = np.zeros(P, np.int64)
     if name == "existence":
-        return np.where(_balance(R.flag, u_foil(1)[:, 0]), foil, -1)
+        return np.where(balance_flags(R.flag, u_foil(1)[:, 0]), foil, -1)
     if name == "plurals":
         noun = np.array([noun_slot(KEYS[k]) for k in R.a], np.int64)
         return np.where(_balance_within(R.flag, noun, u_foil(1)[:, 0]), foil, -1)

@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from tensorqa.errors import TensorQAError
 from tensorqa.writers.layout import done_marker, write_done_marker
-from tensorqa.writers.parquet import _write_error
+from tensorqa.writers.parquet import write_error
 from tensorqa.writers.schema import SPLITS
 
 class AgqaJsonShardWriter:
@@ -44,7 +44,7 @@ class AgqaJsonShardWriter:
             self.rows[split] += 1
 
     def write_error(self, e: OSError) -> TensorQAError:
-        return _write_error(e, self.paths["train"])
+        return write_error(e, self.paths["train"])
 
     def close(self, stats: dict | None = None) -> None:
         for split, f in self.files.items():

@@ -162,10 +162,10 @@ class ParquetShardWriter:
 
     def write_error(self, e: OSError) -> TensorQAError:
         """One line for a write the file system refused, naming the file (pyarrow's errors do not)."""
-        return _write_error(e, getattr(self, "_current", None) or self.data / shard_name("train", self.index, self.count))
+        return write_error(e, getattr(self, "_current", None) or self.data / shard_name("train", self.index, self.count))
 
 
-def _write_error(e: OSError, path: Path) -> TensorQAError:
+def write_error(e: OSError, path: Path) -> TensorQAError:
     if e.filename:
         path = Path(str(e.filename).removesuffix(".partial"))
     reason = e.strerror or (str(e).strip().splitlines() or [type(e).__name__])[0]
