@@ -76,6 +76,12 @@ class SceneTables:
     classes: dict = field(default_factory=dict)
 
     @functools.cached_property
+    def key_bits(self) -> torch.Tensor:
+        """int64[S, K]: the objects each key matches, as bits (object n = bit n)."""
+        N = self.mask.shape[1]
+        return (self.match.long() << torch.arange(N, device=self.mask.device)[:, None]).sum(1)
+
+    @functools.cached_property
     def object_row(self) -> torch.Tensor:
         """int64[S x N]: each (scene, object slot)'s row among the block's real objects (-1: padding)."""
         real = self.mask.flatten()
@@ -198,6 +204,17 @@ def count_true(x: torch.Tensor) -> torch.Tensor:
     return ((w & 255) + ((w >> 8) & 255) + ((w >> 16) & 255) + ((w >> 24) & 255)).long()
 
 
+def _popcount_table() -> torch.Tensor:
+    """uint8[65536]: the set bits of every 16-bit value."""
+    x = torch.arange(1 << 16, dtype=torch.int32)
+    x = x - ((x >> 1) & 0x5555)
+    x = (x & 0x3333) + ((x >> 2) & 0x3333)
+    x = (x + (x >> 4)) & 0x0F0F
+    return ((x + (x >> 8)) & 0x1F).to(torch.uint8)
+
+
+_POPCOUNT16 = _popcount_table()
+
 LOCAL = 6  # option classes per relation: (in the options, in the extra pool, in both) x (trivial or not)
 
 
@@ -305,14 +322,18 @@ def _classes_for(blk: Block, t: Template, typ: str, kp, sem, inp: torch.Tensor, 
             inv = (tab.object_row[scene * N + o]).clamp(min=0)
         return tab.classes[key], inv, has
     if N <= 40:
-        ident = rs * (1 << N) + (inp.long() << torch.arange(N, device=dev)).sum(-1)
+        bits = (inp.long() << torch.arange(N, device=dev)).sum(-1)
+        ident = blk.scene_idx[rs] * (1 << N) + bits
     else:
         ident = torch.arange(P, device=dev)
     _, inv = torch.unique(ident, return_inverse=True)
     U = int(inv.max()) + 1 if P else 0
     rep = torch.empty(U, dtype=torch.int64, device=dev).scatter_(0, inv, torch.arange(P, device=dev))
     su = blk.scene_idx[rs[rep]]
-    cnt = torch.bmm(inp[rep, None].float(), tab.match[su])  # [U, 1, K]
+    if N <= 16:  # |set ∩ key| as the popcount of the set's bits and the key's object bits
+        cnt = _POPCOUNT16.to(dev)[tab.key_bits[su] & bits[rep, None]].to(torch.float32)[:, None, :]  # [U, 1, K]
+    else:
+        cnt = torch.bmm(inp[rep, None].float(), tab.match[su])  # [U, 1, K]
     return _option_classes(t, typ, cnt, tab.counts[su], kp, sem), inv, has
 
 
