@@ -15,12 +15,18 @@ constraints and the degeneracy test are masks (``validity``).
 from __future__ import annotations
 
 import functools
-import itertools
 from dataclasses import dataclass, field
 
 import torch
 
-from tensorqa.clevr.templates import FILTER_KINDS, KEY_TYPES, RELATE_FILTER_KINDS, SINGLE_FILTERS, Template
+from tensorqa.clevr.keys import POPCOUNT16, all_keys, count_true, scene_match  # noqa: F401  (all_keys: public here)
+from tensorqa.clevr.templates import (
+    FILTER_KINDS,
+    KEY_TYPES,
+    RELATE_FILTER_KINDS,
+    SINGLE_FILTERS,
+    Template,
+)
 from tensorqa.engine.primitives import registry
 from tensorqa.errors import TensorQAError
 from tensorqa.scenes.static_batch import ATTRS, StaticBatch, clevr_vocab
@@ -37,29 +43,6 @@ def _mix(x: torch.Tensor) -> torch.Tensor:
     x = x ^ (x >> 13)
     x = (x * 0xC2B2AE35) & _M32
     return x ^ (x >> 16)
-
-
-def all_keys() -> torch.Tensor:
-    """int64[K, 4]: every filter key, -1 = unspecified, size slowest (K = 3 * 9 * 3 * 4 = 324)."""
-    v = clevr_vocab()
-    axes = [range(-1, len(v.values(a))) for a in ATTRS]
-    return torch.tensor(list(itertools.product(*axes)), dtype=torch.int64)
-
-
-def scene_match(attrs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """attrs int64[B, N, 4], mask bool[B, N] -> float32[B, N, K]: object n satisfies key k (the keys of
-    :func:`all_keys`). Built as the outer AND of one table per attribute whose column 0 is "unspecified"."""
-    v = clevr_vocab()
-    B, N = mask.shape
-    tables = []
-    for a, name in enumerate(ATTRS):
-        n = len(v.values(name))
-        t = torch.ones(B, N, n + 1, dtype=torch.bool, device=attrs.device)
-        t[..., 1:] = attrs[..., a, None] == torch.arange(n, device=attrs.device)
-        tables.append(t)
-    s, c, m, h = tables
-    out = s[..., :, None, None, None] & c[..., None, :, None, None] & m[..., None, None, :, None] & h[..., None, None, None, :]
-    return (out.reshape(B, N, -1) & mask[..., None]).float()
 
 
 @dataclass
@@ -193,28 +176,6 @@ def _suffix(kind: str, filtered: torch.Tensor):
     return "set", filtered
 
 
-def count_true(x: torch.Tensor) -> torch.Tensor:
-    """int64[...]: the true entries of bool[..., K] along the last axis. Sums the bytes four at a time
-    as int32 words (each byte lane stays below 256 for K < 1024): about 100x faster than a bool sum
-    on the CPU."""
-    K = x.shape[-1]
-    if K % 4 or K >= 1024 or not x.is_contiguous():
-        return x.sum(-1)
-    w = x.view(torch.int32).sum(-1, dtype=torch.int32)
-    return ((w & 255) + ((w >> 8) & 255) + ((w >> 16) & 255) + ((w >> 24) & 255)).long()
-
-
-def _popcount_table() -> torch.Tensor:
-    """uint8[65536]: the set bits of every 16-bit value."""
-    x = torch.arange(1 << 16, dtype=torch.int32)
-    x = x - ((x >> 1) & 0x5555)
-    x = (x & 0x3333) + ((x >> 2) & 0x3333)
-    x = (x + (x >> 4)) & 0x0F0F
-    return ((x + (x >> 8)) & 0x1F).to(torch.uint8)
-
-
-_POPCOUNT16 = _popcount_table()
-
 LOCAL = 6  # option classes per relation: (in the options, in the extra pool, in both) x (trivial or not)
 
 
@@ -331,7 +292,7 @@ def _classes_for(blk: Block, t: Template, typ: str, kp, sem, inp: torch.Tensor, 
     rep = torch.empty(U, dtype=torch.int64, device=dev).scatter_(0, inv, torch.arange(P, device=dev))
     su = blk.scene_idx[rs[rep]]
     if N <= 16:  # |set ∩ key| as the popcount of the set's bits and the key's object bits
-        cnt = _POPCOUNT16.to(dev)[tab.key_bits[su] & bits[rep, None]].to(torch.float32)[:, None, :]  # [U, 1, K]
+        cnt = POPCOUNT16.to(dev)[tab.key_bits[su] & bits[rep, None]].to(torch.float32)[:, None, :]  # [U, 1, K]
     else:
         cnt = torch.bmm(inp[rep, None].float(), tab.match[su])  # [U, 1, K]
     return _option_classes(t, typ, cnt, tab.counts[su], kp, sem), inv, has
