@@ -241,6 +241,18 @@ def _option_classes(t: Template, kind: str, cnt: torch.Tensor, scnt: torch.Tenso
     return cls, n.reshape(U, J * LOCAL), weight.reshape(U, J * LOCAL)
 
 
+def _class_index(cls: torch.Tensor, n: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(order int16[U, J, K]: each relation's options sorted by class, stable; start int64[U, J x LOCAL]:
+    where each (relation, class) begins in its row of ``order``), so that a draw finds the option of
+    rank r in class c at ``order[u, j, start[u, c] + r]``."""
+    U, J, K = cls.shape
+    order = torch.sort(cls, dim=-1, stable=True).indices.to(torch.int16)
+    n3 = n.view(U, J, LOCAL)
+    before = n3.cumsum(-1) - n3  # options of the earlier classes of the same relation
+    start = (K - n3.sum(-1, keepdim=True)) + before  # non-options (negative classes) sort first
+    return order, start.reshape(U, J * LOCAL)
+
+
 def _classes_for(blk: Block, t: Template, typ: str, kp, sem, inp: torch.Tensor, source):
     """(cls, n, weight) of :func:`_option_classes` for the distinct inputs, and inv int64[P] (each row's
     input among them), has bool[P] (False where the input is no object). ``source`` says what the
@@ -273,6 +285,8 @@ def _classes_for(blk: Block, t: Template, typ: str, kp, sem, inp: torch.Tensor, 
                 cnt = torch.bmm(same.float(), tab.match).view(S * N, 1, -1)[real]
                 scnt = tab.counts.repeat_interleave(N, 0)[real]
             tab.classes[key] = _option_classes(t, typ, cnt, scnt, kp, sem)
+            if form == "scene":  # few rows, drawn from by many: index each class's options once
+                tab.classes[key] += _class_index(*tab.classes[key][:2])
         scene = blk.scene_idx[rs]
         if form == "scene":
             inv = scene
@@ -305,7 +319,7 @@ def _draw_key(blk: Block, t: Template, typ: str, kp, inp: torch.Tensor, sem, tid
     class weigh the same, so this is the inverse CDF of the weights without a float table per row).
     inp: the node's input (a set bool[P, N], or an object int64[P] for relate_filter*); ``source``:
     what the input is (:func:`_classes_for`)."""
-    (cls, n_all, w_all), inv, has = _classes_for(blk, t, typ, kp, sem, inp, source)
+    (cls, n_all, w_all, *index), inv, has = _classes_for(blk, t, typ, kp, sem, inp, source)
     J, K = cls.shape[1], cls.shape[2]
     n = n_all[inv]
     mass = n * w_all[inv]  # [P, J x LOCAL]
@@ -318,9 +332,14 @@ def _draw_key(blk: Block, t: Template, typ: str, kp, inp: torch.Tensor, sem, tid
     n_c = n.gather(1, c[:, None]).squeeze(1)
     rank = (rest * n_c).long().clamp(min=0).minimum((n_c - 1).clamp(min=0))
     j, local = c // LOCAL, (c % LOCAL).to(torch.int8)
-    members = cls[inv, j] == local[:, None]  # [P, K]: the options of the drawn class
-    seen = members.cumsum(-1, dtype=torch.int32)  # non-decreasing: the option of rank r is the first above r
-    pos = torch.searchsorted(seen, rank[:, None].to(torch.int32), right=True).squeeze(-1).clamp(max=K - 1)
+    if index:  # the class's options in order, from the table's index
+        order, start = index
+        at = (start[inv].gather(1, c[:, None]).squeeze(1) + rank).clamp(max=K - 1)
+        pos = order[inv, j, at].long()
+    else:
+        members = cls[inv, j] == local[:, None]  # [P, K]: the options of the drawn class
+        seen = members.cumsum(-1, dtype=torch.int32)  # non-decreasing: the option of rank r is the first above r
+        pos = torch.searchsorted(seen, rank[:, None].to(torch.int32), right=True).squeeze(-1).clamp(max=K - 1)
     return j * K + pos, has & (total > 0)
 
 
