@@ -119,7 +119,11 @@ class Block:
         for a, n in enumerate(sizes):
             idx = idx * n + (given[a] + 1 if a in given else 0)
         scene = self.scene_idx[self.row_scene]
-        return self.tables.match[scene, :, idx] > 0
+        N = self.mask.shape[1]
+        if N > 62:
+            return self.tables.match[scene, :, idx] > 0
+        bits = self.tables.key_bits[scene, idx]
+        return ((bits[:, None] >> torch.arange(N, device=bits.device)) & 1).bool()
 
     @property
     def row_scene(self) -> torch.Tensor:

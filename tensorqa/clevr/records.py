@@ -146,6 +146,6 @@ def write_parquet(folder: str | Path, questions: dict, shard: int = 0, num_shard
         cols["program"] = np.array([p if isinstance(p, str) else orjson.dumps(p).decode() for p in cols["program"]],
                                    dtype=object)
         p = d / f"{name}-{shard:05d}-of-{num_shards:05d}.parquet"
-        pq.write_table(pa.table({c: pa.array(cols[c]) for c in PARQUET_COLUMNS}), p)
+        pq.write_table(pa.table({c: pa.array(cols[c].tolist()) for c in PARQUET_COLUMNS}), p)  # lists: no pandas
         out.append(p)
     return out
