@@ -116,15 +116,17 @@ def _programs(t: Template, tid: int, words: dict, memo: dict) -> np.ndarray:
     return out
 
 
-def _value(kind: str, v):
-    """One node output as CLEVR's engine writes it (``_output``)."""
+def _values(kind: str, v: np.ndarray) -> list:
+    """One node's outputs for every question, as CLEVR's engine writes them (``_output``): object
+    sets bool[Q, N] as sorted index lists, bools, counts, attribute words."""
     if kind == "set":
-        return np.flatnonzero(v).tolist()
+        rows, cols = np.nonzero(v)
+        return [c.tolist() for c in np.split(cols, np.searchsorted(rows, np.arange(1, len(v))))]
     if kind == "bool":
-        return bool(v)
+        return v.astype(bool).tolist()
     if kind.startswith("attr:"):
-        return clevr_vocab().values(kind.removeprefix("attr:"))[int(v)]
-    return int(v)
+        return np.array(clevr_vocab().values(kind.removeprefix("attr:")), dtype=object)[v].tolist()
+    return v.astype(np.int64).tolist()
 
 
 def _outputs(t: Template, tid: int, batch: StaticBatch, pos: np.ndarray, bs: np.ndarray, words: dict, params: dict,
@@ -164,11 +166,9 @@ def _outputs(t: Template, tid: int, batch: StaticBatch, pos: np.ndarray, bs: np.
             per_node.append(chain)
         else:
             per_node.append([(run.outs[k][0], run.outs[k][1].cpu().numpy(), None)])
-    out = []
-    for i in range(len(bs)):
-        out.append([_value(kind, vals[i]) for chain in per_node for kind, vals, p in chain
-                    if p is None or words[p][i] not in ("", "thing")])
-    return out
+    columns_ = [(_values(kind, vals), None if p is None else (words[p] != "") & (words[p] != "thing"))
+                for chain in per_node for kind, vals, p in chain]
+    return [[v[i] for v, said in columns_ if said is None or said[i]] for i in range(len(bs))]
 
 
 def block_columns(templates: list[Template], synonyms: dict, seed: int, sem, batch: StaticBatch, pos: np.ndarray,
