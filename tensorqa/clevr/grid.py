@@ -3,10 +3,11 @@
 Rows are P = B scenes x M draws. A template is walked node by node once per block: at each node with
 side inputs, every option of its grid (324 filter keys (size, color, material, shape, each possibly
 unspecified), x 4 relations for ``relate_filter*``; 4 relations for ``relate``; the values of one
-attribute for ``filter_<attr>``) is counted against the node's input (one batched matmul of the
-input sets against the key-match table), CLEVR's option rules sort the options into classes of
-equal weight (``_option_classes``; shared by all templates of the block where the input is the
-scene or one object, ``SceneTables``), and each row draws one option in proportion to the weights
+attribute for ``filter_<attr>``) is counted against the node's input (a batched matmul against the
+key-match table, or a popcount of object bits), CLEVR's option rules sort the options into classes
+of equal weight (``_option_classes``; shared by all templates of the block where the input is the
+scene, one object or ``same_<attr>`` of one object: ``SceneTables``), and each row draws one option
+in proportion to the weights
 at a counter-based hash of (seed, scene, template, draw, node), so a draw never depends on the block
 size or shard. The rows' programs then run through the registry's ``clevr_*`` primitives;
 constraints and the degeneracy test are masks (``validity``).
@@ -20,13 +21,7 @@ from dataclasses import dataclass, field
 import torch
 
 from tensorqa.clevr.keys import POPCOUNT16, all_keys, count_true, scene_match  # noqa: F401  (all_keys: public here)
-from tensorqa.clevr.templates import (
-    FILTER_KINDS,
-    KEY_TYPES,
-    RELATE_FILTER_KINDS,
-    SINGLE_FILTERS,
-    Template,
-)
+from tensorqa.clevr.templates import FILTER_KINDS, KEY_TYPES, RELATE_FILTER_KINDS, SINGLE_FILTERS, Template
 from tensorqa.engine.primitives import registry
 from tensorqa.errors import TensorQAError
 from tensorqa.scenes.static_batch import ATTRS, StaticBatch, clevr_vocab
@@ -48,8 +43,9 @@ def _mix(x: torch.Tensor) -> torch.Tensor:
 @dataclass
 class SceneTables:
     """What every template of a block of scenes shares: the key-match table, per-scene key counts
-    and the option classes of the filter nodes whose input is the scene or one object (most of
-    them), computed once per block and kind of node instead of once per template."""
+    and the option classes of the filter nodes whose input is the scene, one object or
+    ``same_<attr>`` of one object (most of them), computed once per block and kind of node instead
+    of once per template."""
 
     attrs: torch.Tensor  # int64[S, N, 4]
     rel: torch.Tensor  # bool[S, N, N, 4]
