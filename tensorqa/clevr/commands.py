@@ -24,7 +24,11 @@ def add_generate_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--instances-per-template", type=int, default=1, help="questions per template per image (default 1)")
     g.add_argument("--templates-per-image", type=int, default=10, help="templates that must succeed per image (default 10)")
     g.add_argument("--reset-counts-every", type=int, default=250, help="scenes between resets of the counts (default 250)")
-    g.add_argument("--draws", type=int, default=16, help="the most grid draws per scene and template: rounds of 4, 4, 8 while a scene has fewer than 2 valid ones (default 16)")
+    g.add_argument("--draws", type=int, default=16,
+                   help="the most grid draws per scene and template, in rounds of 4, 4, 8, 16 (default 16)")
+    g.add_argument("--valid-draws", type=int, default=2,
+                   help="a scene gets another round of draws while it has fewer valid ones (default 2; "
+                        "--draws 32 --valid-draws 4 comes closer to CLEVR's DFS at about 1.5x the time)")
 
 
 def wants_clevr_pack(a: argparse.Namespace) -> bool:
@@ -71,7 +75,8 @@ def run_generate(a: argparse.Namespace) -> int:
 
     checked_run_options(a.device, a.batch_videos or 1000, a.max_videos)
     opt = Options(instances_per_template=a.instances_per_template, templates_per_image=a.templates_per_image,
-                  reset_counts_every=a.reset_counts_every, draws=a.draws, batch_scenes=a.batch_videos or 1000,
+                  reset_counts_every=a.reset_counts_every, draws=a.draws, valid_draws=a.valid_draws,
+                  batch_scenes=a.batch_videos or 1000,
                   seed=a.seed, semantics=semantics_named("clevr" if a.semantics == "agqa" else a.semantics),
                   device=a.device)
     out = Path(a.out)

@@ -29,7 +29,6 @@ from tensorqa.scenes.static_batch import StaticBatch
 from tensorqa.scenes.static_store import StaticStore
 
 ROUNDS = (4, 4, 8, 16, 32)  # draws per round of TemplateRows.fill, up to --draws
-WANT_VALID = 2  # a scene gets another round of draws while it has fewer valid rows
 SHARED_CLEVR = Path(__file__).resolve().parents[3] / "shared" / "data" / "clevr"
 
 
@@ -39,13 +38,15 @@ class Options:
     templates_per_image: int = 10
     reset_counts_every: int = 250
     draws: int = 16  # the most grid draws per scene and template (in ROUNDS, see TemplateRows.fill)
+    valid_draws: int = 2  # a scene gets another round of draws while it has fewer valid ones
     batch_scenes: int = 1000
     seed: int = 0
     semantics: ClevrSemantics = CLEVR
     device: str = "cpu"  # where the grid runs; the output does not depend on it
 
     def __post_init__(self):
-        for name in ("instances_per_template", "templates_per_image", "reset_counts_every", "draws", "batch_scenes"):
+        for name in ("instances_per_template", "templates_per_image", "reset_counts_every", "draws", "valid_draws",
+                     "batch_scenes"):
             if getattr(self, name) < 1:
                 raise TensorQAError(f"--{name.replace('_', '-')}: must be at least 1, not {getattr(self, name)}")
 
@@ -84,7 +85,7 @@ class TemplateRows:
     def fill(self, t: Template, tid: int, batch: StaticBatch, pos: np.ndarray, rows: np.ndarray, opt: Options,
              tables: SceneTables) -> None:
         """Evaluate ``rows`` (block scene rows) in rounds of draws (ROUNDS, up to ``opt.draws``): a scene
-        goes on to the next round while it has fewer than WANT_VALID valid rows, so templates whose
+        goes on to the next round while it has fewer than ``opt.valid_draws`` valid rows, so templates whose
         draws mostly pass cost one short round and sparse ones get up to ``opt.draws``. The decision
         reads only the scene's own rows: the same rows whatever the block."""
         first = 0
@@ -102,7 +103,7 @@ class TemplateRows:
                 self.params.setdefault(k, np.zeros_like(self.ans))[rows, cols] = v.view(shape).cpu().numpy()
             self.done[rows] = True
             first += m
-            rows = rows[self.ok[rows, :first].sum(1) < WANT_VALID]
+            rows = rows[self.ok[rows, :first].sum(1) < opt.valid_draws]
 
 
 def choose(rows: list[TemplateRows], pos: np.ndarray, book: Bookkeeping, opt: Options) -> tuple[list, dict]:

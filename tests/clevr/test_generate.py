@@ -156,7 +156,7 @@ def test_cuda_questions_equal_cpu(scenes_json, templates):
 
 def test_draw_rounds_are_the_first_draws_of_one_long_round(scenes_json, templates, monkeypatch):
     """Rounds of draws (4, 4, 8) give each scene the same rows as its first draws of one round of 16,
-    and a scene stops early only once it has WANT_VALID valid rows."""
+    and a scene stops early only once it has ``valid_draws`` valid rows."""
     import tensorqa.clevr.generate as gen
     from tensorqa.clevr.grid import SceneTables
 
@@ -173,7 +173,7 @@ def test_draw_rounds_are_the_first_draws_of_one_long_round(scenes_json, template
         whole.fill(t, tid, batch, pos, pos.copy(), opt, tables)
         monkeypatch.undo()
         for b in range(NUM_SCENES):
-            n = next((e for e in (4, 8, 16) if whole.ok[b, :e].sum() >= gen.WANT_VALID), 16)
+            n = next((e for e in (4, 8, 16) if whole.ok[b, :e].sum() >= opt.valid_draws), 16)
             assert (rounds.ok[b, :n] == whole.ok[b, :n]).all() and not rounds.ok[b, n:].any(), (t.key, b)
             valid = whole.ok[b, :n]
             assert (rounds.ans[b, :n][valid] == whole.ans[b, :n][valid]).all()
