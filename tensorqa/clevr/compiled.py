@@ -1,0 +1,456 @@
+"""The compiled twin of CLEVR's grid generation (numba, CPU): ``grid.run_template`` (draws),
+``validity.valid_rows`` (constraints, degeneracy), ``generate.TemplateRows.fill`` (rounds of draws)
+and ``generate.choose`` (CLEVR's per-scene loop) in one pass over a block of scenes.
+
+Why compiled: a scene has at most 62 objects here (CLEVR: 3 to 10), so an object set is one int64
+word and every CLEVR function is a few integer operations; the torch grid spends its time in
+per-call overheads on small tensors. This module does the same arithmetic (the same hashes, the
+same option classes and float64 weights, the same inverse CDF) per row, and evaluates a template
+for a scene only when CLEVR's loop reaches it (draws hash (seed, scene, template, draw, node), so a
+row does not depend on what else is evaluated). ``tests/clevr/test_compiled.py`` checks that the
+accepted questions equal the torch grid's, row for row, in both semantics and under every option.
+
+Option classes (``grid._option_classes``) are computed over the keys that match some object of the
+scene (at most 16 per object); every other key has |input ∩ key| = |scene ∩ key| = 0, so it is in
+one class per node kind and is counted, not visited. Class tables whose input is the scene, an
+object's relation sets or ``same_<attr>`` of an object are cached per scene, as ``grid.SceneTables``
+caches them per block.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from tensorqa.clevr.plan import (BOOL, COUNT, COUNTED, EQUAL, EXIST, EXISTS, FILTER, FILTER_ATTR, GREATER, INT,
+                                 INTERSECT, LESS, NEQ, ONE, OUT_NEQ, PLAIN, QUERY, RELATE, SAME, SCENE, UNION, UNIQUE)
+
+K = 324
+LOCAL = 6
+MAX_BINS = 11
+KEY_RADIX = (3, 9, 3, 4)  # values + 1 per attribute, size slowest (keys.all_keys)
+_M32 = 0xFFFFFFFF
+_ = (BOOL, INT)
+
+
+@njit(cache=True, inline="always")
+def popcount(x):
+    """Set bits of a non-negative int64 below 2**62."""
+    x = x - ((x >> 1) & 0x5555555555555555)
+    x = (x & 0x3333333333333333) + ((x >> 2) & 0x3333333333333333)
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0F
+    return ((x * 0x0101010101010101) >> 56) & 0xFF
+
+
+@njit(cache=True, inline="always")
+def lowest_bit(x):
+    """Index of the lowest set bit of x > 0."""
+    return popcount((x & -x) - 1)
+
+
+@njit(cache=True, inline="always")
+def _mix(x):
+    """``grid._mix``: a 32-bit finalizer on int64 (products wrap; the low 32 bits are exact)."""
+    x = x & _M32
+    x = x ^ (x >> 16)
+    x = (x * 0x85EBCA6B) & _M32
+    x = x ^ (x >> 13)
+    x = (x * 0xC2B2AE35) & _M32
+    return x ^ (x >> 16)
+
+
+@njit(cache=True, inline="always")
+def uniform(seed, scene, tid, draw, node):
+    """``grid.Block.uniforms`` for one row: float64 in (0, 1)."""
+    h = _mix(_mix(_mix(_mix(np.int64(seed)) ^ scene) ^ (tid * 1009 + node)) ^ draw)
+    return (np.float64(h) + 0.5) / 4294967296.0
+
+
+@njit(cache=True)
+def scene_keys(keybits_b, present, pk, pkbits, pkscnt):
+    """The keys that match some object, in key order: their indices, object bits and counts; marks
+    ``present``. Returns how many."""
+    n = 0
+    for k in range(K):
+        bits = keybits_b[k]
+        present[k] = bits != 0
+        if bits != 0:
+            pk[n], pkbits[n], pkscnt[n] = k, bits, popcount(bits)
+            n += 1
+    return n
+
+
+@njit(cache=True)
+def class_table(ct, J, sets, npk, pk, pkbits, pkscnt, ct_base, ct_related, ct_allowed, ct_nallowed, faithful,
+                cls, n, w):
+    """``grid._option_classes`` for the input sets ``sets[:J]`` (one per relation for relate_filter*):
+    each present key's class in cls[j, p] (negative: no option), the class sizes n[j * 6 + c] (the
+    keys matching no object included) and one option's weight w[j * 6 + c]."""
+    base, rel = ct_base[ct], ct_related[ct]
+    counted = base == COUNTED or base == EXISTS
+    nap = 0
+    for p in range(npk):
+        if ct_allowed[ct, pk[p]]:
+            nap += 1
+    absent = ct_nallowed[ct] - nap  # allowed keys that match no object
+    for i in range(J * LOCAL):
+        n[i] = 0
+    for j in range(J):
+        s = sets[j]
+        n_opt, n_one = 0, 0
+        for p in range(npk):
+            k = pk[p]
+            cnt = popcount(pkbits[p] & s)
+            if base == ONE:
+                o = cnt == 1
+            elif base == PLAIN:
+                o = cnt >= 1 and (rel == 1 or k != 0)  # filter drops the all-unspecified key
+            else:
+                o = True  # count / exist: keys present in the scene
+            o = o and ct_allowed[ct, k]
+            if o:
+                n_opt += 1
+                if cnt == 1:
+                    n_one += 1
+            cls[j, p] = np.int8(o) + 2 * np.int8(cnt == pkscnt[p])
+        n_extra = n_opt if base == EXISTS else n_one
+        has_extra = counted and n_extra > 0
+        for p in range(npk):
+            o, triv = cls[j, p] & 1, cls[j, p] >> 1
+            extra = 1 if (has_extra and faithful and ct_allowed[ct, pk[p]]) else 0  # strict: present keys never
+            c = o * 2 + extra * 4 - 2 + (triv if rel else 0)
+            cls[j, p] = c
+            if c >= 0:
+                n[j * LOCAL + c] += 1
+        if has_extra:
+            n[j * LOCAL + 2 + rel] += absent  # keys matching nothing: extra only (trivial for relate)
+        if counted:
+            n_extra_keys = (ct_nallowed[ct] if faithful else absent) if has_extra else 0
+            share = np.float64(n_extra) / max(np.float64(n_opt + n_extra), 1.0)
+            alpha = (1.0 - share) / max(np.float64(n_opt), 1.0)
+            beta = share / max(np.float64(n_extra_keys), 1.0)
+        else:
+            alpha, beta = 1.0, 0.0
+        for m in range(LOCAL):
+            in_opt = 1.0 if (m // 2) != 1 else 0.0
+            in_extra = 1.0 if m // 2 >= 1 else 0.0
+            w[j * LOCAL + m] = alpha * in_opt + beta * in_extra
+    if rel:
+        n_tr, n_non = 0, 0
+        for j in range(J):
+            for m in range(LOCAL):
+                if m % 2 == 1:
+                    n_tr += n[j * LOCAL + m]
+                else:
+                    n_non += n[j * LOCAL + m]
+        keep = 1.0
+        if n_non > 0:
+            keep = min(np.rint(np.float64(n_non) * 0.1 / 0.9) / max(np.float64(n_tr), 1.0), 1.0)
+        for j in range(J):
+            for m in range(1, LOCAL, 2):
+                w[j * LOCAL + m] = w[j * LOCAL + m] * keep
+
+
+@njit(cache=True)
+def draw_key(u, J, n, w, cdf, cls, npk, pk, present, allowed_row, counted, rel):
+    """``grid._draw_key`` for one row: (key, relation), or (-1, -1) where no option has weight."""
+    JL = J * LOCAL
+    total = 0.0
+    for i in range(JL):
+        total += np.float64(n[i]) * w[i]
+        cdf[i] = total
+    if not total > 0:
+        return -1, -1
+    x = u * total
+    c = 0
+    while c < JL and cdf[c] <= x:
+        c += 1
+    c = min(c, JL - 1)
+    m_c = np.float64(n[c]) * w[c]
+    rest = (x - (cdf[c] - m_c)) / max(m_c, 1e-300)
+    n_c = n[c]
+    rank = np.int64(rest * np.float64(n_c))
+    rank = min(max(rank, 0), max(n_c - 1, 0))
+    j, local = c // LOCAL, c % LOCAL
+    if counted and local == 2 + rel:  # extra keys only: the allowed keys that match no object
+        seen = -1
+        for k in range(K):
+            if not present[k] and allowed_row[k]:
+                seen += 1
+                if seen == rank:
+                    return k, j
+        return K - 1, j
+    seen = -1
+    for p in range(npk):
+        if cls[j, p] == local:
+            seen += 1
+            if seen == rank:
+                return pk[p], j
+    return K - 1, j
+
+
+@njit(cache=True)
+def key_index(params, kp_row, kpa_row):
+    """The key of a filter node's params (unspecified: -1), size slowest as keys.all_keys."""
+    v0, v1, v2, v3 = -1, -1, -1, -1
+    for i in range(4):
+        p = kp_row[i]
+        if p < 0:
+            continue
+        a, val = kpa_row[i], params[p]
+        if a == 0:
+            v0 = val
+        elif a == 1:
+            v1 = val
+        elif a == 2:
+            v2 = val
+        else:
+            v3 = val
+    return (((v0 + 1) * 9 + (v1 + 1)) * 3 + (v2 + 1)) * 4 + (v3 + 1)
+
+
+@njit(cache=True)
+def run_nodes(P, ti, b, draw, sample, replace, params, vals, pre, S, C, seed, pos):
+    """One row of template ``ti`` on scene ``b``: draws its params (``sample``) or uses them, node
+    outputs in ``vals`` (sets as object bits), filter / count / exist inputs in ``pre``. ``replace``:
+    a node whose output is the whole scene (the degeneracy test), or -1. False where the row has no
+    answer ('__INVALID__', or a node with no option); the remaining nodes are then not run."""
+    (op, in0, in1, suffix, related, attr, kind, kp, kpa, rp, sp, ctid, nnodes, nvals, keys,
+     ct_base, ct_related, ct_allowed, ct_nallowed) = P
+    (attrs, maskbits, relbits, attrbits, keybits, nobj) = S
+    (faithful, stamp, c_cls, c_n, c_w, sets, cdf, present, pk, pkbits, pkscnt, npk_box, scene_id) = C
+    N = relbits.shape[1]
+    for k in range(nnodes[ti]):
+        o_ = op[ti, k]
+        a0 = in0[ti, k]
+        x = vals[a0] if a0 >= 0 else 0
+        if k == replace:
+            vals[k] = maskbits[b]
+            continue
+        if o_ == SCENE:
+            vals[k] = maskbits[b]
+        elif o_ == FILTER:
+            rel = related[ti, k]
+            if sample:
+                ct = ctid[ti, k]
+                J = 4 if rel else 1
+                slot = -1
+                if rel:
+                    slot = 1 + x
+                    for j in range(4):
+                        sets[j] = relbits[b, x, j]
+                else:
+                    sets[0] = x
+                    if op[ti, a0] == SCENE:
+                        slot = 0
+                    elif op[ti, a0] == SAME:
+                        slot = 1 + N + attr[ti, a0] * N + vals[in0[ti, a0]]
+                cache = slot if slot >= 0 else stamp.shape[1] - 1
+                if slot < 0 or stamp[ct, cache] != scene_id:
+                    class_table(ct, J, sets, npk_box[0], pk, pkbits, pkscnt, ct_base, ct_related, ct_allowed,
+                                ct_nallowed, faithful, c_cls[ct, cache], c_n[ct, cache], c_w[ct, cache])
+                    stamp[ct, cache] = scene_id if slot >= 0 else -1
+                u = uniform(seed, pos[b], ti, draw, k)
+                base = ct_base[ct]
+                key, j = draw_key(u, J, c_n[ct, cache], c_w[ct, cache], cdf, c_cls[ct, cache], npk_box[0], pk, present,
+                                  ct_allowed[ct], base == COUNTED or base == EXISTS, rel)
+                if key < 0:
+                    return False
+                for i in range(4):
+                    p = kp[ti, k, i]
+                    if p >= 0:
+                        params[p] = keys[key, kpa[ti, k, i]]
+                if rel:
+                    params[rp[ti, k]] = j
+            s = relbits[b, x, params[rp[ti, k]]] if rel else x
+            f = s & keybits[b, key_index(params, kp[ti, k], kpa[ti, k])]
+            pre[k] = f
+            sf = suffix[ti, k]
+            if sf == PLAIN:
+                vals[k] = f
+            elif sf == ONE:
+                if popcount(f) != 1:
+                    return False
+                vals[k] = lowest_bit(f)
+            elif sf == COUNTED:
+                vals[k] = popcount(f)
+            else:
+                vals[k] = 1 if f != 0 else 0
+        elif o_ == RELATE:
+            if sample:
+                params[rp[ti, k]] = min(np.int64(uniform(seed, pos[b], ti, draw, k) * 4.0), 3)
+            vals[k] = relbits[b, x, params[rp[ti, k]]]
+        elif o_ == FILTER_ATTR:
+            a = attr[ti, k]
+            if sample:
+                params[sp[ti, k]] = min(np.int64(uniform(seed, pos[b], ti, draw, k) * nvals[a]), nvals[a] - 1)
+            vals[k] = x & attrbits[b, a, params[sp[ti, k]]]
+        elif o_ == SAME:
+            a = attr[ti, k]
+            vals[k] = attrbits[b, a, attrs[b, x, a]] & ~(np.int64(1) << x)
+        elif o_ == UNION:
+            vals[k] = x | vals[in1[ti, k]]
+        elif o_ == INTERSECT:
+            vals[k] = x & vals[in1[ti, k]]
+        elif o_ == COUNT:
+            pre[k] = x
+            vals[k] = popcount(x)
+        elif o_ == EXIST:
+            pre[k] = x
+            vals[k] = 1 if x != 0 else 0
+        elif o_ == UNIQUE:
+            if popcount(x) != 1:
+                return False
+            vals[k] = lowest_bit(x)
+        elif o_ == QUERY:
+            vals[k] = attrs[b, x, attr[ti, k]]
+        elif o_ == EQUAL:
+            vals[k] = 1 if x == vals[in1[ti, k]] else 0
+        elif o_ == LESS:
+            vals[k] = 1 if x < vals[in1[ti, k]] else 0
+        elif o_ == GREATER:
+            vals[k] = 1 if x > vals[in1[ti, k]] else 0
+    return True
+
+
+@njit(cache=True)
+def valid_row(P, ti, b, params, vals, pre, vals2, pre2, S, C, seed, pos, cons, ncons, sem_flags):
+    """``validity.valid_rows`` for a row that ran: NEQ / OUT_NEQ, the answer's range, CLEVR's
+    degeneracy test (a raw relate replaced by the scene keeps the answer)."""
+    op, kind, nnodes = P[0], P[6], P[12]
+    out_neq_counts, neq_inverted = sem_flags[0], sem_flags[1]
+    for c in range(ncons[ti]):
+        typ, i, j = cons[ti, c, 0], cons[ti, c, 1], cons[ti, c, 2]
+        if typ == OUT_NEQ:
+            if kind[ti, i] == INT and kind[ti, j] == INT and not out_neq_counts:
+                if pre[i] == pre[j]:
+                    return False
+            elif vals[i] == vals[j]:
+                return False
+        elif typ == NEQ:
+            v1, v2 = params[i], params[j]
+            if v1 >= 0 and v2 >= 0 and ((v1 != v2) if neq_inverted else (v1 == v2)):
+                return False
+    last = nnodes[ti] - 1
+    ans = vals[last]
+    if ans < 0 or ans > MAX_BINS - 1:
+        return False
+    for k in range(nnodes[ti]):
+        if op[ti, k] == RELATE:
+            if run_nodes(P, ti, b, 0, False, k, params, vals2, pre2, S, C, seed, pos) and vals2[last] == ans:
+                return False
+    return True
+
+
+@njit(cache=True)
+def rejected(hist_row, nb, a, sorted_buf):
+    """``generate.rejected``: c > 1.1 x the runner-up count, or c > 5 x max(median, 5)."""
+    c = hist_row[a]
+    for i in range(nb):
+        sorted_buf[i] = hist_row[i]
+    s = np.sort(sorted_buf[:nb])
+    return np.float64(c) > 1.1 * np.float64(s[nb - 2]) or c > 5 * max(s[nb // 2], 5)
+
+
+@njit(cache=True)
+def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, relbits, attrbits, keybits, nobj, pos,
+                   seed, ipt, tpi, reset_every, draws, valid_draws, rounds, use, hist, fresh):
+    """CLEVR's per-scene loop over a block's scenes (``generate.choose`` with ``TemplateRows.fill``
+    done lazily). ``use`` int64[T], ``hist`` int64[T, 11]: the bookkeeping, carried across blocks
+    (``fresh``: the run's first block, which resets). Returns the accepted questions in order:
+    (scene row, template, draw, answer code, params int64[Q, Pmax])."""
+    T = nparams.shape[0]
+    B, N = relbits.shape[0], relbits.shape[1]
+    Pmax = max(1, nparams.max())
+    L = P[0].shape[1]
+    CT = P[15].shape[0]
+    S_ = 1 + N + 4 * N + 1  # class-table caches: scene, objects' relations, same_<attr> of objects, scratch
+    stamp = np.full((CT, S_), -1, np.int64)
+    c_cls = np.zeros((CT, S_, 4, K), np.int8)
+    c_n = np.zeros((CT, S_, 4 * LOCAL), np.int64)
+    c_w = np.zeros((CT, S_, 4 * LOCAL), np.float64)
+    sets = np.zeros(4, np.int64)
+    cdf = np.zeros(4 * LOCAL, np.float64)
+    present = np.zeros(K, np.bool_)
+    pk = np.zeros(K, np.int64)
+    pkbits = np.zeros(K, np.int64)
+    pkscnt = np.zeros(K, np.int64)
+    npk_box = np.zeros(1, np.int64)
+    faithful = sem_flags[2]
+    S = (attrs, maskbits, relbits, attrbits, keybits, nobj)
+    ok = np.zeros((T, draws), np.bool_)
+    ans = np.zeros((T, draws), np.int64)
+    prm = np.full((T, draws, Pmax), -1, np.int64)
+    done = np.full(T, -1, np.int64)
+    vals, pre = np.zeros(L, np.int64), np.zeros(L, np.int64)
+    vals2, pre2 = np.zeros(L, np.int64), np.zeros(L, np.int64)
+    sorted_buf = np.zeros(MAX_BINS, np.int64)
+    Qmax = B * min(tpi, T) * ipt
+    acc_b = np.zeros(Qmax, np.int64)
+    acc_t = np.zeros(Qmax, np.int64)
+    acc_m = np.zeros(Qmax, np.int64)
+    acc_a = np.zeros(Qmax, np.int64)
+    acc_p = np.full((Qmax, Pmax), -1, np.int64)
+    q = 0
+    for b in range(B):
+        if (fresh and b == 0) or pos[b] % reset_every == 0:
+            use[:] = 0
+            hist[:, :] = 0
+        npk_box[0] = scene_keys(keybits[b], present, pk, pkbits, pkscnt)
+        C = (faithful, stamp, c_cls, c_n, c_w, sets, cdf, present, pk, pkbits, pkscnt, npk_box, b)
+        order = np.argsort(use, kind="mergesort")
+        got_templates = 0
+        for ti in order:
+            if done[ti] != b:  # evaluate: rounds of draws while the scene has < valid_draws valid rows
+                done[ti] = b
+                ok[ti, :] = False
+                first, valid = 0, 0
+                for size in rounds:
+                    m = min(size, draws - first)
+                    if m <= 0:
+                        break
+                    for d in range(first, first + m):
+                        row = prm[ti, d]
+                        row[:] = -1
+                        if run_nodes(P, ti, b, d, True, -1, row, vals, pre, S, C, seed, pos) and \
+                                valid_row(P, ti, b, row, vals, pre, vals2, pre2, S, C, seed, pos, cons, ncons, sem_flags):
+                            ok[ti, d] = True
+                            ans[ti, d] = vals[P[12][ti] - 1]
+                            valid += 1
+                    first += m
+                    if valid >= valid_draws:
+                        break
+            got = 0
+            q0 = q
+            for d in range(draws):
+                if not ok[ti, d]:
+                    continue
+                a = ans[ti, d]
+                if ipt > 1:  # the same params twice in one scene and template: once
+                    dup = False
+                    for qq in range(q0, q):
+                        same = True
+                        for i in range(nparams[ti]):
+                            if acc_p[qq, i] != prm[ti, d, i]:
+                                same = False
+                                break
+                        if same:
+                            dup = True
+                            break
+                    if dup:
+                        continue
+                if rejected(hist[ti], nbins[ti], a, sorted_buf):
+                    continue
+                hist[ti, a] += 1
+                acc_b[q], acc_t[q], acc_m[q], acc_a[q] = b, ti, d, a
+                acc_p[q, :] = prm[ti, d]
+                q += 1
+                got += 1
+                if got >= ipt:
+                    break
+            if got:
+                use[ti] += 1
+                got_templates += 1
+                if got_templates >= tpi:
+                    break
+    return acc_b[:q], acc_t[:q], acc_m[:q], acc_a[:q], acc_p[:q]
