@@ -67,6 +67,38 @@ def uniform(seed, scene, tid, draw, node):
 
 
 @njit(cache=True)
+def scene_bits(attrs, mask, rel, nvals, keys):
+    """Object sets of a block as int64 bits: (maskbits [B], relbits [B, N, 4] (the objects j that
+    are relation r of i), attrbits [B, 4, 8] (objects with value v of attribute a), keybits [B, K]
+    (objects each filter key matches))."""
+    B, N = mask.shape
+    maskbits = np.zeros(B, np.int64)
+    relbits = np.zeros((B, N, 4), np.int64)
+    attrbits = np.zeros((B, 4, 8), np.int64)
+    keybits = np.zeros((B, K), np.int64)
+    ext = np.zeros((4, 9), np.int64)
+    for b in range(B):
+        for i in range(N):
+            if not mask[b, i]:
+                continue
+            bit = np.int64(1) << i
+            maskbits[b] |= bit
+            for a in range(4):
+                attrbits[b, a, attrs[b, i, a]] |= bit
+            for j in range(N):
+                for r in range(4):
+                    if rel[b, i, j, r]:
+                        relbits[b, i, r] |= np.int64(1) << j
+        for a in range(4):
+            ext[a, 0] = maskbits[b]
+            for v in range(nvals[a]):
+                ext[a, v + 1] = attrbits[b, a, v]
+        for k in range(K):
+            keybits[b, k] = ext[0, keys[k, 0] + 1] & ext[1, keys[k, 1] + 1] & ext[2, keys[k, 2] + 1] & ext[3, keys[k, 3] + 1]
+    return maskbits, relbits, attrbits, keybits
+
+
+@njit(cache=True)
 def scene_keys(keybits_b, present, pk, pkbits, pkscnt):
     """The keys that match some object, in key order: their indices, object bits and counts; marks
     ``present``. Returns how many."""
@@ -80,12 +112,13 @@ def scene_keys(keybits_b, present, pk, pkbits, pkscnt):
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def class_table(ct, J, sets, npk, pk, pkbits, pkscnt, ct_base, ct_related, ct_allowed, ct_nallowed, faithful,
-                cls, n, w):
+                cls, n, w, mem, start, cursor):
     """``grid._option_classes`` for the input sets ``sets[:J]`` (one per relation for relate_filter*):
     each present key's class in cls[j, p] (negative: no option), the class sizes n[j * 6 + c] (the
-    keys matching no object included) and one option's weight w[j * 6 + c]."""
+    keys matching no object included) and one option's weight w[j * 6 + c]; mem[j] the present keys
+    (positions in ``pk``) ordered by class, stably, class c of relation j from start[j * 6 + c]."""
     base, rel = ct_base[ct], ct_related[ct]
     counted = base == COUNTED or base == EXISTS
     nap = 0
@@ -122,6 +155,16 @@ def class_table(ct, J, sets, npk, pk, pkbits, pkscnt, ct_base, ct_related, ct_al
             cls[j, p] = c
             if c >= 0:
                 n[j * LOCAL + c] += 1
+        at = 0
+        for c in range(LOCAL):  # present keys of each class in key order (counting sort)
+            start[j * LOCAL + c] = at
+            cursor[c] = at
+            at += n[j * LOCAL + c]
+        for p in range(npk):
+            c = cls[j, p]
+            if c >= 0:
+                mem[j, cursor[c]] = p
+                cursor[c] += 1
         if has_extra:
             n[j * LOCAL + 2 + rel] += absent  # keys matching nothing: extra only (trivial for relate)
         if counted:
@@ -151,8 +194,8 @@ def class_table(ct, J, sets, npk, pk, pkbits, pkscnt, ct_base, ct_related, ct_al
                 w[j * LOCAL + m] = w[j * LOCAL + m] * keep
 
 
-@njit(cache=True)
-def draw_key(u, J, n, w, cdf, cls, npk, pk, present, allowed_row, counted, rel):
+@njit(cache=True, inline="always")
+def draw_key(u, J, n, w, cdf, mem, start, pk, present, allowed_row, counted, rel):
     """``grid._draw_key`` for one row: (key, relation), or (-1, -1) where no option has weight."""
     JL = J * LOCAL
     total = 0.0
@@ -180,16 +223,10 @@ def draw_key(u, J, n, w, cdf, cls, npk, pk, present, allowed_row, counted, rel):
                 if seen == rank:
                     return k, j
         return K - 1, j
-    seen = -1
-    for p in range(npk):
-        if cls[j, p] == local:
-            seen += 1
-            if seen == rank:
-                return pk[p], j
-    return K - 1, j
+    return pk[mem[j, start[c] + rank]], j
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def key_index(params, kp_row, kpa_row):
     """The key of a filter node's params (unspecified: -1), size slowest as keys.all_keys."""
     v0, v1, v2, v3 = -1, -1, -1, -1
@@ -209,140 +246,7 @@ def key_index(params, kp_row, kpa_row):
     return (((v0 + 1) * 9 + (v1 + 1)) * 3 + (v2 + 1)) * 4 + (v3 + 1)
 
 
-@njit(cache=True)
-def run_nodes(P, ti, b, draw, sample, replace, params, vals, pre, S, C, seed, pos):
-    """One row of template ``ti`` on scene ``b``: draws its params (``sample``) or uses them, node
-    outputs in ``vals`` (sets as object bits), filter / count / exist inputs in ``pre``. ``replace``:
-    a node whose output is the whole scene (the degeneracy test), or -1. False where the row has no
-    answer ('__INVALID__', or a node with no option); the remaining nodes are then not run."""
-    (op, in0, in1, suffix, related, attr, kind, kp, kpa, rp, sp, ctid, nnodes, nvals, keys,
-     ct_base, ct_related, ct_allowed, ct_nallowed) = P
-    (attrs, maskbits, relbits, attrbits, keybits, nobj) = S
-    (faithful, stamp, c_cls, c_n, c_w, sets, cdf, present, pk, pkbits, pkscnt, npk_box, scene_id) = C
-    N = relbits.shape[1]
-    for k in range(nnodes[ti]):
-        o_ = op[ti, k]
-        a0 = in0[ti, k]
-        x = vals[a0] if a0 >= 0 else 0
-        if k == replace:
-            vals[k] = maskbits[b]
-            continue
-        if o_ == SCENE:
-            vals[k] = maskbits[b]
-        elif o_ == FILTER:
-            rel = related[ti, k]
-            if sample:
-                ct = ctid[ti, k]
-                J = 4 if rel else 1
-                slot = -1
-                if rel:
-                    slot = 1 + x
-                    for j in range(4):
-                        sets[j] = relbits[b, x, j]
-                else:
-                    sets[0] = x
-                    if op[ti, a0] == SCENE:
-                        slot = 0
-                    elif op[ti, a0] == SAME:
-                        slot = 1 + N + attr[ti, a0] * N + vals[in0[ti, a0]]
-                cache = slot if slot >= 0 else stamp.shape[1] - 1
-                if slot < 0 or stamp[ct, cache] != scene_id:
-                    class_table(ct, J, sets, npk_box[0], pk, pkbits, pkscnt, ct_base, ct_related, ct_allowed,
-                                ct_nallowed, faithful, c_cls[ct, cache], c_n[ct, cache], c_w[ct, cache])
-                    stamp[ct, cache] = scene_id if slot >= 0 else -1
-                u = uniform(seed, pos[b], ti, draw, k)
-                base = ct_base[ct]
-                key, j = draw_key(u, J, c_n[ct, cache], c_w[ct, cache], cdf, c_cls[ct, cache], npk_box[0], pk, present,
-                                  ct_allowed[ct], base == COUNTED or base == EXISTS, rel)
-                if key < 0:
-                    return False
-                for i in range(4):
-                    p = kp[ti, k, i]
-                    if p >= 0:
-                        params[p] = keys[key, kpa[ti, k, i]]
-                if rel:
-                    params[rp[ti, k]] = j
-            s = relbits[b, x, params[rp[ti, k]]] if rel else x
-            f = s & keybits[b, key_index(params, kp[ti, k], kpa[ti, k])]
-            pre[k] = f
-            sf = suffix[ti, k]
-            if sf == PLAIN:
-                vals[k] = f
-            elif sf == ONE:
-                if popcount(f) != 1:
-                    return False
-                vals[k] = lowest_bit(f)
-            elif sf == COUNTED:
-                vals[k] = popcount(f)
-            else:
-                vals[k] = 1 if f != 0 else 0
-        elif o_ == RELATE:
-            if sample:
-                params[rp[ti, k]] = min(np.int64(uniform(seed, pos[b], ti, draw, k) * 4.0), 3)
-            vals[k] = relbits[b, x, params[rp[ti, k]]]
-        elif o_ == FILTER_ATTR:
-            a = attr[ti, k]
-            if sample:
-                params[sp[ti, k]] = min(np.int64(uniform(seed, pos[b], ti, draw, k) * nvals[a]), nvals[a] - 1)
-            vals[k] = x & attrbits[b, a, params[sp[ti, k]]]
-        elif o_ == SAME:
-            a = attr[ti, k]
-            vals[k] = attrbits[b, a, attrs[b, x, a]] & ~(np.int64(1) << x)
-        elif o_ == UNION:
-            vals[k] = x | vals[in1[ti, k]]
-        elif o_ == INTERSECT:
-            vals[k] = x & vals[in1[ti, k]]
-        elif o_ == COUNT:
-            pre[k] = x
-            vals[k] = popcount(x)
-        elif o_ == EXIST:
-            pre[k] = x
-            vals[k] = 1 if x != 0 else 0
-        elif o_ == UNIQUE:
-            if popcount(x) != 1:
-                return False
-            vals[k] = lowest_bit(x)
-        elif o_ == QUERY:
-            vals[k] = attrs[b, x, attr[ti, k]]
-        elif o_ == EQUAL:
-            vals[k] = 1 if x == vals[in1[ti, k]] else 0
-        elif o_ == LESS:
-            vals[k] = 1 if x < vals[in1[ti, k]] else 0
-        elif o_ == GREATER:
-            vals[k] = 1 if x > vals[in1[ti, k]] else 0
-    return True
-
-
-@njit(cache=True)
-def valid_row(P, ti, b, params, vals, pre, vals2, pre2, S, C, seed, pos, cons, ncons, sem_flags):
-    """``validity.valid_rows`` for a row that ran: NEQ / OUT_NEQ, the answer's range, CLEVR's
-    degeneracy test (a raw relate replaced by the scene keeps the answer)."""
-    op, kind, nnodes = P[0], P[6], P[12]
-    out_neq_counts, neq_inverted = sem_flags[0], sem_flags[1]
-    for c in range(ncons[ti]):
-        typ, i, j = cons[ti, c, 0], cons[ti, c, 1], cons[ti, c, 2]
-        if typ == OUT_NEQ:
-            if kind[ti, i] == INT and kind[ti, j] == INT and not out_neq_counts:
-                if pre[i] == pre[j]:
-                    return False
-            elif vals[i] == vals[j]:
-                return False
-        elif typ == NEQ:
-            v1, v2 = params[i], params[j]
-            if v1 >= 0 and v2 >= 0 and ((v1 != v2) if neq_inverted else (v1 == v2)):
-                return False
-    last = nnodes[ti] - 1
-    ans = vals[last]
-    if ans < 0 or ans > MAX_BINS - 1:
-        return False
-    for k in range(nnodes[ti]):
-        if op[ti, k] == RELATE:
-            if run_nodes(P, ti, b, 0, False, k, params, vals2, pre2, S, C, seed, pos) and vals2[last] == ans:
-                return False
-    return True
-
-
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def rejected(hist_row, nb, a, sorted_buf):
     """``generate.rejected``: c > 1.1 x the runner-up count, or c > 5 x max(median, 5)."""
     c = hist_row[a]
@@ -353,104 +257,245 @@ def rejected(hist_row, nb, a, sorted_buf):
 
 
 @njit(cache=True)
+def stable_order(use, order, bucket):
+    """``np.argsort(use, kind="stable")`` into ``order`` (a counting sort: use counts are small)."""
+    hi = use.max() + 1
+    if hi + 1 > bucket.shape[0]:
+        order[:] = np.argsort(use, kind="mergesort")
+        return
+    bucket[:hi + 1] = 0
+    for t in range(use.shape[0]):
+        bucket[use[t] + 1] += 1
+    for u in range(1, hi + 1):
+        bucket[u] += bucket[u - 1]
+    for t in range(use.shape[0]):
+        order[bucket[use[t]]] = t
+        bucket[use[t]] += 1
+
+
+@njit(cache=True)
 def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, relbits, attrbits, keybits, nobj, pos,
-                   seed, ipt, tpi, reset_every, draws, valid_draws, rounds, use, hist, fresh):
+                   seed, ipt, tpi, reset_every, draws, valid_draws, rounds, use, hist, fresh, stats):
     """CLEVR's per-scene loop over a block's scenes (``generate.choose`` with ``TemplateRows.fill``
     done lazily). ``use`` int64[T], ``hist`` int64[T, 11]: the bookkeeping, carried across blocks
     (``fresh``: the run's first block, which resets). Returns the accepted questions in order:
-    (scene row, template, draw, answer code, params int64[Q, Pmax])."""
+    (scene row, template, draw, answer code, params int64[Q, Pmax], node outputs int64[Q, L])."""
+    (op, in0, in1, suffix, related, attr, kind, kp, kpa, rp, sp, ctid, nnodes, nvals, keys,
+     ct_base, ct_related, ct_allowed, ct_nallowed) = P
+    out_neq_counts, neq_inverted, faithful = sem_flags[0], sem_flags[1], sem_flags[2]
     T = nparams.shape[0]
     B, N = relbits.shape[0], relbits.shape[1]
     Pmax = max(1, nparams.max())
-    L = P[0].shape[1]
-    CT = P[15].shape[0]
+    L = op.shape[1]
+    CT = ct_base.shape[0]
     S_ = 1 + N + 4 * N + 1  # class-table caches: scene, objects' relations, same_<attr> of objects, scratch
     stamp = np.full((CT, S_), -1, np.int64)
     c_cls = np.zeros((CT, S_, 4, K), np.int8)
     c_n = np.zeros((CT, S_, 4 * LOCAL), np.int64)
     c_w = np.zeros((CT, S_, 4 * LOCAL), np.float64)
+    c_mem = np.zeros((CT, S_, 4, K), np.int16)
+    c_start = np.zeros((CT, S_, 4 * LOCAL), np.int64)
     sets = np.zeros(4, np.int64)
     cdf = np.zeros(4 * LOCAL, np.float64)
+    cursor = np.zeros(LOCAL, np.int64)
     present = np.zeros(K, np.bool_)
     pk = np.zeros(K, np.int64)
     pkbits = np.zeros(K, np.int64)
     pkscnt = np.zeros(K, np.int64)
-    npk_box = np.zeros(1, np.int64)
-    faithful = sem_flags[2]
-    S = (attrs, maskbits, relbits, attrbits, keybits, nobj)
-    ok = np.zeros((T, draws), np.bool_)
-    ans = np.zeros((T, draws), np.int64)
     prm = np.full((T, draws, Pmax), -1, np.int64)
-    done = np.full(T, -1, np.int64)
+    order = np.zeros(T, np.int64)
+    bucket = np.zeros(T * draws + 2, np.int64)
     vals, pre = np.zeros(L, np.int64), np.zeros(L, np.int64)
     vals2, pre2 = np.zeros(L, np.int64), np.zeros(L, np.int64)
     sorted_buf = np.zeros(MAX_BINS, np.int64)
+    npk_box = np.zeros(1, np.int64)  # the current scene's present keys and id, read by run()
+    scene_box = np.zeros(1, np.int64)
     Qmax = B * min(tpi, T) * ipt
     acc_b = np.zeros(Qmax, np.int64)
     acc_t = np.zeros(Qmax, np.int64)
     acc_m = np.zeros(Qmax, np.int64)
     acc_a = np.zeros(Qmax, np.int64)
     acc_p = np.full((Qmax, Pmax), -1, np.int64)
+    acc_v = np.zeros((Qmax, L), np.int64)
+
+    def run(ti, b, draw, sample, replace, params, vals, pre):
+        """One row of template ``ti`` on scene ``b``: draws its params (``sample``) or uses them, node
+        outputs in ``vals`` (sets as object bits), filter / count / exist inputs in ``pre``. ``replace``:
+        a node whose output is the whole scene (the degeneracy test), or -1. False where the row has no
+        answer ('__INVALID__', or a node with no option); the remaining nodes are then not run."""
+        N = relbits.shape[1]
+        for k in range(nnodes[ti]):
+            o_ = op[ti, k]
+            a0 = in0[ti, k]
+            x = vals[a0] if a0 >= 0 else 0
+            if k == replace:
+                vals[k] = maskbits[b]
+                continue
+            if o_ == SCENE:
+                vals[k] = maskbits[b]
+            elif o_ == FILTER:
+                rel = related[ti, k]
+                if sample:
+                    ct = ctid[ti, k]
+                    J = 4 if rel else 1
+                    slot = -1
+                    if rel:
+                        slot = 1 + x
+                        for j in range(4):
+                            sets[j] = relbits[b, x, j]
+                    else:
+                        sets[0] = x
+                        if op[ti, a0] == SCENE:
+                            slot = 0
+                        elif op[ti, a0] == SAME:
+                            slot = 1 + N + attr[ti, a0] * N + vals[in0[ti, a0]]
+                    cache = slot if slot >= 0 else stamp.shape[1] - 1
+                    if slot < 0 or stamp[ct, cache] != scene_box[0]:
+                        stats[2 + (J == 4)] += 1
+                        class_table(ct, J, sets, npk_box[0], pk, pkbits, pkscnt, ct_base, ct_related, ct_allowed,
+                                    ct_nallowed, faithful, c_cls[ct, cache], c_n[ct, cache], c_w[ct, cache],
+                                    c_mem[ct, cache], c_start[ct, cache], cursor)
+                        stamp[ct, cache] = scene_box[0] if slot >= 0 else -1
+                    u = uniform(seed, pos[b], ti, draw, k)
+                    base = ct_base[ct]
+                    key, j = draw_key(u, J, c_n[ct, cache], c_w[ct, cache], cdf, c_mem[ct, cache], c_start[ct, cache], pk, present,
+                                      ct_allowed[ct], base == COUNTED or base == EXISTS, rel)
+                    if key < 0:
+                        return False
+                    for i in range(4):
+                        p = kp[ti, k, i]
+                        if p >= 0:
+                            params[p] = keys[key, kpa[ti, k, i]]
+                    if rel:
+                        params[rp[ti, k]] = j
+                s = relbits[b, x, params[rp[ti, k]]] if rel else x
+                f = s & keybits[b, key_index(params, kp[ti, k], kpa[ti, k])]
+                pre[k] = f
+                sf = suffix[ti, k]
+                if sf == PLAIN:
+                    vals[k] = f
+                elif sf == ONE:
+                    if popcount(f) != 1:
+                        return False
+                    vals[k] = lowest_bit(f)
+                elif sf == COUNTED:
+                    vals[k] = popcount(f)
+                else:
+                    vals[k] = 1 if f != 0 else 0
+            elif o_ == RELATE:
+                if sample:
+                    params[rp[ti, k]] = min(np.int64(uniform(seed, pos[b], ti, draw, k) * 4.0), 3)
+                vals[k] = relbits[b, x, params[rp[ti, k]]]
+            elif o_ == FILTER_ATTR:
+                a = attr[ti, k]
+                if sample:
+                    params[sp[ti, k]] = min(np.int64(uniform(seed, pos[b], ti, draw, k) * nvals[a]), nvals[a] - 1)
+                vals[k] = x & attrbits[b, a, params[sp[ti, k]]]
+            elif o_ == SAME:
+                a = attr[ti, k]
+                vals[k] = attrbits[b, a, attrs[b, x, a]] & ~(np.int64(1) << x)
+            elif o_ == UNION:
+                vals[k] = x | vals[in1[ti, k]]
+            elif o_ == INTERSECT:
+                vals[k] = x & vals[in1[ti, k]]
+            elif o_ == COUNT:
+                pre[k] = x
+                vals[k] = popcount(x)
+            elif o_ == EXIST:
+                pre[k] = x
+                vals[k] = 1 if x != 0 else 0
+            elif o_ == UNIQUE:
+                if popcount(x) != 1:
+                    return False
+                vals[k] = lowest_bit(x)
+            elif o_ == QUERY:
+                vals[k] = attrs[b, x, attr[ti, k]]
+            elif o_ == EQUAL:
+                vals[k] = 1 if x == vals[in1[ti, k]] else 0
+            elif o_ == LESS:
+                vals[k] = 1 if x < vals[in1[ti, k]] else 0
+            elif o_ == GREATER:
+                vals[k] = 1 if x > vals[in1[ti, k]] else 0
+        return True
+
+    def is_valid(ti, b, params, vals, pre):
+        """``validity.valid_rows`` for a row that ran: NEQ / OUT_NEQ, the answer's range, CLEVR's
+        degeneracy test (a raw relate replaced by the scene keeps the answer)."""
+        for c in range(ncons[ti]):
+            typ, i, j = cons[ti, c, 0], cons[ti, c, 1], cons[ti, c, 2]
+            if typ == OUT_NEQ:
+                if kind[ti, i] == INT and kind[ti, j] == INT and not out_neq_counts:
+                    if pre[i] == pre[j]:
+                        return False
+                elif vals[i] == vals[j]:
+                    return False
+            elif typ == NEQ:
+                v1, v2 = params[i], params[j]
+                if v1 >= 0 and v2 >= 0 and ((v1 != v2) if neq_inverted else (v1 == v2)):
+                    return False
+        last = nnodes[ti] - 1
+        ans = vals[last]
+        if ans < 0 or ans > MAX_BINS - 1:
+            return False
+        for k in range(nnodes[ti]):
+            if op[ti, k] == RELATE:
+                if run(ti, b, 0, False, k, params, vals2, pre2) and vals2[last] == ans:
+                    return False
+        return True
+
     q = 0
     for b in range(B):
         if (fresh and b == 0) or pos[b] % reset_every == 0:
             use[:] = 0
             hist[:, :] = 0
         npk_box[0] = scene_keys(keybits[b], present, pk, pkbits, pkscnt)
-        C = (faithful, stamp, c_cls, c_n, c_w, sets, cdf, present, pk, pkbits, pkscnt, npk_box, b)
-        order = np.argsort(use, kind="mergesort")
+        scene_box[0] = b
+        stable_order(use, order, bucket)
         got_templates = 0
         for ti in order:
-            if done[ti] != b:  # evaluate: rounds of draws while the scene has < valid_draws valid rows
-                done[ti] = b
-                ok[ti, :] = False
-                first, valid = 0, 0
-                for size in rounds:
-                    m = min(size, draws - first)
-                    if m <= 0:
-                        break
-                    for d in range(first, first + m):
-                        row = prm[ti, d]
-                        row[:] = -1
-                        if run_nodes(P, ti, b, d, True, -1, row, vals, pre, S, C, seed, pos) and \
-                                valid_row(P, ti, b, row, vals, pre, vals2, pre2, S, C, seed, pos, cons, ncons, sem_flags):
-                            ok[ti, d] = True
-                            ans[ti, d] = vals[P[12][ti] - 1]
-                            valid += 1
-                    first += m
-                    if valid >= valid_draws:
-                        break
-            got = 0
-            q0 = q
-            for d in range(draws):
-                if not ok[ti, d]:
-                    continue
-                a = ans[ti, d]
-                if ipt > 1:  # the same params twice in one scene and template: once
+            # The template's draws in CLEVR's scan order, each evaluated when the scan reaches it:
+            # rounds of draws (4, 4, 8, ...) while fewer than valid_draws are valid, as
+            # generate.TemplateRows.fill; a round's count is known whenever the scan passes it.
+            stats[0] += 1
+            got, q0 = 0, q
+            d, avail, r, n_valid = 0, min(rounds[0], draws), 1, 0
+            row = prm[0, 0]
+            while d < avail:
+                row = prm[ti, d]
+                row[:] = -1
+                stats[1] += 1
+                if run(ti, b, d, True, -1, row, vals, pre) and is_valid(ti, b, row, vals, pre):
+                    n_valid += 1
+                    a = vals[nnodes[ti] - 1]
                     dup = False
-                    for qq in range(q0, q):
-                        same = True
-                        for i in range(nparams[ti]):
-                            if acc_p[qq, i] != prm[ti, d, i]:
-                                same = False
+                    if ipt > 1:  # the same params twice in one scene and template: once
+                        for qq in range(q0, q):
+                            same = True
+                            for i in range(nparams[ti]):
+                                if acc_p[qq, i] != row[i]:
+                                    same = False
+                                    break
+                            if same:
+                                dup = True
                                 break
-                        if same:
-                            dup = True
+                    if not dup and not rejected(hist[ti], nbins[ti], a, sorted_buf):
+                        hist[ti, a] += 1
+                        acc_b[q], acc_t[q], acc_m[q], acc_a[q] = b, ti, d, a
+                        acc_p[q, :] = row
+                        acc_v[q, :] = vals
+                        q += 1
+                        got += 1
+                        if got >= ipt:
                             break
-                    if dup:
-                        continue
-                if rejected(hist[ti], nbins[ti], a, sorted_buf):
-                    continue
-                hist[ti, a] += 1
-                acc_b[q], acc_t[q], acc_m[q], acc_a[q] = b, ti, d, a
-                acc_p[q, :] = prm[ti, d]
-                q += 1
-                got += 1
-                if got >= ipt:
-                    break
+                d += 1
+                if d == avail:  # the end of a round
+                    if n_valid >= valid_draws or r >= len(rounds):
+                        break
+                    avail += max(min(rounds[r], draws - avail), 0)
+                    r += 1
             if got:
                 use[ti] += 1
                 got_templates += 1
                 if got_templates >= tpi:
                     break
-    return acc_b[:q], acc_t[:q], acc_m[:q], acc_a[:q], acc_p[:q]
+    return acc_b[:q], acc_t[:q], acc_m[:q], acc_a[:q], acc_p[:q], acc_v[:q]

@@ -23,24 +23,13 @@ def nvals() -> np.ndarray:
 def scene_bits(batch: StaticBatch) -> tuple:
     """(attrs int64[B, N, 4], maskbits int64[B], relbits int64[B, N, 4] (objects j that are r of i),
     attrbits int64[B, 4, 8] (objects with value v of attribute a), keybits int64[B, K], nobj int64[B])."""
+    from tensorqa.clevr.compiled import scene_bits as bits
+
     attrs = np.ascontiguousarray(batch.attrs.cpu().numpy().astype(np.int64))
-    mask = batch.mask.cpu().numpy()
-    rel = batch.rel.cpu().numpy()
-    B, N = mask.shape
-    w = np.left_shift(np.int64(1), np.arange(N, dtype=np.int64))
-    maskbits = (mask * w).sum(1)
-    relbits = np.ascontiguousarray((rel.transpose(0, 1, 3, 2) * w).sum(-1))
-    nv = nvals()
-    attrbits = np.zeros((B, 4, 8), np.int64)
-    ext = np.zeros((B, 4, 9), np.int64)  # column 0: unspecified (every object)
-    for a in range(4):
-        hit = (attrs[..., a, None] == np.arange(nv[a])) & mask[..., None]  # [B, N, n]
-        attrbits[:, a, :nv[a]] = (hit * w[:, None]).sum(1)
-        ext[:, a, 0] = maskbits
-        ext[:, a, 1:nv[a] + 1] = attrbits[:, a, :nv[a]]
-    keys = all_keys().numpy()
-    keybits = ext[:, 0, keys[:, 0] + 1] & ext[:, 1, keys[:, 1] + 1] & ext[:, 2, keys[:, 2] + 1] & ext[:, 3, keys[:, 3] + 1]
-    return attrs, maskbits, relbits, attrbits, np.ascontiguousarray(keybits), mask.sum(1).astype(np.int64)
+    mask = np.ascontiguousarray(batch.mask.cpu().numpy())
+    rel = np.ascontiguousarray(batch.rel.cpu().numpy())
+    maskbits, relbits, attrbits, keybits = bits(attrs, mask, rel, nvals(), all_keys().numpy())
+    return attrs, maskbits, relbits, attrbits, keybits, mask.sum(1).astype(np.int64)
 
 
 def plan_tuple(plan: Plan) -> tuple:
@@ -62,6 +51,7 @@ class Book:
     def __post_init__(self):
         self.use = np.zeros(self.T, np.int64)
         self.hist = np.zeros((self.T, 11), np.int64)
+        self.stats = np.zeros(4, np.int64)  # templates evaluated, rows drawn, class tables (J = 1, J = 4)
 
 
 def accept_block(plan: Plan, batch: StaticBatch, pos: np.ndarray, book: Book, opt) -> tuple:
@@ -75,6 +65,159 @@ def accept_block(plan: Plan, batch: StaticBatch, pos: np.ndarray, book: Book, op
     out = generate_block(plan_tuple(plan), plan.cons, plan.ncons, plan.nparams, plan.nbins, flags, attrs, maskbits,
                          relbits, attrbits, keybits, nobj, np.ascontiguousarray(pos, dtype=np.int64), opt.seed,
                          opt.instances_per_template, opt.templates_per_image, opt.reset_counts_every, opt.draws,
-                         opt.valid_draws, ROUNDS, book.use, book.hist, book.fresh)
+                         opt.valid_draws, ROUNDS, book.use, book.hist, book.fresh, book.stats)
     book.fresh = False
+    return out
+
+
+def text_tuple(tp) -> tuple:
+    """The text plan's arrays in the order ``compiled_records.write_block`` unpacks them."""
+    return (tp.strings, tp.str_off, tp.var_start, tp.var_ops_start, tp.ops, tp.word, tp.syn_start, tp.syn_count,
+            tp.syn_ids, tp.other, tp.pair_params, tp.node_type, tp.filter_type, tp.suffix_type, tp.relate_type,
+            tp.attr_word, tp.answer_kind, tp.answer_attr, tp.filename, tp.family)
+
+
+def _concat_strings(parts: list[tuple]) -> tuple[np.ndarray, np.ndarray]:
+    """(bytes, offsets int64[n + 1]) pieces end to end."""
+    if not parts:
+        return np.zeros(0, np.uint8), np.zeros(1, np.int64)
+    data = np.concatenate([p[0] for p in parts])
+    base = np.cumsum([0] + [len(p[0]) for p in parts[:-1]])
+    off = np.concatenate([np.zeros(1, np.int64)] + [p[1][1:] + b for p, b in zip(parts, base)])
+    return data, off
+
+
+def compiled_columns(store, templates: list, synonyms: dict, opt, start: int, stop: int, with_output: bool,
+                     answer_json: bool) -> dict:
+    """Scenes [start, stop) of a static store -> question columns, compiled end to end: ``question``,
+    ``program``, ``answer`` as (bytes, offsets); ``scene`` (row from ``start``) and ``template`` per
+    question; the scenes' ``split``, ``image_filename``, ``image_index``. Raises
+    :class:`plan.NotCompilable` where a scene has more objects than a word holds."""
+    from tensorqa.clevr.compiled import generate_block
+    from tensorqa.clevr.compiled_records import write_block
+    from tensorqa.clevr.plan import NotCompilable, plans
+
+    plan, tp = plans(templates, synonyms)
+    P, TP = plan_tuple(plan), text_tuple(tp)
+    sem = opt.semantics
+    flags = np.array([sem.out_neq_compares_counts, sem.neq_inverted, sem.empty_keys_may_match], np.bool_)
+    book = Book(plan.T)
+    q, p, a, scene, tmpl = [], [], [], [], []
+    splits, names, indices = [], [], []
+    for lo in range(start, stop, opt.batch_scenes):
+        hi = min(lo + opt.batch_scenes, stop)
+        batch = store.batch(lo, hi, "cpu")
+        if batch.mask.shape[1] > MAX_OBJECTS:
+            raise NotCompilable(f"a scene has more than {MAX_OBJECTS} objects")
+        pos = np.arange(lo, hi, dtype=np.int64)
+        attrs, maskbits, relbits, attrbits, keybits, nobj = scene_bits(batch)
+        ab, at, am, aa, ap, av = generate_block(P, plan.cons, plan.ncons, plan.nparams, plan.nbins, flags, attrs, maskbits,
+                                                relbits, attrbits, keybits, nobj, pos, opt.seed,
+                                                opt.instances_per_template, opt.templates_per_image,
+                                                opt.reset_counts_every, opt.draws, opt.valid_draws, ROUNDS, book.use,
+                                                book.hist, book.fresh, book.stats)
+        book.fresh = False
+        qb, qo, pb, po, abuf, ao = write_block(ab, at, am, aa, ap, av, pos, opt.seed, with_output, answer_json, P,
+                                               plan.ptype, plan.nparams, relbits, attrbits, TP,
+                                               sem.other_thing_is_value)
+        q.append((qb, qo))
+        p.append((pb, po))
+        a.append((abuf, ao))
+        scene.append(ab + (lo - start))
+        tmpl.append(at)
+        splits += batch.splits
+        names += batch.image_filenames
+        indices.append(batch.image_indices.cpu().numpy())
+    return {"question": _concat_strings(q), "program": _concat_strings(p), "answer": _concat_strings(a),
+            "scene": np.concatenate(scene) if scene else np.zeros(0, np.int64),
+            "template": np.concatenate(tmpl) if tmpl else np.zeros(0, np.int64),
+            "split": splits, "image_filename": names,
+            "image_index": np.concatenate(indices) if indices else np.zeros(0, np.int64), "stats": book.stats}
+
+
+def concat_columns(parts: list[dict]) -> dict:
+    """Columns of consecutive scene ranges (processes, shards) end to end."""
+    if len(parts) == 1:
+        return parts[0]
+    out = {c: _concat_strings([x[c] for x in parts]) for c in ("question", "program", "answer")}
+    base = np.cumsum([0] + [len(x["split"]) for x in parts[:-1]])
+    out["scene"] = np.concatenate([x["scene"] + b for x, b in zip(parts, base)])
+    out["template"] = np.concatenate([x["template"] for x in parts])
+    out["split"] = [s for x in parts for s in x["split"]]
+    out["image_filename"] = [s for x in parts for s in x["image_filename"]]
+    out["image_index"] = np.concatenate([x["image_index"] for x in parts])
+    out["stats"] = sum(x["stats"] for x in parts)
+    return out
+
+
+def questions_json_bytes(cols: dict, templates: list, synonyms: dict, info: dict) -> bytes:
+    """CLEVR's questions JSON file, ``{"info": ..., "questions": [...]}``, as ``generate_store``
+    writes it (orjson's compact form, its key order)."""
+    import orjson
+
+    from tensorqa.clevr.compiled_records import join_records
+    from tensorqa.clevr.plan import plans
+
+    _, tp = plans(templates, synonyms)
+    pieces = []
+    for s, f, i in zip(cols["split"], cols["image_filename"], cols["image_index"].tolist()):
+        pieces.append(b'"split":' + orjson.dumps(s) + b',"image_filename":' + orjson.dumps(f) + b',"image_index":'
+                      + str(i).encode() + b',"image":' + orjson.dumps(f.rsplit(".", 1)[0]) + b",")
+    scene_off = np.zeros(len(pieces) + 1, np.int64)
+    scene_off[1:] = np.cumsum([len(x) for x in pieces])
+    scene_json = np.frombuffer(b"".join(pieces) or b"\0", np.uint8)
+    (qb, qo), (pb, po), (ab, ao) = cols["question"], cols["program"], cols["answer"]
+    body = join_records(qb, qo, pb, po, ab, ao, cols["scene"], scene_json, scene_off, cols["template"], tp.filename,
+                        tp.family, tp.strings, tp.str_off, 0)
+    return b'{"info":' + orjson.dumps(info) + b',"questions":[' + body.tobytes() + b"]}"
+
+
+def _arrow_strings(data: np.ndarray, off: np.ndarray):
+    import pyarrow as pa
+
+    n = len(off) - 1
+    if off[-1] < 2**31:
+        return pa.StringArray.from_buffers(n, pa.py_buffer(off.astype(np.int32)), pa.py_buffer(data))
+    return pa.LargeStringArray.from_buffers(n, pa.py_buffer(off), pa.py_buffer(data))
+
+
+def write_parquet_columns(folder, cols: dict, templates: list, shard: int = 0, num_shards: int = 1) -> list:
+    """``records.write_parquet``'s layout and columns from compiled columns (Arrow buffers, no
+    Python string per question)."""
+    from pathlib import Path
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from tensorqa.clevr.records import PARQUET_COLUMNS
+
+    d = Path(folder) / "data"
+    d.mkdir(parents=True, exist_ok=True)
+    scene, tmpl = cols["scene"], cols["template"]
+    n = len(scene)
+    names = pa.array(cols["image_filename"], pa.string())
+    images = pa.array([f.rsplit(".", 1)[0] for f in cols["image_filename"]], pa.string())
+    split_of_scene = np.array(cols["split"], dtype=object)
+    table = pa.table({
+        "question_index": pa.array(np.arange(n, dtype=np.int64)),
+        "split": pa.array(cols["split"], pa.string()).take(pa.array(scene)),
+        "image_filename": names.take(pa.array(scene)),
+        "image_index": pa.array(cols["image_index"][scene].astype(np.int64)),
+        "image": images.take(pa.array(scene)),
+        "question": _arrow_strings(*cols["question"]),
+        "answer": _arrow_strings(*cols["answer"]),
+        "program": _arrow_strings(*cols["program"]),
+        "template_filename": pa.array([t.filename for t in templates], pa.string()).take(pa.array(tmpl)),
+        "question_family_index": pa.array(np.array([t.index for t in templates], np.int64)[tmpl]),
+    })
+    assert tuple(table.column_names) == PARQUET_COLUMNS
+    out = []
+    split_of_q = split_of_scene[scene] if n else np.zeros(0, dtype=object)
+    for name in sorted(set(cols["split"])):
+        rows = np.flatnonzero(split_of_q == name)
+        if not len(rows):
+            continue
+        p = d / f"{name}-{shard:05d}-of-{num_shards:05d}.parquet"
+        pq.write_table(table.take(pa.array(rows)), p)
+        out.append(p)
     return out

@@ -43,8 +43,15 @@ class Options:
     seed: int = 0
     semantics: ClevrSemantics = CLEVR
     device: str = "cpu"  # where the grid runs; the output does not depend on it
+    # compiled: the numba twin of the grid, the rules and the record writer (CPU); torch: the grid
+    # (any device; the oracle); auto: compiled on the CPU, torch elsewhere. Same output.
+    engine: str = "auto"
 
     def __post_init__(self):
+        if self.engine not in ("auto", "compiled", "torch"):
+            raise TensorQAError(f"--engine: {self.engine!r} is not auto, compiled or torch")
+        if self.engine == "compiled" and str(self.device) != "cpu":
+            raise TensorQAError(f"--engine compiled runs on the CPU, not on {self.device!r} (use --engine torch)")
         for name in ("instances_per_template", "templates_per_image", "reset_counts_every", "draws", "valid_draws",
                      "batch_scenes"):
             if getattr(self, name) < 1:
@@ -242,7 +249,9 @@ def shard_range(n: int, num_shards: int, shard: int, align: int) -> tuple[int, i
 
 
 def _shard_questions(store_path, templates_dir, synonyms_path, opt: Options, num_shards: int, shard_index: int,
-                     max_scenes: int | None, with_output: bool) -> tuple[list[dict], dict, int]:
+                     max_scenes: int | None, with_output: bool | None) -> tuple[dict, dict, int]:
+    """One (sub-)shard's questions as columns: the compiled engine's (bytes and offsets, see
+    ``compiled_driver.compiled_columns``, marked ``"compiled"``) or the torch grid's (``columns``)."""
     tdir = Path(templates_dir) if templates_dir else SHARED_CLEVR / "CLEVR_1.0_templates"
     if not templates_dir and not tdir.is_dir():
         raise TensorQAError(f"{tdir}: CLEVR 1.0's template files are not here (tensorqa does not ship CLEVR's files): "
@@ -255,11 +264,37 @@ def _shard_questions(store_path, templates_dir, synonyms_path, opt: Options, num
         with StaticStore(store_path) as st, torch.inference_mode():
             n = len(st) if max_scenes is None else min(max_scenes, len(st))
             a, z = shard_range(n, num_shards, shard_index, opt.reset_counts_every)
-            qs = generate_columns(st, templates, syn, opt, a, z, with_output)
+            if use_compiled(opt, templates, syn):
+                from tensorqa.clevr.compiled_driver import compiled_columns
+                from tensorqa.clevr.plan import NotCompilable
+
+                try:
+                    cols = compiled_columns(st, templates, syn, opt, a, z, bool(with_output), answer_json=with_output is not None)
+                    return cols | {"compiled": True}, dict(st.info), z - a
+                except NotCompilable:
+                    if opt.engine == "compiled":
+                        raise
+            qs = generate_columns(st, templates, syn, opt, a, z, bool(with_output))
             return qs, dict(st.info), z - a
     finally:
         if gc_was_enabled:
             gc.enable()
+
+
+def use_compiled(opt: Options, templates: list[Template], synonyms: dict) -> bool:
+    """Whether the compiled engine runs: ``--engine compiled``, or ``auto`` on the CPU where the
+    templates compile (``plan.NotCompilable`` says why not; then the torch grid runs)."""
+    if opt.engine == "torch" or (opt.engine == "auto" and str(opt.device) != "cpu"):
+        return False
+    from tensorqa.clevr.plan import NotCompilable, plans
+
+    try:
+        plans(templates, synonyms)
+    except NotCompilable as e:
+        if opt.engine == "compiled":
+            raise TensorQAError(f"--engine compiled: {e}") from None
+        return False
+    return True
 
 
 def _job(args):
@@ -276,31 +311,76 @@ def generate_store(store_path, out, templates_dir=None, synonyms_path=None, fmt:
     if fmt not in ("clevr-json", "parquet"):
         raise TensorQAError(f"--format: {fmt!r} is not clevr-json or parquet")
     t0 = time.perf_counter()
-    with_output = fmt == "clevr-json" and opt.semantics.keep_output
+    with_output = opt.semantics.keep_output
+    # with_output: True / False for the questions JSON (answers as JSON values), None for Parquet
+    json_out = None if fmt == "parquet" else with_output
     if jobs > 1:
         import concurrent.futures as cf
         import multiprocessing as mp
 
         n_sub = num_shards * jobs
-        args = [(store_path, templates_dir, synonyms_path, opt, n_sub, shard_index * jobs + j, max_scenes, with_output)
+        args = [(store_path, templates_dir, synonyms_path, opt, n_sub, shard_index * jobs + j, max_scenes, json_out)
                 for j in range(jobs)]
         with cf.ProcessPoolExecutor(jobs, mp_context=mp.get_context("spawn")) as ex:
             parts = list(ex.map(_job, args))
-        qs = columns.concat([p[0] for p in parts])
         info, scenes = parts[0][1], sum(p[2] for p in parts)
+        if all(p[0].get("compiled") for p in parts):
+            from tensorqa.clevr.compiled_driver import concat_columns
+
+            qs = concat_columns([p[0] for p in parts]) | {"compiled": True}
+        else:
+            qs = columns.concat([_as_columns(p[0], templates_dir, synonyms_path) for p in parts])
     else:
         qs, info, scenes = _shard_questions(store_path, templates_dir, synonyms_path, opt, num_shards, shard_index,
-                                            max_scenes, with_output)
+                                            max_scenes, json_out)
     info = info | {"tensorqa": {"seed": opt.seed, "shard": shard_index, "num_shards": num_shards}}
+    p = Path(out)
+    if fmt == "clevr-json" and num_shards > 1:
+        p = p.with_name(f"{p.stem}-{shard_index:05d}-of-{num_shards:05d}{p.suffix}")
+    if qs.get("compiled"):
+        from tensorqa.clevr.compiled_driver import questions_json_bytes, write_parquet_columns
+
+        templates, syn = _templates_and_synonyms(templates_dir, synonyms_path)
+        n = len(qs["scene"])
+        if fmt == "clevr-json":
+            records.write_json_bytes(p, questions_json_bytes(qs, templates, syn, info))
+        else:
+            write_parquet_columns(out, qs, templates, shard_index, num_shards)
+        return {"questions": n, "scenes": scenes, "seconds": time.perf_counter() - t0, "engine": "compiled"}
     n = len(qs["question"])
     if fmt == "clevr-json":
-        p = Path(out)
-        if num_shards > 1:
-            p = p.with_name(f"{p.stem}-{shard_index:05d}-of-{num_shards:05d}{p.suffix}")
         dicts = columns.as_dicts(qs)
         for i, q in enumerate(dicts):
             q["question_index"] = i
         records.write_questions_json(p, info, dicts)
     else:
         records.write_parquet(out, qs, shard_index, num_shards)
+    return {"questions": n, "scenes": scenes, "seconds": time.perf_counter() - t0, "engine": "torch"}
+
+
+def _templates_and_synonyms(templates_dir, synonyms_path) -> tuple[list[Template], dict]:
+    tdir = Path(templates_dir) if templates_dir else SHARED_CLEVR / "CLEVR_1.0_templates"
+    syn = load_synonyms(synonyms_path if synonyms_path else (SHARED_CLEVR / "synonyms.json" if not templates_dir else None))
+    return load_templates(tdir), syn
+
+
+def _as_columns(part: dict, templates_dir, synonyms_path) -> dict:
+    """A (sub-)shard's columns in the torch path's form (``columns.COLUMNS``), whichever engine made
+    them (processes that fell back to the torch grid mix with compiled ones)."""
+    if not part.get("compiled"):
+        return part
+    import orjson
+
+    templates, _ = _templates_and_synonyms(templates_dir, synonyms_path)
+    strs = {c: [bytes(part[c][0][a:z]).decode() for a, z in zip(part[c][1][:-1], part[c][1][1:])]
+            for c in ("question", "program", "answer")}
+    sc, tm = part["scene"], part["template"]
+    names = np.array(part["image_filename"], dtype=object)
+    return {"split": np.array(part["split"], dtype=object)[sc], "image_filename": names[sc],
+            "image_index": part["image_index"][sc], "image": np.array([f.rsplit(".", 1)[0] for f in names], dtype=object)[sc],
+            "question": np.array(strs["question"], dtype=object),
+            "answer": np.array([orjson.loads(a) for a in strs["answer"]], dtype=object),
+            "program": np.array(strs["program"], dtype=object),
+            "template_filename": np.array([templates[t].filename for t in tm], dtype=object),
+            "question_family_index": np.array([templates[t].index for t in tm], np.int64)}
     return {"questions": n, "scenes": scenes, "seconds": time.perf_counter() - t0}

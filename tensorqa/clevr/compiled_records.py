@@ -1,0 +1,386 @@
+"""The compiled twin of CLEVR's record writing (numba, CPU): accepted rows -> question text, program
+JSON (optionally with ``_output``), answers and whole questions-JSON records, written as UTF-8 bytes
+into growing buffers with offsets (Arrow's string layout), never as Python objects per question.
+
+Twins: ``text.render`` (variant, synonyms, optional parts, whitespace, ``other_heuristic``, with
+the same hashed choices as ``text.picks``), ``records.expand_program`` / ``clevr_json_program``
+(the expansion, ``value_inputs``), ``columns._outputs`` (each node's output). The plan's strings
+are checked JSON-safe when it is compiled (``plan.compile_text``), so nothing here escapes.
+``tests/clevr/test_compiled.py`` checks every byte against the Python path.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from tensorqa.clevr.plan import (ATTR, BOOL, CLOSE, COUNTED, FILTER, FILTER_ATTR, INT, LIT, OBJECT, ONE, OPEN, RELATE,
+                                 RELATION_TYPE, SET)
+
+_U = np.uint64
+_GOLD = _U(0x9E3779B97F4A7C15)
+_S1 = _U(0xBF58476D1CE4E5B9)
+_S2 = _U(0x94D049BB133111EB)
+BRACKET_SLOT = 64  # text.BRACKET_SLOT
+# byte strings the writer copies (numba freezes global arrays as constants)
+_B_SPACE = np.frombuffer(b" ", np.uint8).copy()
+_B_A = np.frombuffer(b" a ", np.uint8).copy()
+_B_ANOTHER = np.frombuffer(b" another ", np.uint8).copy()
+_B_OTHER = np.frombuffer(b" other ", np.uint8).copy()
+_B_FALSE = np.frombuffer(b"false", np.uint8).copy()
+_B_NO = np.frombuffer(b"no", np.uint8).copy()
+_B_TRUE = np.frombuffer(b"true", np.uint8).copy()
+_B_YES = np.frombuffer(b"yes", np.uint8).copy()
+_B_ANSWER = np.frombuffer(b'","answer":', np.uint8).copy()
+_B_INPUTS = np.frombuffer(b'","inputs":[', np.uint8).copy()
+_B_QUESTION = np.frombuffer(b'"question":"', np.uint8).copy()
+_B_OUTPUT = np.frombuffer(b',"_output":', np.uint8).copy()
+_B_PROGRAM = np.frombuffer(b',"program":', np.uint8).copy()
+_B_QUESTION_FAMILY_INDEX = np.frombuffer(b',"question_family_index":', np.uint8).copy()
+_B_QUESTION_INDEX = np.frombuffer(b',"question_index":', np.uint8).copy()
+_B_TEMPLATE_FILENAME = np.frombuffer(b',"template_filename":', np.uint8).copy()
+_B_VALUE_INPUTS = np.frombuffer(b'],"value_inputs":[', np.uint8).copy()
+_B_TYPE = np.frombuffer(b'{"type":"', np.uint8).copy()
+_B_OPEN = np.frombuffer(b'{', np.uint8).copy()
+
+
+@njit(cache=True, inline="always")
+def text_key(seed, scene, tid, draw):
+    """``text._key``: the question's 64-bit key."""
+    k = (_U(seed) * _U(1000003) + _U(scene)) * _U(4099) + _U(tid * 131) + _U(draw)
+    return k * _GOLD
+
+
+@njit(cache=True, inline="always")
+def pick(k, slot, n):
+    """``text.picker``'s pick(slot, n): an int in [0, n)."""
+    x = k ^ _U(slot)
+    x = (x ^ (x >> _U(30))) * _S1
+    x = (x ^ (x >> _U(27))) * _S2
+    x = x ^ (x >> _U(31))
+    return np.int64(((x >> _U(11)) * _U(n)) >> _U(53))
+
+
+@njit(cache=True)
+def grow(buf, at, need):
+    """``buf`` with room for ``need`` more bytes after ``at``."""
+    if at + need <= buf.shape[0]:
+        return buf
+    out = np.empty(max(2 * buf.shape[0], at + need), np.uint8)
+    out[:at] = buf[:at]
+    return out
+
+
+@njit(cache=True, inline="always")
+def put(buf, at, strings, str_off, sid):
+    """Copy string ``sid`` of the table to buf[at:]; returns the end."""
+    a, z = str_off[sid], str_off[sid + 1]
+    buf[at:at + z - a] = strings[a:z]
+    return at + z - a
+
+
+@njit(cache=True, inline="always")
+def put_bytes(buf, at, src):
+    buf[at:at + src.shape[0]] = src
+    return at + src.shape[0]
+
+
+@njit(cache=True)
+def put_int(buf, at, v):
+    """Decimal digits of v (may be negative)."""
+    if v < 0:
+        buf[at] = 45
+        at += 1
+        v = -v
+    if v == 0:
+        buf[at] = 48
+        return at + 1
+    n, x = 0, v
+    while x > 0:
+        n += 1
+        x //= 10
+    for i in range(n - 1, -1, -1):
+        buf[at + i] = 48 + v % 10
+        v //= 10
+    return at + n
+
+
+@njit(cache=True)
+def is_space(c):
+    return c == 32 or (9 <= c <= 13)
+
+
+@njit(cache=True)
+def collapse(src, n, dst, at):
+    """``" ".join(s.split())`` of src[:n] into dst[at:]; returns the end."""
+    start = at
+    i = 0
+    while i < n:
+        while i < n and is_space(src[i]):
+            i += 1
+        if i >= n:
+            break
+        if at > start:
+            dst[at] = 32
+            at += 1
+        while i < n and not is_space(src[i]):
+            dst[at] = src[i]
+            at += 1
+            i += 1
+    return at
+
+
+@njit(cache=True)
+def replace_all(src, n, old, new, dst):
+    """Python's ``str.replace(old, new)`` (left to right, non-overlapping) of src[:n] into dst; returns
+    the length."""
+    m, at, i = old.shape[0], 0, 0
+    while i < n:
+        if i + m <= n:
+            hit = True
+            for j in range(m):
+                if src[i + j] != old[j]:
+                    hit = False
+                    break
+            if hit:
+                at = put_bytes(dst, at, new)
+                i += m
+                continue
+        dst[at] = src[i]
+        at += 1
+        i += 1
+    return at
+
+
+@njit(cache=True)
+def render_text(buf, at, scratch, scratch2, ti, params, ptype, nparams, k, strings, str_off, var_start, var_ops_start,
+                ops, word, syn_start, syn_count, syn_ids, other, pair, other_thing_is_value, shown):
+    """``text.render`` of one question into buf[at:]; returns the end."""
+    nvar = var_start[ti + 1] - var_start[ti]
+    v = var_start[ti] + pick(k, 0, nvar)
+    for i in range(nparams[ti]):  # each parameter's word or a synonym (slot 1 + i)
+        ty, code = ptype[ti, i], params[i]
+        cnt = syn_count[ty, code + 1]
+        if cnt > 0:
+            shown[i] = syn_ids[syn_start[ty, code + 1] + pick(k, 1 + i, cnt)]
+        else:
+            shown[i] = word[ty, code + 1]
+    n, j, skip = 0, 0, False
+    for x in range(var_ops_start[v], var_ops_start[v + 1]):
+        kind, arg = ops[x, 0], ops[x, 1]
+        if kind == OPEN:
+            skip = pick(k, BRACKET_SLOT + j, 2) != 1
+            j += 1
+        elif kind == CLOSE:
+            skip = False
+        elif not skip:
+            n = put(scratch, n, strings, str_off, arg if kind == LIT else shown[arg])
+    if other[ti]:
+        drop = False
+        for a in range(4):
+            v1, v2 = params[pair[ti, a]], params[pair[ti, a + 4]]
+            if v1 != v2 and ((v1 >= 0 and v2 >= 0) or (a == 3 and other_thing_is_value)):
+                drop = True
+        if drop:
+            n = collapse(scratch, n, scratch2, 0)
+            n = replace_all(scratch2, n, _B_OTHER, _B_SPACE, scratch)
+            n = replace_all(scratch, n, _B_ANOTHER, _B_A, scratch2)
+            return put_bytes(buf, at, scratch2[:n])
+    return collapse(scratch, n, buf, at)
+
+
+@njit(cache=True)
+def put_output(buf, at, kind, attr, v, strings, str_off, attr_word):
+    """A node's ``_output`` as CLEVR's engine writes it: an object set as its sorted indices, a
+    bool, an int, an attribute's word."""
+    if kind == SET:
+        buf[at] = 91
+        at += 1
+        first = True
+        i = 0
+        while v >> i:
+            if (v >> i) & 1:
+                if not first:
+                    buf[at] = 44
+                    at += 1
+                at = put_int(buf, at, i)
+                first = False
+            i += 1
+        buf[at] = 93
+        return at + 1
+    if kind == BOOL:
+        return put_bytes(buf, at, _B_TRUE if v else _B_FALSE)
+    if kind == ATTR:
+        buf[at] = 34
+        at = put(buf, at + 1, strings, str_off, attr_word[attr, v])
+        buf[at] = 34
+        return at + 1
+    return put_int(buf, at, v)  # object, int
+
+
+@njit(cache=True)
+def put_node(buf, at, first, type_sid, in_a, in_b, value_sid, with_output, kind, attr, v, strings, str_off, attr_word):
+    """One node of the questions-JSON program: {"type","inputs","value_inputs"[,"_output"]}."""
+    if not first:
+        buf[at] = 44
+        at += 1
+    at = put_bytes(buf, at, _B_TYPE)
+    at = put(buf, at, strings, str_off, type_sid)
+    at = put_bytes(buf, at, _B_INPUTS)
+    if in_a >= 0:
+        at = put_int(buf, at, in_a)
+        if in_b >= 0:
+            buf[at] = 44
+            at = put_int(buf, at + 1, in_b)
+    at = put_bytes(buf, at, _B_VALUE_INPUTS)
+    if value_sid >= 0:
+        buf[at] = 34
+        at = put(buf, at + 1, strings, str_off, value_sid)
+        buf[at] = 34
+        at += 1
+    buf[at] = 93
+    at += 1
+    if with_output:
+        at = put_bytes(buf, at, _B_OUTPUT)
+        at = put_output(buf, at, kind, attr, v, strings, str_off, attr_word)
+    buf[at] = 125
+    return at + 1
+
+
+@njit(cache=True)
+def render_program(buf, at, ti, b, params, vals, with_output, op, in0, in1, suffix, related, attr, kind, kp, kpa, rp,
+                   sp, nnodes, relbits, attrbits, strings, str_off, word, node_type, filter_type, suffix_type,
+                   relate_type, attr_word, imap):
+    """``records.expand_program`` of one question as questions-JSON text into buf[at:]; returns the end."""
+    buf[at] = 91
+    at += 1
+    e = 0  # emitted nodes
+    for k in range(nnodes[ti]):
+        o_ = op[ti, k]
+        a0, a1 = in0[ti, k], in1[ti, k]
+        if o_ == FILTER:
+            cur = imap[a0]
+            s = vals[a0]
+            if related[ti, k]:
+                r = params[rp[ti, k]]
+                s = relbits[b, vals[a0], r]
+                at = put_node(buf, at, e == 0, relate_type, cur, -1, word[RELATION_TYPE, r + 1], with_output, SET, -1,
+                              s, strings, str_off, attr_word)
+                cur, e = e, e + 1
+            for i in range(4):
+                p = kp[ti, k, i]
+                if p < 0 or params[p] < 0:
+                    continue
+                a = kpa[ti, k, i]
+                s = s & attrbits[b, a, params[p]]
+                at = put_node(buf, at, e == 0, filter_type[a], cur, -1, word[a, params[p] + 1], with_output, SET, -1, s,
+                              strings, str_off, attr_word)
+                cur, e = e, e + 1
+            sf = suffix[ti, k]
+            if sf != 0:
+                kd = OBJECT if sf == ONE else (INT if sf == COUNTED else BOOL)
+                at = put_node(buf, at, e == 0, suffix_type[sf], cur, -1, -1, with_output, kd, -1, vals[k], strings,
+                              str_off, attr_word)
+                cur, e = e, e + 1
+            imap[k] = cur
+            continue
+        value = -1
+        if o_ == RELATE:
+            value = word[RELATION_TYPE, params[rp[ti, k]] + 1]
+        elif o_ == FILTER_ATTR:
+            value = word[attr[ti, k], params[sp[ti, k]] + 1]
+        at = put_node(buf, at, e == 0, node_type[ti, k], imap[a0] if a0 >= 0 else -1, imap[a1] if a1 >= 0 else -1,
+                      value, with_output, kind[ti, k], attr[ti, k], vals[k], strings, str_off, attr_word)
+        imap[k] = e
+        e += 1
+    buf[at] = 93
+    return at + 1
+
+
+@njit(cache=True)
+def put_answer(buf, at, akind, aattr, code, as_json, strings, str_off, attr_word):
+    """The answer: CLEVR's raw value as JSON (true, 3, "red") or the Parquet string (yes, 3, red)."""
+    if akind == BOOL:
+        if as_json:
+            return put_bytes(buf, at, _B_TRUE if code else _B_FALSE)
+        return put_bytes(buf, at, _B_YES if code else _B_NO)
+    if akind == INT:
+        return put_int(buf, at, code)
+    if as_json:
+        buf[at] = 34
+        at = put(buf, at + 1, strings, str_off, attr_word[aattr, code])
+        buf[at] = 34
+        return at + 1
+    return put(buf, at, strings, str_off, attr_word[aattr, code])
+
+
+@njit(cache=True)
+def write_block(acc_b, acc_t, acc_m, acc_a, acc_p, acc_v, pos, seed, with_output, answer_json, P, ptype, nparams,
+                relbits, attrbits, TP, other_thing_is_value):
+    """The block's accepted questions as three string columns, (bytes, offsets) each: the question,
+    the program (questions-JSON text, with ``_output`` if ``with_output``), the answer (as JSON if
+    ``answer_json``: true, 3, "red"; else as the Parquet string: yes, 3, red)."""
+    (op, in0, in1, suffix, related, attr, kind, kp, kpa, rp, sp, ctid, nnodes, nvals, keys,
+     ct_base, ct_related, ct_allowed, ct_nallowed) = P
+    (strings, str_off, var_start, var_ops_start, ops, word, syn_start, syn_count, syn_ids, other, pair, node_type,
+     filter_type, suffix_type, relate_type, attr_word, answer_kind, answer_attr, filename, family) = TP
+    Q = acc_b.shape[0]
+    L = op.shape[1]
+    bound = 1024 + L * 6 * (160 + 4 * relbits.shape[1])  # one program at most
+    scratch, scratch2 = np.empty(4096, np.uint8), np.empty(4096, np.uint8)
+    shown = np.zeros(max(1, ptype.shape[1]), np.int64)
+    imap = np.zeros(L, np.int64)
+    qb, pb, ab = np.empty(Q * 64 + 64, np.uint8), np.empty(Q * 256 + 64, np.uint8), np.empty(Q * 8 + 64, np.uint8)
+    qo, po, ao = np.zeros(Q + 1, np.int64), np.zeros(Q + 1, np.int64), np.zeros(Q + 1, np.int64)
+    jq, jp, ja = 0, 0, 0
+    for q in range(Q):
+        b, ti = acc_b[q], acc_t[q]
+        params, vals = acc_p[q], acc_v[q]
+        k = text_key(seed, pos[b], ti, acc_m[q])
+        qb = grow(qb, jq, 4096)
+        jq = render_text(qb, jq, scratch, scratch2, ti, params, ptype, nparams, k, strings, str_off, var_start,
+                         var_ops_start, ops, word, syn_start, syn_count, syn_ids, other, pair, other_thing_is_value, shown)
+        qo[q + 1] = jq
+        pb = grow(pb, jp, bound)
+        jp = render_program(pb, jp, ti, b, params, vals, with_output, op, in0, in1, suffix, related, attr, kind, kp,
+                            kpa, rp, sp, nnodes, relbits, attrbits, strings, str_off, word, node_type, filter_type,
+                            suffix_type, relate_type, attr_word, imap)
+        po[q + 1] = jp
+        ab = grow(ab, ja, 64)
+        ja = put_answer(ab, ja, answer_kind[ti], answer_attr[ti], acc_a[q], answer_json, strings, str_off, attr_word)
+        ao[q + 1] = ja
+    return qb[:jq], qo, pb[:jp], po, ab[:ja], ao
+
+
+@njit(cache=True)
+def join_records(qb, qo, pb, po, ab, ao, scene_of, scene_json, scene_off, tmpl_of, filename, family, strings, str_off,
+                 first_index):
+    """Questions-JSON records joined by ',': '{' + the scene's '"split":..,"image_filename":..,
+    "image_index":..,"image":..,' (``scene_json`` from ``scene_off``) + question, answer, program,
+    template_filename, question_family_index, question_index '}' (``generate_store``'s key order)."""
+    Q = scene_of.shape[0]
+    out = np.empty(qb.shape[0] + pb.shape[0] + ab.shape[0] + Q * 256 + 64, np.uint8)
+    at = 0
+    for q in range(Q):
+        s, t = scene_of[q], tmpl_of[q]
+        out = grow(out, at, 1024 + (qo[q + 1] - qo[q]) + (po[q + 1] - po[q]) + (scene_off[s + 1] - scene_off[s]))
+        if q > 0:
+            out[at] = 44
+            at += 1
+        at = put_bytes(out, at, _B_OPEN)
+        at = put_bytes(out, at, scene_json[scene_off[s]:scene_off[s + 1]])
+        at = put_bytes(out, at, _B_QUESTION)
+        at = put_bytes(out, at, qb[qo[q]:qo[q + 1]])
+        at = put_bytes(out, at, _B_ANSWER)
+        at = put_bytes(out, at, ab[ao[q]:ao[q + 1]])
+        at = put_bytes(out, at, _B_PROGRAM)
+        at = put_bytes(out, at, pb[po[q]:po[q + 1]])
+        at = put_bytes(out, at, _B_TEMPLATE_FILENAME)
+        at = put(out, at, strings, str_off, filename[t])
+        at = put_bytes(out, at, _B_QUESTION_FAMILY_INDEX)
+        at = put_int(out, at, family[t])
+        at = put_bytes(out, at, _B_QUESTION_INDEX)
+        at = put_int(out, at, first_index + q)
+        out[at] = 125
+        at += 1
+    return out[:at]
