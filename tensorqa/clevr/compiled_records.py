@@ -54,7 +54,7 @@ def text_key(seed, scene, tid, draw):
 @njit(cache=True, inline="always")
 def pick(k, slot, n):
     """``text.picker``'s pick(slot, n): an int in [0, n)."""
-    x = k ^ _U(slot)
+    x = _U(k) ^ _U(slot)
     x = (x ^ (x >> _U(30))) * _S1
     x = (x ^ (x >> _U(27))) * _S2
     x = x ^ (x >> _U(31))
