@@ -28,6 +28,7 @@ from tensorqa.clevr.plan import (BOOL, COUNT, COUNTED, EQUAL, EXIST, EXISTS, FIL
 K = 324
 LOCAL = 6
 MAX_BINS = 11
+HASHED = 16  # class-table cache slots per scene for input sets other than the scene's, objects', same_<attr>'s
 KEY_RADIX = (3, 9, 3, 4)  # values + 1 per attribute, size slowest (keys.all_keys)
 _M32 = 0xFFFFFFFF
 _ = (BOOL, INT)
@@ -114,11 +115,12 @@ def scene_keys(keybits_b, present, pk, pkbits, pkscnt):
 
 @njit(cache=True, inline="always")
 def class_table(ct, J, sets, npk, pk, pkbits, pkscnt, ct_base, ct_related, ct_allowed, ct_nallowed, faithful,
-                cls, n, w, mem, start, cursor):
+                c_cls, c_n, c_w, c_mem, c_start, slot, cursor):
     """``grid._option_classes`` for the input sets ``sets[:J]`` (one per relation for relate_filter*):
-    each present key's class in cls[j, p] (negative: no option), the class sizes n[j * 6 + c] (the
-    keys matching no object included) and one option's weight w[j * 6 + c]; mem[j] the present keys
-    (positions in ``pk``) ordered by class, stably, class c of relation j from start[j * 6 + c]."""
+    into the block's caches at [ct, slot]: each present key's class in c_cls[.., j, p] (negative: no
+    option), the class sizes c_n[.., j * 6 + c] (the keys matching no object included), one option's
+    weight c_w[.., j * 6 + c]; c_mem[.., j] the present keys (positions in ``pk``) ordered by class,
+    stably, class c of relation j from c_start[.., j * 6 + c]."""
     base, rel = ct_base[ct], ct_related[ct]
     counted = base == COUNTED or base == EXISTS
     nap = 0
@@ -127,7 +129,7 @@ def class_table(ct, J, sets, npk, pk, pkbits, pkscnt, ct_base, ct_related, ct_al
             nap += 1
     absent = ct_nallowed[ct] - nap  # allowed keys that match no object
     for i in range(J * LOCAL):
-        n[i] = 0
+        c_n[ct, slot, i] = 0
     for j in range(J):
         s = sets[j]
         n_opt, n_one = 0, 0
@@ -145,28 +147,28 @@ def class_table(ct, J, sets, npk, pk, pkbits, pkscnt, ct_base, ct_related, ct_al
                 n_opt += 1
                 if cnt == 1:
                     n_one += 1
-            cls[j, p] = np.int8(o) + 2 * np.int8(cnt == pkscnt[p])
+            c_cls[ct, slot, j, p] = np.int8(o) + 2 * np.int8(cnt == pkscnt[p])
         n_extra = n_opt if base == EXISTS else n_one
         has_extra = counted and n_extra > 0
         for p in range(npk):
-            o, triv = cls[j, p] & 1, cls[j, p] >> 1
+            o, triv = c_cls[ct, slot, j, p] & 1, c_cls[ct, slot, j, p] >> 1
             extra = 1 if (has_extra and faithful and ct_allowed[ct, pk[p]]) else 0  # strict: present keys never
             c = o * 2 + extra * 4 - 2 + (triv if rel else 0)
-            cls[j, p] = c
+            c_cls[ct, slot, j, p] = c
             if c >= 0:
-                n[j * LOCAL + c] += 1
+                c_n[ct, slot, j * LOCAL + c] += 1
         at = 0
         for c in range(LOCAL):  # present keys of each class in key order (counting sort)
-            start[j * LOCAL + c] = at
+            c_start[ct, slot, j * LOCAL + c] = at
             cursor[c] = at
-            at += n[j * LOCAL + c]
+            at += c_n[ct, slot, j * LOCAL + c]
         for p in range(npk):
-            c = cls[j, p]
+            c = c_cls[ct, slot, j, p]
             if c >= 0:
-                mem[j, cursor[c]] = p
+                c_mem[ct, slot, j, cursor[c]] = p
                 cursor[c] += 1
         if has_extra:
-            n[j * LOCAL + 2 + rel] += absent  # keys matching nothing: extra only (trivial for relate)
+            c_n[ct, slot, j * LOCAL + 2 + rel] += absent  # keys matching nothing: extra only (trivial for relate)
         if counted:
             n_extra_keys = (ct_nallowed[ct] if faithful else absent) if has_extra else 0
             share = np.float64(n_extra) / max(np.float64(n_opt + n_extra), 1.0)
@@ -177,30 +179,32 @@ def class_table(ct, J, sets, npk, pk, pkbits, pkscnt, ct_base, ct_related, ct_al
         for m in range(LOCAL):
             in_opt = 1.0 if (m // 2) != 1 else 0.0
             in_extra = 1.0 if m // 2 >= 1 else 0.0
-            w[j * LOCAL + m] = alpha * in_opt + beta * in_extra
+            c_w[ct, slot, j * LOCAL + m] = alpha * in_opt + beta * in_extra
     if rel:
         n_tr, n_non = 0, 0
         for j in range(J):
             for m in range(LOCAL):
                 if m % 2 == 1:
-                    n_tr += n[j * LOCAL + m]
+                    n_tr += c_n[ct, slot, j * LOCAL + m]
                 else:
-                    n_non += n[j * LOCAL + m]
+                    n_non += c_n[ct, slot, j * LOCAL + m]
         keep = 1.0
         if n_non > 0:
             keep = min(np.rint(np.float64(n_non) * 0.1 / 0.9) / max(np.float64(n_tr), 1.0), 1.0)
         for j in range(J):
             for m in range(1, LOCAL, 2):
-                w[j * LOCAL + m] = w[j * LOCAL + m] * keep
+                c_w[ct, slot, j * LOCAL + m] = c_w[ct, slot, j * LOCAL + m] * keep
 
 
 @njit(cache=True, inline="always")
-def draw_key(u, J, n, w, cdf, mem, start, pk, present, allowed_row, counted, rel):
-    """``grid._draw_key`` for one row: (key, relation), or (-1, -1) where no option has weight."""
+def draw_key(u, J, c_n, c_w, c_mem, c_start, ct, slot, cdf, pk, absent, counted, rel):
+    """``grid._draw_key`` for one row from the class table at [ct, slot]: (key, relation), or (-1, -1)
+    where no option has weight. ``absent[ct]``: the allowed keys that match no object, in key order
+    (:func:`absent_keys`)."""
     JL = J * LOCAL
     total = 0.0
     for i in range(JL):
-        total += np.float64(n[i]) * w[i]
+        total += np.float64(c_n[ct, slot, i]) * c_w[ct, slot, i]
         cdf[i] = total
     if not total > 0:
         return -1, -1
@@ -209,21 +213,25 @@ def draw_key(u, J, n, w, cdf, mem, start, pk, present, allowed_row, counted, rel
     while c < JL and cdf[c] <= x:
         c += 1
     c = min(c, JL - 1)
-    m_c = np.float64(n[c]) * w[c]
+    m_c = np.float64(c_n[ct, slot, c]) * c_w[ct, slot, c]
     rest = (x - (cdf[c] - m_c)) / max(m_c, 1e-300)
-    n_c = n[c]
+    n_c = c_n[ct, slot, c]
     rank = np.int64(rest * np.float64(n_c))
     rank = min(max(rank, 0), max(n_c - 1, 0))
     j, local = c // LOCAL, c % LOCAL
     if counted and local == 2 + rel:  # extra keys only: the allowed keys that match no object
-        seen = -1
-        for k in range(K):
-            if not present[k] and allowed_row[k]:
-                seen += 1
-                if seen == rank:
-                    return k, j
-        return K - 1, j
-    return pk[mem[j, start[c] + rank]], j
+        return absent[ct, min(rank, K - 1)], j
+    return pk[c_mem[ct, slot, j, c_start[ct, slot, c] + rank]], j
+
+
+@njit(cache=True, inline="always")
+def absent_keys(ct, present, ct_allowed, absent):
+    """absent[ct]: the keys that class table ``ct`` allows and that match no object of the scene."""
+    n = 0
+    for k in range(K):
+        if not present[k] and ct_allowed[ct, k]:
+            absent[ct, n] = k
+            n += 1
 
 
 @njit(cache=True, inline="always")
@@ -250,10 +258,14 @@ def key_index(params, kp_row, kpa_row):
 def rejected(hist_row, nb, a, sorted_buf):
     """``generate.rejected``: c > 1.1 x the runner-up count, or c > 5 x max(median, 5)."""
     c = hist_row[a]
-    for i in range(nb):
-        sorted_buf[i] = hist_row[i]
-    s = np.sort(sorted_buf[:nb])
-    return np.float64(c) > 1.1 * np.float64(s[nb - 2]) or c > 5 * max(s[nb // 2], 5)
+    for i in range(nb):  # insertion sort: at most 11 bins
+        v = hist_row[i]
+        j = i
+        while j > 0 and sorted_buf[j - 1] > v:
+            sorted_buf[j] = sorted_buf[j - 1]
+            j -= 1
+        sorted_buf[j] = v
+    return np.float64(c) > 1.1 * np.float64(sorted_buf[nb - 2]) or c > 5 * max(sorted_buf[nb // 2], 5)
 
 
 @njit(cache=True)
@@ -288,8 +300,13 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
     Pmax = max(1, nparams.max())
     L = op.shape[1]
     CT = ct_base.shape[0]
-    S_ = 1 + N + 4 * N + 1  # class-table caches: scene, objects' relations, same_<attr> of objects, scratch
+    # class-table caches per scene: the scene, each object's relation sets, same_<attr> of each object,
+    # and HASHED slots for any other input set (tagged with the set's bits)
+    S_ = 1 + N + 4 * N + HASHED
     stamp = np.full((CT, S_), -1, np.int64)
+    tag = np.zeros((CT, S_), np.int64)
+    absent = np.zeros((CT, K), np.int64)
+    absent_stamp = np.full(CT, -1, np.int64)
     c_cls = np.zeros((CT, S_, 4, K), np.int8)
     c_n = np.zeros((CT, S_, 4 * LOCAL), np.int64)
     c_w = np.zeros((CT, S_, 4 * LOCAL), np.float64)
@@ -349,17 +366,22 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
                             slot = 0
                         elif op[ti, a0] == SAME:
                             slot = 1 + N + attr[ti, a0] * N + vals[in0[ti, a0]]
-                    cache = slot if slot >= 0 else stamp.shape[1] - 1
-                    if slot < 0 or stamp[ct, cache] != scene_box[0]:
+                    if slot < 0:  # any other set: a hashed slot, tagged with the set
+                        slot = 1 + 5 * N + ((x * 0x9E3779B1) >> 7) % HASHED
+                    cache = slot
+                    if stamp[ct, cache] != scene_box[0] or tag[ct, cache] != x:
                         stats[2 + (J == 4)] += 1
                         class_table(ct, J, sets, npk_box[0], pk, pkbits, pkscnt, ct_base, ct_related, ct_allowed,
-                                    ct_nallowed, faithful, c_cls[ct, cache], c_n[ct, cache], c_w[ct, cache],
-                                    c_mem[ct, cache], c_start[ct, cache], cursor)
-                        stamp[ct, cache] = scene_box[0] if slot >= 0 else -1
+                                    ct_nallowed, faithful, c_cls, c_n, c_w, c_mem, c_start, cache, cursor)
+                        stamp[ct, cache] = scene_box[0]
+                        tag[ct, cache] = x
                     u = uniform(seed, pos[b], ti, draw, k)
                     base = ct_base[ct]
-                    key, j = draw_key(u, J, c_n[ct, cache], c_w[ct, cache], cdf, c_mem[ct, cache], c_start[ct, cache], pk, present,
-                                      ct_allowed[ct], base == COUNTED or base == EXISTS, rel)
+                    counted = base == COUNTED or base == EXISTS
+                    if counted and absent_stamp[ct] != scene_box[0]:
+                        absent_keys(ct, present, ct_allowed, absent)
+                        absent_stamp[ct] = scene_box[0]
+                    key, j = draw_key(u, J, c_n, c_w, c_mem, c_start, ct, cache, cdf, pk, absent, counted, rel)
                     if key < 0:
                         return False
                     for i in range(4):

@@ -81,6 +81,8 @@ def _concat_strings(parts: list[tuple]) -> tuple[np.ndarray, np.ndarray]:
     """(bytes, offsets int64[n + 1]) pieces end to end."""
     if not parts:
         return np.zeros(0, np.uint8), np.zeros(1, np.int64)
+    if len(parts) == 1:
+        return parts[0]
     data = np.concatenate([p[0] for p in parts])
     base = np.cumsum([0] + [len(p[0]) for p in parts[:-1]])
     off = np.concatenate([np.zeros(1, np.int64)] + [p[1][1:] + b for p, b in zip(parts, base)])
@@ -89,10 +91,11 @@ def _concat_strings(parts: list[tuple]) -> tuple[np.ndarray, np.ndarray]:
 
 def compiled_columns(store, templates: list, synonyms: dict, opt, start: int, stop: int, with_output: bool,
                      answer_json: bool) -> dict:
-    """Scenes [start, stop) of a static store -> question columns, compiled end to end: ``question``,
-    ``program``, ``answer`` as (bytes, offsets); ``scene`` (row from ``start``) and ``template`` per
-    question; the scenes' ``split``, ``image_filename``, ``image_index``. Raises
-    :class:`plan.NotCompilable` where a scene has more objects than a word holds."""
+    """Scenes [start, stop) of a static store -> the questions, compiled end to end, as ``blocks``:
+    per block of scenes ``question``, ``program``, ``answer`` as (bytes, offsets), ``scene`` (row
+    from ``start``) and ``template`` per question; and the scenes' ``split``, ``image_filename``,
+    ``image_index``. Raises :class:`plan.NotCompilable` where a scene has more objects than a word
+    holds."""
     from tensorqa.clevr.compiled import generate_block
     from tensorqa.clevr.compiled_records import write_block
     from tensorqa.clevr.plan import NotCompilable, plans
@@ -102,7 +105,7 @@ def compiled_columns(store, templates: list, synonyms: dict, opt, start: int, st
     sem = opt.semantics
     flags = np.array([sem.out_neq_compares_counts, sem.neq_inverted, sem.empty_keys_may_match], np.bool_)
     book = Book(plan.T)
-    q, p, a, scene, tmpl = [], [], [], [], []
+    blocks = []
     splits, names, indices = [], [], []
     for lo in range(start, stop, opt.batch_scenes):
         hi = min(lo + opt.batch_scenes, stop)
@@ -120,43 +123,42 @@ def compiled_columns(store, templates: list, synonyms: dict, opt, start: int, st
         qb, qo, pb, po, abuf, ao = write_block(ab, at, am, aa, ap, av, pos, opt.seed, with_output, answer_json, P,
                                                plan.ptype, plan.nparams, relbits, attrbits, TP,
                                                sem.other_thing_is_value)
-        q.append((qb, qo))
-        p.append((pb, po))
-        a.append((abuf, ao))
-        scene.append(ab + (lo - start))
-        tmpl.append(at)
+        blocks.append({"question": (qb, qo), "program": (pb, po), "answer": (abuf, ao), "scene": ab + (lo - start),
+                       "template": at})
         splits += batch.splits
         names += batch.image_filenames
         indices.append(batch.image_indices.cpu().numpy())
-    return {"question": _concat_strings(q), "program": _concat_strings(p), "answer": _concat_strings(a),
-            "scene": np.concatenate(scene) if scene else np.zeros(0, np.int64),
-            "template": np.concatenate(tmpl) if tmpl else np.zeros(0, np.int64),
-            "split": splits, "image_filename": names,
+    return {"blocks": blocks, "split": splits, "image_filename": names,
             "image_index": np.concatenate(indices) if indices else np.zeros(0, np.int64), "stats": book.stats}
+
+
+def count(cols: dict) -> int:
+    return sum(len(b["scene"]) for b in cols["blocks"])
 
 
 def concat_columns(parts: list[dict]) -> dict:
     """Columns of consecutive scene ranges (processes, shards) end to end."""
-    if len(parts) == 1:
-        return parts[0]
-    out = {c: _concat_strings([x[c] for x in parts]) for c in ("question", "program", "answer")}
-    base = np.cumsum([0] + [len(x["split"]) for x in parts[:-1]])
-    out["scene"] = np.concatenate([x["scene"] + b for x, b in zip(parts, base)])
-    out["template"] = np.concatenate([x["template"] for x in parts])
-    out["split"] = [s for x in parts for s in x["split"]]
-    out["image_filename"] = [s for x in parts for s in x["image_filename"]]
-    out["image_index"] = np.concatenate([x["image_index"] for x in parts])
-    out["stats"] = sum(x["stats"] for x in parts)
-    return out
+    blocks, base = [], 0
+    for x in parts:
+        blocks += [b | {"scene": b["scene"] + base} for b in x["blocks"]]
+        base += len(x["split"])
+    return {"blocks": blocks, "split": [s for x in parts for s in x["split"]],
+            "image_filename": [s for x in parts for s in x["image_filename"]],
+            "image_index": np.concatenate([x["image_index"] for x in parts]), "stats": sum(x["stats"] for x in parts)}
 
 
-def questions_json_bytes(cols: dict, templates: list, synonyms: dict, info: dict) -> bytes:
+def write_questions_json(path, cols: dict, templates: list, synonyms: dict, info: dict):
     """CLEVR's questions JSON file, ``{"info": ..., "questions": [...]}``, as ``generate_store``
-    writes it (orjson's compact form, its key order)."""
+    writes it (orjson's compact form, its key order), streamed block by block into a partial file
+    that is renamed into place when complete."""
+    import os
+    from pathlib import Path
+
     import orjson
 
     from tensorqa.clevr.compiled_records import join_records
     from tensorqa.clevr.plan import plans
+    from tensorqa.errors import TensorQAError
 
     _, tp = plans(templates, synonyms)
     pieces = []
@@ -166,10 +168,25 @@ def questions_json_bytes(cols: dict, templates: list, synonyms: dict, info: dict
     scene_off = np.zeros(len(pieces) + 1, np.int64)
     scene_off[1:] = np.cumsum([len(x) for x in pieces])
     scene_json = np.frombuffer(b"".join(pieces) or b"\0", np.uint8)
-    (qb, qo), (pb, po), (ab, ao) = cols["question"], cols["program"], cols["answer"]
-    body = join_records(qb, qo, pb, po, ab, ao, cols["scene"], scene_json, scene_off, cols["template"], tp.filename,
-                        tp.family, tp.strings, tp.str_off, 0)
-    return b'{"info":' + orjson.dumps(info) + b',"questions":[' + body.tobytes() + b"]}"
+    p = Path(path)
+    if not p.parent.is_dir():
+        raise TensorQAError(f"{p}: output directory {p.parent} does not exist")
+    tmp = p.with_name(p.name + ".partial")
+    first = 0
+    with open(tmp, "wb") as f:
+        f.write(b'{"info":' + orjson.dumps(info) + b',"questions":[')
+        for blk in cols["blocks"]:
+            (qb, qo), (pb, po), (ab, ao) = blk["question"], blk["program"], blk["answer"]
+            if not len(blk["scene"]):
+                continue
+            if first:
+                f.write(b",")
+            f.write(join_records(qb, qo, pb, po, ab, ao, blk["scene"], scene_json, scene_off, blk["template"],
+                                 tp.filename, tp.family, tp.strings, tp.str_off, first))
+            first += len(blk["scene"])
+        f.write(b"]}")
+    os.replace(tmp, p)
+    return p
 
 
 def _arrow_strings(data: np.ndarray, off: np.ndarray):
@@ -193,31 +210,38 @@ def write_parquet_columns(folder, cols: dict, templates: list, shard: int = 0, n
 
     d = Path(folder) / "data"
     d.mkdir(parents=True, exist_ok=True)
-    scene, tmpl = cols["scene"], cols["template"]
+    blocks = cols["blocks"]
+    scene = np.concatenate([b["scene"] for b in blocks]) if blocks else np.zeros(0, np.int64)
+    tmpl = np.concatenate([b["template"] for b in blocks]) if blocks else np.zeros(0, np.int64)
+    strings = {c: pa.concat_arrays([_arrow_strings(*b[c]) for b in blocks]) if blocks else pa.array([], pa.string())
+               for c in ("question", "answer", "program")}
     n = len(scene)
     names = pa.array(cols["image_filename"], pa.string())
     images = pa.array([f.rsplit(".", 1)[0] for f in cols["image_filename"]], pa.string())
-    split_of_scene = np.array(cols["split"], dtype=object)
+    at_scene = pa.array(scene)
     table = pa.table({
         "question_index": pa.array(np.arange(n, dtype=np.int64)),
-        "split": pa.array(cols["split"], pa.string()).take(pa.array(scene)),
-        "image_filename": names.take(pa.array(scene)),
+        "split": pa.array(cols["split"], pa.string()).take(at_scene),
+        "image_filename": names.take(at_scene),
         "image_index": pa.array(cols["image_index"][scene].astype(np.int64)),
-        "image": images.take(pa.array(scene)),
-        "question": _arrow_strings(*cols["question"]),
-        "answer": _arrow_strings(*cols["answer"]),
-        "program": _arrow_strings(*cols["program"]),
+        "image": images.take(at_scene),
+        "question": strings["question"],
+        "answer": strings["answer"],
+        "program": strings["program"],
         "template_filename": pa.array([t.filename for t in templates], pa.string()).take(pa.array(tmpl)),
         "question_family_index": pa.array(np.array([t.index for t in templates], np.int64)[tmpl]),
     })
     assert tuple(table.column_names) == PARQUET_COLUMNS
     out = []
-    split_of_q = split_of_scene[scene] if n else np.zeros(0, dtype=object)
-    for name in sorted(set(cols["split"])):
-        rows = np.flatnonzero(split_of_q == name)
+    split_names = sorted(set(cols["split"]))
+    code_of_scene = np.array([split_names.index(s) for s in cols["split"]], np.int64)
+    code_of_q = code_of_scene[scene] if n else np.zeros(0, np.int64)
+    for c, name in enumerate(split_names):
+        rows = np.flatnonzero(code_of_q == c)
         if not len(rows):
             continue
         p = d / f"{name}-{shard:05d}-of-{num_shards:05d}.parquet"
-        pq.write_table(table.take(pa.array(rows)), p)
+        part = table if len(rows) == n else table.take(pa.array(rows))
+        pq.write_table(part, p)
         out.append(p)
     return out

@@ -61,7 +61,7 @@ def pick(k, slot, n):
     return np.int64(((x >> _U(11)) * _U(n)) >> _U(53))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def grow(buf, at, need):
     """``buf`` with room for ``need`` more bytes after ``at``."""
     if at + need <= buf.shape[0]:
@@ -85,7 +85,7 @@ def put_bytes(buf, at, src):
     return at + src.shape[0]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def put_int(buf, at, v):
     """Decimal digits of v (may be negative)."""
     if v < 0:
@@ -105,12 +105,12 @@ def put_int(buf, at, v):
     return at + n
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def is_space(c):
     return c == 32 or (9 <= c <= 13)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def collapse(src, n, dst, at):
     """``" ".join(s.split())`` of src[:n] into dst[at:]; returns the end."""
     start = at
@@ -130,7 +130,7 @@ def collapse(src, n, dst, at):
     return at
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def replace_all(src, n, old, new, dst):
     """Python's ``str.replace(old, new)`` (left to right, non-overlapping) of src[:n] into dst; returns
     the length."""
@@ -152,7 +152,7 @@ def replace_all(src, n, old, new, dst):
     return at
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def render_text(buf, at, scratch, scratch2, ti, params, ptype, nparams, k, strings, str_off, var_start, var_ops_start,
                 ops, word, syn_start, syn_count, syn_ids, other, pair, other_thing_is_value, shown):
     """``text.render`` of one question into buf[at:]; returns the end."""
@@ -189,7 +189,7 @@ def render_text(buf, at, scratch, scratch2, ti, params, ptype, nparams, k, strin
     return collapse(scratch, n, buf, at)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def put_output(buf, at, kind, attr, v, strings, str_off, attr_word):
     """A node's ``_output`` as CLEVR's engine writes it: an object set as its sorted indices, a
     bool, an int, an attribute's word."""
@@ -218,7 +218,7 @@ def put_output(buf, at, kind, attr, v, strings, str_off, attr_word):
     return put_int(buf, at, v)  # object, int
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def put_node(buf, at, first, type_sid, in_a, in_b, value_sid, with_output, kind, attr, v, strings, str_off, attr_word):
     """One node of the questions-JSON program: {"type","inputs","value_inputs"[,"_output"]}."""
     if not first:
@@ -247,7 +247,7 @@ def put_node(buf, at, first, type_sid, in_a, in_b, value_sid, with_output, kind,
     return at + 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def render_program(buf, at, ti, b, params, vals, with_output, op, in0, in1, suffix, related, attr, kind, kp, kpa, rp,
                    sp, nnodes, relbits, attrbits, strings, str_off, word, node_type, filter_type, suffix_type,
                    relate_type, attr_word, imap):
@@ -297,7 +297,7 @@ def render_program(buf, at, ti, b, params, vals, with_output, op, in0, in1, suff
     return at + 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def put_answer(buf, at, akind, aattr, code, as_json, strings, str_off, attr_word):
     """The answer: CLEVR's raw value as JSON (true, 3, "red") or the Parquet string (yes, 3, red)."""
     if akind == BOOL:

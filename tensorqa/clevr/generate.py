@@ -338,12 +338,12 @@ def generate_store(store_path, out, templates_dir=None, synonyms_path=None, fmt:
     if fmt == "clevr-json" and num_shards > 1:
         p = p.with_name(f"{p.stem}-{shard_index:05d}-of-{num_shards:05d}{p.suffix}")
     if qs.get("compiled"):
-        from tensorqa.clevr.compiled_driver import questions_json_bytes, write_parquet_columns
+        from tensorqa.clevr.compiled_driver import count, write_parquet_columns, write_questions_json
 
         templates, syn = _templates_and_synonyms(templates_dir, synonyms_path)
-        n = len(qs["scene"])
+        n = count(qs)
         if fmt == "clevr-json":
-            records.write_json_bytes(p, questions_json_bytes(qs, templates, syn, info))
+            write_questions_json(p, qs, templates, syn, info)
         else:
             write_parquet_columns(out, qs, templates, shard_index, num_shards)
         return {"questions": n, "scenes": scenes, "seconds": time.perf_counter() - t0, "engine": "compiled"}
@@ -371,10 +371,16 @@ def _as_columns(part: dict, templates_dir, synonyms_path) -> dict:
         return part
     import orjson
 
+    from tensorqa.clevr.compiled_driver import _concat_strings
+
     templates, _ = _templates_and_synonyms(templates_dir, synonyms_path)
-    strs = {c: [bytes(part[c][0][a:z]).decode() for a, z in zip(part[c][1][:-1], part[c][1][1:])]
-            for c in ("question", "program", "answer")}
-    sc, tm = part["scene"], part["template"]
+    blocks = part["blocks"]
+    strs = {}
+    for c in ("question", "program", "answer"):
+        data, off = _concat_strings([b[c] for b in blocks])
+        strs[c] = [bytes(data[a:z]).decode() for a, z in zip(off[:-1], off[1:])]
+    sc = np.concatenate([b["scene"] for b in blocks]) if blocks else np.zeros(0, np.int64)
+    tm = np.concatenate([b["template"] for b in blocks]) if blocks else np.zeros(0, np.int64)
     names = np.array(part["image_filename"], dtype=object)
     return {"split": np.array(part["split"], dtype=object)[sc], "image_filename": names[sc],
             "image_index": part["image_index"][sc], "image": np.array([f.rsplit(".", 1)[0] for f in names], dtype=object)[sc],
@@ -383,4 +389,3 @@ def _as_columns(part: dict, templates_dir, synonyms_path) -> dict:
             "program": np.array(strs["program"], dtype=object),
             "template_filename": np.array([templates[t].filename for t in tm], dtype=object),
             "question_family_index": np.array([templates[t].index for t in tm], np.int64)}
-    return {"questions": n, "scenes": scenes, "seconds": time.perf_counter() - t0}

@@ -120,17 +120,6 @@ def write_questions_json(path: str | Path, info: dict, questions: list[dict]) ->
     return p
 
 
-def write_json_bytes(path: str | Path, data: bytes) -> Path:
-    """A finished questions-JSON file, written beside and renamed into place (nothing partial)."""
-    p = Path(path)
-    if not p.parent.is_dir():
-        raise TensorQAError(f"{p}: output directory {p.parent} does not exist")
-    tmp = p.with_name(p.name + ".partial")
-    tmp.write_bytes(data)
-    os.replace(tmp, p)
-    return p
-
-
 PARQUET_COLUMNS = ("question_index", "split", "image_filename", "image_index", "image", "question", "answer",
                    "program", "template_filename", "question_family_index")
 
