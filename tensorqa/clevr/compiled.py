@@ -68,27 +68,28 @@ def uniform(seed, scene, tid, draw, node):
 
 
 @njit(cache=True)
-def scene_bits(attrs, mask, rel, nvals, keys):
-    """Object sets of a block as int64 bits: (maskbits [B], relbits [B, N, 4] (the objects j that
-    are relation r of i), attrbits [B, 4, 8] (objects with value v of attribute a), keybits [B, K]
-    (objects each filter key matches))."""
-    B, N = mask.shape
+def scene_bits(attrs, nobj, relcode, nvals, keys):
+    """Object sets of a block as int64 bits, from attrs int64[B, N, 4], nobj int64[B] (objects 0..n-1
+    are real) and relcode uint8[B, N, N] (bit r: j is relation r of i, the store's ``rel_bits``):
+    (maskbits [B], relbits [B, N, 4] (the objects j that are relation r of i), attrbits [B, 4, 8]
+    (objects with value v of attribute a), keybits [B, K] (objects each filter key matches))."""
+    B, N = attrs.shape[0], attrs.shape[1]
     maskbits = np.zeros(B, np.int64)
     relbits = np.zeros((B, N, 4), np.int64)
     attrbits = np.zeros((B, 4, 8), np.int64)
     keybits = np.zeros((B, K), np.int64)
     ext = np.zeros((4, 9), np.int64)
     for b in range(B):
-        for i in range(N):
-            if not mask[b, i]:
-                continue
+        n = nobj[b]
+        for i in range(n):
             bit = np.int64(1) << i
             maskbits[b] |= bit
             for a in range(4):
                 attrbits[b, a, attrs[b, i, a]] |= bit
-            for j in range(N):
+            for j in range(n):
+                c = relcode[b, i, j]
                 for r in range(4):
-                    if rel[b, i, j, r]:
+                    if (c >> r) & 1:
                         relbits[b, i, r] |= np.int64(1) << j
         for a in range(4):
             ext[a, 0] = maskbits[b]

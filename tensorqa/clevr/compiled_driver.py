@@ -20,16 +20,48 @@ def nvals() -> np.ndarray:
     return np.array([len(v.values(a)) for a in ATTRS], np.int64)
 
 
-def scene_bits(batch: StaticBatch) -> tuple:
+@dataclass
+class SceneBlock:
+    """A block of static scenes as the compiled engine reads them: attrs int64[B, N, 4], nobj
+    int64[B] (objects 0..n-1 are real), relcode uint8[B, N, N] (bit r: j is relation r of i), and
+    each scene's split, image file name and image index."""
+
+    attrs: np.ndarray
+    nobj: np.ndarray
+    relcode: np.ndarray
+    splits: tuple
+    image_filenames: tuple
+    image_indices: np.ndarray
+
+    @staticmethod
+    def of_batch(batch: StaticBatch) -> "SceneBlock":
+        mask = batch.mask.cpu().numpy()
+        if not (mask == (np.arange(mask.shape[1]) < mask.sum(1)[:, None])).all():
+            raise ValueError("objects must fill the first slots of each scene")
+        rel = batch.rel.cpu().numpy().astype(np.uint8)
+        relcode = (rel << np.arange(4, dtype=np.uint8)).sum(-1).astype(np.uint8)
+        return SceneBlock(np.ascontiguousarray(batch.attrs.cpu().numpy().astype(np.int64)), mask.sum(1).astype(np.int64),
+                          np.ascontiguousarray(relcode), batch.splits, batch.image_filenames,
+                          batch.image_indices.cpu().numpy())
+
+    @staticmethod
+    def of_store(store, start: int, stop: int) -> "SceneBlock":
+        """Scenes [start, stop) of a ``StaticStore``, read as arrays (no object per scene)."""
+        a = store.arrays(start, stop)
+        return SceneBlock(np.ascontiguousarray(a["attrs"], dtype=np.int64), a["num_objects"],
+                          np.ascontiguousarray(a["rel_bits"], dtype=np.uint8), a["splits"], a["image_filenames"],
+                          a["image_indices"])
+
+
+def scene_bits(batch) -> tuple:
     """(attrs int64[B, N, 4], maskbits int64[B], relbits int64[B, N, 4] (objects j that are r of i),
-    attrbits int64[B, 4, 8] (objects with value v of attribute a), keybits int64[B, K], nobj int64[B])."""
+    attrbits int64[B, 4, 8] (objects with value v of attribute a), keybits int64[B, K], nobj int64[B])
+    of a :class:`SceneBlock` or a ``StaticBatch``."""
     from tensorqa.clevr.compiled import scene_bits as bits
 
-    attrs = np.ascontiguousarray(batch.attrs.cpu().numpy().astype(np.int64))
-    mask = np.ascontiguousarray(batch.mask.cpu().numpy())
-    rel = np.ascontiguousarray(batch.rel.cpu().numpy())
-    maskbits, relbits, attrbits, keybits = bits(attrs, mask, rel, nvals(), all_keys().numpy())
-    return attrs, maskbits, relbits, attrbits, keybits, mask.sum(1).astype(np.int64)
+    blk = batch if isinstance(batch, SceneBlock) else SceneBlock.of_batch(batch)
+    maskbits, relbits, attrbits, keybits = bits(blk.attrs, blk.nobj, blk.relcode, nvals(), all_keys().numpy())
+    return blk.attrs, maskbits, relbits, attrbits, keybits, blk.nobj
 
 
 def plan_tuple(plan: Plan) -> tuple:
@@ -109,8 +141,8 @@ def compiled_columns(store, templates: list, synonyms: dict, opt, start: int, st
     splits, names, indices = [], [], []
     for lo in range(start, stop, opt.batch_scenes):
         hi = min(lo + opt.batch_scenes, stop)
-        batch = store.batch(lo, hi, "cpu")
-        if batch.mask.shape[1] > MAX_OBJECTS:
+        batch = SceneBlock.of_store(store, lo, hi)
+        if batch.attrs.shape[1] > MAX_OBJECTS:
             raise NotCompilable(f"a scene has more than {MAX_OBJECTS} objects")
         pos = np.arange(lo, hi, dtype=np.int64)
         attrs, maskbits, relbits, attrbits, keybits, nobj = scene_bits(batch)
@@ -127,7 +159,7 @@ def compiled_columns(store, templates: list, synonyms: dict, opt, start: int, st
                        "template": at})
         splits += batch.splits
         names += batch.image_filenames
-        indices.append(batch.image_indices.cpu().numpy())
+        indices.append(batch.image_indices)
     return {"blocks": blocks, "split": splits, "image_filename": names,
             "image_index": np.concatenate(indices) if indices else np.zeros(0, np.int64), "stats": book.stats}
 

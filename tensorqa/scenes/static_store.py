@@ -130,6 +130,17 @@ class StaticStore:
             out.append(StaticScene(fname, self.splits[start + k], at[k, :n], rel, co[k, :n], image_index_of(fname)))
         return out
 
+    def arrays(self, start: int = 0, stop: int | None = None) -> dict:
+        """Scenes [start, stop) as the stored arrays, padded: ``attrs`` [S, N, 4], ``rel_bits`` [S, N, N]
+        (bit r: j is relation r of i), ``num_objects`` int64[S] (objects fill the first slots), and
+        tuples ``splits``, ``image_filenames``, int64 ``image_indices``: for readers that need no
+        :class:`StaticScene` per scene (the compiled CLEVR engine)."""
+        stop = len(self) if stop is None else min(stop, len(self))
+        names = self.image_filenames[start:stop]
+        return {"attrs": self._f["attrs"][start:stop], "rel_bits": self._f["rel_bits"][start:stop],
+                "num_objects": self.num_objects[start:stop], "splits": self.splits[start:stop],
+                "image_filenames": names, "image_indices": np.array([image_index_of(f) for f in names], np.int64)}
+
     def batch(self, start: int, stop: int, device: str | torch.device = "cpu") -> StaticBatch:
         return StaticBatch.from_scenes(self.scenes(start, stop), device, num_objects=self._f["attrs"].shape[1])
 
