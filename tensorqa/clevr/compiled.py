@@ -115,13 +115,20 @@ def scene_keys(keybits_b, present, pk, pkbits, pkscnt):
 
 
 @njit(cache=True, inline="always")
-def class_table(ct, J, sets, npk, pk, pkbits, pkscnt, ct_base, ct_related, ct_allowed, ct_nallowed, faithful,
-                c_cls, c_n, c_w, c_mem, c_start, slot, cursor):
-    """``grid._option_classes`` for the input sets ``sets[:J]`` (one per relation for relate_filter*):
-    into the block's caches at [ct, slot]: each present key's class in c_cls[.., j, p] (negative: no
-    option), the class sizes c_n[.., j * 6 + c] (the keys matching no object included), one option's
-    weight c_w[.., j * 6 + c]; c_mem[.., j] the present keys (positions in ``pk``) ordered by class,
-    stably, class c of relation j from c_start[.., j * 6 + c]."""
+def class_table(ct, J, sets, whole, npk, pk, pkbits, pkscnt, ct_base, ct_related, ct_allowed, ct_nallowed, faithful,
+                c_n, c_w, c_mem, c_len, slot):
+    """``grid._option_classes`` for the input sets ``sets[:J]`` (one per relation for relate_filter*;
+    ``whole``: the input is the whole scene), into the block's caches at [ct, slot]: the class sizes
+    c_n[.., j * 6 + c] (the keys matching no object included), one option's weight c_w[.., j * 6 + c],
+    and the present keys that are options, as positions in ``pk`` in key order, split by whether the
+    relation removes nothing (``trivial``): c_mem[.., j, trivial, :c_len[.., j, trivial]].
+
+    A present key's class is 2 x (membership - 1) + trivial, membership 1 = an option, 2 = an extra key
+    only, 3 = both (``grid._option_classes``). Options of ``filter_unique`` / ``filter`` are members 1;
+    of ``filter_count`` / ``filter_exist`` (the present allowed keys) members 3 where the extra keys may
+    match objects (CLEVR's defect 1) and extras exist, else 1; the absent allowed keys are members 2
+    (trivial for relate) and live in ``absent_keys``'s list. So each (relation, trivial) has one class
+    of present keys, and a draw indexes its list directly."""
     base, rel = ct_base[ct], ct_related[ct]
     counted = base == COUNTED or base == EXISTS
     nap = 0
@@ -133,41 +140,35 @@ def class_table(ct, J, sets, npk, pk, pkbits, pkscnt, ct_base, ct_related, ct_al
         c_n[ct, slot, i] = 0
     for j in range(J):
         s = sets[j]
-        n_opt, n_one = 0, 0
+        n0, n1, n_one = 0, 0, 0
         for p in range(npk):
             k = pk[p]
-            cnt = popcount(pkbits[p] & s)
+            if not ct_allowed[ct, k]:
+                continue
+            cnt = pkscnt[p] if whole else popcount(pkbits[p] & s)
             if base == ONE:
                 o = cnt == 1
             elif base == PLAIN:
                 o = cnt >= 1 and (rel == 1 or k != 0)  # filter drops the all-unspecified key
             else:
                 o = True  # count / exist: keys present in the scene
-            o = o and ct_allowed[ct, k]
-            if o:
-                n_opt += 1
-                if cnt == 1:
-                    n_one += 1
-            c_cls[ct, slot, j, p] = np.int8(o) + 2 * np.int8(cnt == pkscnt[p])
+            if not o:
+                continue
+            if cnt == 1:
+                n_one += 1
+            if rel and cnt == pkscnt[p]:
+                c_mem[ct, slot, j, 1, n1] = p
+                n1 += 1
+            else:
+                c_mem[ct, slot, j, 0, n0] = p
+                n0 += 1
+        c_len[ct, slot, j, 0], c_len[ct, slot, j, 1] = n0, n1
+        n_opt = n0 + n1
         n_extra = n_opt if base == EXISTS else n_one
         has_extra = counted and n_extra > 0
-        for p in range(npk):
-            o, triv = c_cls[ct, slot, j, p] & 1, c_cls[ct, slot, j, p] >> 1
-            extra = 1 if (has_extra and faithful and ct_allowed[ct, pk[p]]) else 0  # strict: present keys never
-            c = o * 2 + extra * 4 - 2 + (triv if rel else 0)
-            c_cls[ct, slot, j, p] = c
-            if c >= 0:
-                c_n[ct, slot, j * LOCAL + c] += 1
-        at = 0
-        for c in range(LOCAL):  # present keys of each class in key order (counting sort)
-            c_start[ct, slot, j * LOCAL + c] = at
-            cursor[c] = at
-            at += c_n[ct, slot, j * LOCAL + c]
-        for p in range(npk):
-            c = c_cls[ct, slot, j, p]
-            if c >= 0:
-                c_mem[ct, slot, j, cursor[c]] = p
-                cursor[c] += 1
+        first = 4 if (has_extra and faithful) else 0  # the options' class: members 3 or 1
+        c_n[ct, slot, j * LOCAL + first] = n0
+        c_n[ct, slot, j * LOCAL + first + 1] = n1
         if has_extra:
             c_n[ct, slot, j * LOCAL + 2 + rel] += absent  # keys matching nothing: extra only (trivial for relate)
         if counted:
@@ -198,7 +199,7 @@ def class_table(ct, J, sets, npk, pk, pkbits, pkscnt, ct_base, ct_related, ct_al
 
 
 @njit(cache=True, inline="always")
-def draw_key(u, J, c_n, c_w, c_mem, c_start, ct, slot, cdf, pk, absent, counted, rel):
+def draw_key(u, J, c_n, c_w, c_mem, ct, slot, cdf, pk, absent, counted, rel):
     """``grid._draw_key`` for one row from the class table at [ct, slot]: (key, relation), or (-1, -1)
     where no option has weight. ``absent[ct]``: the allowed keys that match no object, in key order
     (:func:`absent_keys`)."""
@@ -222,7 +223,7 @@ def draw_key(u, J, c_n, c_w, c_mem, c_start, ct, slot, cdf, pk, absent, counted,
     j, local = c // LOCAL, c % LOCAL
     if counted and local == 2 + rel:  # extra keys only: the allowed keys that match no object
         return absent[ct, min(rank, K - 1)], j
-    return pk[c_mem[ct, slot, j, c_start[ct, slot, c] + rank]], j
+    return pk[c_mem[ct, slot, j, local % 2, rank]], j
 
 
 @njit(cache=True, inline="always")
@@ -308,14 +309,12 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
     tag = np.zeros((CT, S_), np.int64)
     absent = np.zeros((CT, K), np.int64)
     absent_stamp = np.full(CT, -1, np.int64)
-    c_cls = np.zeros((CT, S_, 4, K), np.int8)
     c_n = np.zeros((CT, S_, 4 * LOCAL), np.int64)
     c_w = np.zeros((CT, S_, 4 * LOCAL), np.float64)
-    c_mem = np.zeros((CT, S_, 4, K), np.int16)
-    c_start = np.zeros((CT, S_, 4 * LOCAL), np.int64)
+    c_mem = np.zeros((CT, S_, 4, 2, min(K, 16 * max(N, 1))), np.int16)  # a scene has at most 16 keys per object
+    c_len = np.zeros((CT, S_, 4, 2), np.int64)
     sets = np.zeros(4, np.int64)
     cdf = np.zeros(4 * LOCAL, np.float64)
-    cursor = np.zeros(LOCAL, np.int64)
     present = np.zeros(K, np.bool_)
     pk = np.zeros(K, np.int64)
     pkbits = np.zeros(K, np.int64)
@@ -372,8 +371,8 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
                     cache = slot
                     if stamp[ct, cache] != scene_box[0] or tag[ct, cache] != x:
                         stats[2 + (J == 4)] += 1
-                        class_table(ct, J, sets, npk_box[0], pk, pkbits, pkscnt, ct_base, ct_related, ct_allowed,
-                                    ct_nallowed, faithful, c_cls, c_n, c_w, c_mem, c_start, cache, cursor)
+                        class_table(ct, J, sets, slot == 0, npk_box[0], pk, pkbits, pkscnt, ct_base, ct_related,
+                                    ct_allowed, ct_nallowed, faithful, c_n, c_w, c_mem, c_len, cache)
                         stamp[ct, cache] = scene_box[0]
                         tag[ct, cache] = x
                     u = uniform(seed, pos[b], ti, draw, k)
@@ -382,7 +381,7 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
                     if counted and absent_stamp[ct] != scene_box[0]:
                         absent_keys(ct, present, ct_allowed, absent)
                         absent_stamp[ct] = scene_box[0]
-                    key, j = draw_key(u, J, c_n, c_w, c_mem, c_start, ct, cache, cdf, pk, absent, counted, rel)
+                    key, j = draw_key(u, J, c_n, c_w, c_mem, ct, cache, cdf, pk, absent, counted, rel)
                     if key < 0:
                         return False
                     for i in range(4):
