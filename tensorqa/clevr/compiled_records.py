@@ -73,16 +73,27 @@ def grow(buf, at, need):
 
 @njit(cache=True, inline="always")
 def put(buf, at, strings, str_off, sid):
-    """Copy string ``sid`` of the table to buf[at:]; returns the end."""
+    """Copy string ``sid`` of the table to buf[at:]; returns the end. (Byte loops: the strings are
+    short, and a loop beats building two slice views.)"""
     a, z = str_off[sid], str_off[sid + 1]
-    buf[at:at + z - a] = strings[a:z]
+    for i in range(z - a):
+        buf[at + i] = strings[a + i]
     return at + z - a
 
 
 @njit(cache=True, inline="always")
 def put_bytes(buf, at, src):
-    buf[at:at + src.shape[0]] = src
+    for i in range(src.shape[0]):
+        buf[at + i] = src[i]
     return at + src.shape[0]
+
+
+@njit(cache=True, inline="always")
+def put_range(buf, at, src, a, z):
+    """Copy src[a:z] to buf[at:]; returns the end."""
+    for i in range(z - a):
+        buf[at + i] = src[a + i]
+    return at + z - a
 
 
 @njit(cache=True, inline="always")
@@ -185,7 +196,7 @@ def render_text(buf, at, scratch, scratch2, ti, params, ptype, nparams, k, strin
             n = collapse(scratch, n, scratch2, 0)
             n = replace_all(scratch2, n, _B_OTHER, _B_SPACE, scratch)
             n = replace_all(scratch, n, _B_ANOTHER, _B_A, scratch2)
-            return put_bytes(buf, at, scratch2[:n])
+            return put_range(buf, at, scratch2, 0, n)
     return collapse(scratch, n, buf, at)
 
 
@@ -368,13 +379,13 @@ def join_records(qb, qo, pb, po, ab, ao, scene_of, scene_json, scene_off, tmpl_o
             out[at] = 44
             at += 1
         at = put_bytes(out, at, _B_OPEN)
-        at = put_bytes(out, at, scene_json[scene_off[s]:scene_off[s + 1]])
+        at = put_range(out, at, scene_json, scene_off[s], scene_off[s + 1])
         at = put_bytes(out, at, _B_QUESTION)
-        at = put_bytes(out, at, qb[qo[q]:qo[q + 1]])
+        at = put_range(out, at, qb, qo[q], qo[q + 1])
         at = put_bytes(out, at, _B_ANSWER)
-        at = put_bytes(out, at, ab[ao[q]:ao[q + 1]])
+        at = put_range(out, at, ab, ao[q], ao[q + 1])
         at = put_bytes(out, at, _B_PROGRAM)
-        at = put_bytes(out, at, pb[po[q]:po[q + 1]])
+        at = put_range(out, at, pb, po[q], po[q + 1])
         at = put_bytes(out, at, _B_TEMPLATE_FILENAME)
         at = put(out, at, strings, str_off, filename[t])
         at = put_bytes(out, at, _B_QUESTION_FAMILY_INDEX)
