@@ -225,9 +225,9 @@ def _arrow_strings(data: np.ndarray, off: np.ndarray):
     import pyarrow as pa
 
     n = len(off) - 1
-    if off[-1] < 2**31:
-        return pa.StringArray.from_buffers(n, pa.py_buffer(off.astype(np.int32)), pa.py_buffer(data))
-    return pa.LargeStringArray.from_buffers(n, pa.py_buffer(off), pa.py_buffer(data))
+    if off[-1] >= 2**31:
+        raise ValueError("a block's strings exceed 2 GiB: use smaller --batch-videos")
+    return pa.StringArray.from_buffers(n, pa.py_buffer(off.astype(np.int32)), pa.py_buffer(data))
 
 
 def write_parquet_columns(folder, cols: dict, templates: list, shard: int = 0, num_shards: int = 1) -> list:
@@ -245,8 +245,8 @@ def write_parquet_columns(folder, cols: dict, templates: list, shard: int = 0, n
     blocks = cols["blocks"]
     scene = np.concatenate([b["scene"] for b in blocks]) if blocks else np.zeros(0, np.int64)
     tmpl = np.concatenate([b["template"] for b in blocks]) if blocks else np.zeros(0, np.int64)
-    strings = {c: pa.concat_arrays([_arrow_strings(*b[c]) for b in blocks]) if blocks else pa.array([], pa.string())
-               for c in ("question", "answer", "program")}
+    strings = {c: pa.chunked_array([_arrow_strings(*b[c]) for b in blocks], pa.string()) for c in
+               ("question", "answer", "program")}  # one chunk per block: no copy
     n = len(scene)
     names = pa.array(cols["image_filename"], pa.string())
     images = pa.array([f.rsplit(".", 1)[0] for f in cols["image_filename"]], pa.string())
@@ -274,6 +274,7 @@ def write_parquet_columns(folder, cols: dict, templates: list, shard: int = 0, n
             continue
         p = d / f"{name}-{shard:05d}-of-{num_shards:05d}.parquet"
         part = table if len(rows) == n else table.take(pa.array(rows))
-        pq.write_table(part, p)
+        # dictionary pages only for the columns whose values repeat (programs and texts rarely do)
+        pq.write_table(part, p, use_dictionary=["split", "image_filename", "image", "answer", "template_filename"])
         out.append(p)
     return out

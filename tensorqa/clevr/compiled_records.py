@@ -12,7 +12,9 @@ are checked JSON-safe when it is compiled (``plan.compile_text``), so nothing he
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from tensorqa.clevr.plan import (ATTR, BOOL, CLOSE, COUNTED, FILTER, FILTER_ATTR, INT, LIT, OBJECT, ONE, OPEN, RELATE,
                                  RELATION_TYPE, SET)
@@ -71,29 +73,40 @@ def grow(buf, at, need):
     return out
 
 
-@njit(cache=True, inline="always")
-def put(buf, at, strings, str_off, sid):
-    """Copy string ``sid`` of the table to buf[at:]; returns the end. (Byte loops: the strings are
-    short, and a loop beats building two slice views.)"""
-    a, z = str_off[sid], str_off[sid + 1]
-    for i in range(z - a):
-        buf[at + i] = strings[a + i]
-    return at + z - a
+@intrinsic
+def _memcpy(typingctx, dst, dst_at, src, src_at, n):
+    """dst[dst_at:dst_at + n] = src[src_at:src_at + n] for uint8 arrays, as LLVM's memcpy (the callers
+    have checked the bounds): the strings are short and many, and slice views or byte loops cost
+    several times more."""
+    sig = types.void(dst, types.int64, src, types.int64, types.int64)
 
+    def codegen(context, builder, signature, args):
+        d, da, s_, sa, n_ = args
+        dary = context.make_array(signature.args[0])(context, builder, d)
+        sary = context.make_array(signature.args[2])(context, builder, s_)
+        dptr = builder.gep(dary.data, [da])
+        sptr = builder.gep(sary.data, [sa])
+        cgutils.raw_memcpy(builder, dptr, sptr, n_, 1)
 
-@njit(cache=True, inline="always")
-def put_bytes(buf, at, src):
-    for i in range(src.shape[0]):
-        buf[at + i] = src[i]
-    return at + src.shape[0]
+    return sig, codegen
 
 
 @njit(cache=True, inline="always")
 def put_range(buf, at, src, a, z):
     """Copy src[a:z] to buf[at:]; returns the end."""
-    for i in range(z - a):
-        buf[at + i] = src[a + i]
+    _memcpy(buf, at, src, a, z - a)
     return at + z - a
+
+
+@njit(cache=True, inline="always")
+def put(buf, at, strings, str_off, sid):
+    """Copy string ``sid`` of the table to buf[at:]; returns the end."""
+    return put_range(buf, at, strings, str_off[sid], str_off[sid + 1])
+
+
+@njit(cache=True, inline="always")
+def put_bytes(buf, at, src):
+    return put_range(buf, at, src, 0, src.shape[0])
 
 
 @njit(cache=True, inline="always")
