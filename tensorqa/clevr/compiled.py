@@ -199,10 +199,10 @@ def class_table(ct, J, sets, whole, npk, pk, pkbits, pkscnt, ct_base, ct_related
 
 
 @njit(cache=True, inline="always")
-def draw_key(u, J, c_n, c_w, c_mem, ct, slot, cdf, pk, absent, counted, rel):
-    """``grid._draw_key`` for one row from the class table at [ct, slot]: (key, relation), or (-1, -1)
-    where no option has weight. ``absent[ct]``: the allowed keys that match no object, in key order
-    (:func:`absent_keys`)."""
+def draw_key(u, J, c_n, c_w, c_mem, ct, slot, cdf, pk, counted, rel):
+    """``grid._draw_key`` for one row from the class table at [ct, slot]: (key, relation), (-2 - r,
+    relation) for the r-th allowed key that matches no object (:func:`absent_keys`), or (-1, -1) where
+    no option has weight."""
     JL = J * LOCAL
     total = 0.0
     for i in range(JL):
@@ -221,8 +221,8 @@ def draw_key(u, J, c_n, c_w, c_mem, ct, slot, cdf, pk, absent, counted, rel):
     rank = np.int64(rest * np.float64(n_c))
     rank = min(max(rank, 0), max(n_c - 1, 0))
     j, local = c // LOCAL, c % LOCAL
-    if counted and local == 2 + rel:  # extra keys only: the allowed keys that match no object
-        return absent[ct, min(rank, K - 1)], j
+    if counted and local == 2 + rel:  # extra keys only: the allowed keys that match no object (the
+        return -2 - min(rank, K - 1), j  # caller reads absent_keys' list, made only when needed)
     return pk[c_mem[ct, slot, j, local % 2, rank]], j
 
 
@@ -354,6 +354,8 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
                 rel = related[ti, k]
                 if sample:
                     ct = ctid[ti, k]
+                    if not rel and x == 0 and ct_base[ct] <= ONE:
+                        return False  # filter / filter_unique of the empty set: no key is an option
                     J = 4 if rel else 1
                     slot = -1
                     if rel:
@@ -377,13 +379,14 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
                         tag[ct, cache] = x
                     u = uniform(seed, pos[b], ti, draw, k)
                     base = ct_base[ct]
-                    counted = base == COUNTED or base == EXISTS
-                    if counted and absent_stamp[ct] != scene_box[0]:
-                        absent_keys(ct, present, ct_allowed, absent)
-                        absent_stamp[ct] = scene_box[0]
-                    key, j = draw_key(u, J, c_n, c_w, c_mem, ct, cache, cdf, pk, absent, counted, rel)
-                    if key < 0:
+                    key, j = draw_key(u, J, c_n, c_w, c_mem, ct, cache, cdf, pk, base == COUNTED or base == EXISTS, rel)
+                    if key == -1:
                         return False
+                    if key < -1:
+                        if absent_stamp[ct] != scene_box[0]:
+                            absent_keys(ct, present, ct_allowed, absent)
+                            absent_stamp[ct] = scene_box[0]
+                        key = absent[ct, -2 - key]
                     for i in range(4):
                         p = kp[ti, k, i]
                         if p >= 0:
