@@ -20,7 +20,10 @@ caches them per block.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from tensorqa.clevr.plan import (BOOL, COUNT, COUNTED, EQUAL, EXIST, EXISTS, FILTER, FILTER_ATTR, GREATER, INT,
                                  INTERSECT, LESS, NEQ, ONE, OUT_NEQ, PLAIN, QUERY, RELATE, SAME, SCENE, UNION, UNIQUE)
@@ -34,19 +37,38 @@ _M32 = 0xFFFFFFFF
 _ = (BOOL, INT)
 
 
+@intrinsic
+def _ctpop(typingctx, x):
+    """LLVM's ctpop on an int64 (one POPCNT where the CPU has it)."""
+    def codegen(context, builder, signature, args):
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.IntType(64), [ir.IntType(64)]),
+                                            "llvm.ctpop.i64")
+        return builder.call(fn, args)
+
+    return types.int64(types.int64), codegen
+
+
+@intrinsic
+def _cttz(typingctx, x):
+    """LLVM's cttz on an int64 (trailing zeros; x > 0)."""
+    def codegen(context, builder, signature, args):
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.IntType(64), [ir.IntType(64), ir.IntType(1)]),
+                                            "llvm.cttz.i64")
+        return builder.call(fn, [args[0], ir.Constant(ir.IntType(1), 1)])
+
+    return types.int64(types.int64), codegen
+
+
 @njit(cache=True, inline="always")
 def popcount(x):
-    """Set bits of a non-negative int64 below 2**62."""
-    x = x - ((x >> 1) & 0x5555555555555555)
-    x = (x & 0x3333333333333333) + ((x >> 2) & 0x3333333333333333)
-    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0F
-    return ((x * 0x0101010101010101) >> 56) & 0xFF
+    """Set bits of a non-negative int64."""
+    return _ctpop(np.int64(x))
 
 
 @njit(cache=True, inline="always")
 def lowest_bit(x):
     """Index of the lowest set bit of x > 0."""
-    return popcount((x & -x) - 1)
+    return _cttz(np.int64(x))
 
 
 @njit(cache=True, inline="always")
@@ -131,37 +153,36 @@ def class_table(ct, J, sets, whole, npk, pk, pkbits, pkscnt, ct_base, ct_related
     of present keys, and a draw indexes its list directly."""
     base, rel = ct_base[ct], ct_related[ct]
     counted = base == COUNTED or base == EXISTS
+    allowed = ct_allowed[ct]  # 1-D views, taken once: the inner loops index one axis
     nap = 0
     for p in range(npk):
-        if ct_allowed[ct, pk[p]]:
+        if allowed[pk[p]]:
             nap += 1
     absent = ct_nallowed[ct] - nap  # allowed keys that match no object
+    n_row = c_n[ct, slot]
     for i in range(J * LOCAL):
-        c_n[ct, slot, i] = 0
+        n_row[i] = 0
     for j in range(J):
         s = sets[j]
+        m0, m1 = c_mem[ct, slot, j, 0], c_mem[ct, slot, j, 1]
         n0, n1, n_one = 0, 0, 0
-        for p in range(npk):
+        for p in range(npk):  # branch-free: the tests below are data-dependent and unpredictable
             k = pk[p]
-            if not ct_allowed[ct, k]:
-                continue
-            cnt = pkscnt[p] if whole else popcount(pkbits[p] & s)
+            sc = pkscnt[p]
+            cnt = sc if whole else popcount(pkbits[p] & s)
             if base == ONE:
-                o = cnt == 1
+                o = np.int64(cnt == 1)
             elif base == PLAIN:
-                o = cnt >= 1 and (rel == 1 or k != 0)  # filter drops the all-unspecified key
+                o = np.int64(cnt >= 1) & np.int64(rel == 1 or k != 0)  # filter drops the all-unspecified key
             else:
-                o = True  # count / exist: keys present in the scene
-            if not o:
-                continue
-            if cnt == 1:
-                n_one += 1
-            if rel and cnt == pkscnt[p]:
-                c_mem[ct, slot, j, 1, n1] = p
-                n1 += 1
-            else:
-                c_mem[ct, slot, j, 0, n0] = p
-                n0 += 1
+                o = np.int64(1)  # count / exist: keys present in the scene
+            o &= np.int64(allowed[k])
+            t = np.int64(cnt == sc) & rel
+            m1[n1] = p
+            m0[n0] = p
+            n1 += o & t
+            n0 += o & (1 - t)
+            n_one += o & np.int64(cnt == 1)
         c_len[ct, slot, j, 0], c_len[ct, slot, j, 1] = n0, n1
         n_opt = n0 + n1
         n_extra = n_opt if base == EXISTS else n_one
