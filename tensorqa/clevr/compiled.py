@@ -137,117 +137,6 @@ def scene_keys(keybits_b, present, pk, pkbits, pkscnt):
 
 
 @njit(cache=True, inline="always")
-def class_table(ct, J, sets, whole, npk, pk, pkbits, pkscnt, ct_base, ct_related, ct_allowed, ct_nallowed, faithful,
-                c_n, c_w, c_mem, c_len, slot):
-    """``grid._option_classes`` for the input sets ``sets[:J]`` (one per relation for relate_filter*;
-    ``whole``: the input is the whole scene), into the block's caches at [ct, slot]: the class sizes
-    c_n[.., j * 6 + c] (the keys matching no object included), one option's weight c_w[.., j * 6 + c],
-    and the present keys that are options, as positions in ``pk`` in key order, split by whether the
-    relation removes nothing (``trivial``): c_mem[.., j, trivial, :c_len[.., j, trivial]].
-
-    A present key's class is 2 x (membership - 1) + trivial, membership 1 = an option, 2 = an extra key
-    only, 3 = both (``grid._option_classes``). Options of ``filter_unique`` / ``filter`` are members 1;
-    of ``filter_count`` / ``filter_exist`` (the present allowed keys) members 3 where the extra keys may
-    match objects (CLEVR's defect 1) and extras exist, else 1; the absent allowed keys are members 2
-    (trivial for relate) and live in ``absent_keys``'s list. So each (relation, trivial) has one class
-    of present keys, and a draw indexes its list directly."""
-    base, rel = ct_base[ct], ct_related[ct]
-    counted = base == COUNTED or base == EXISTS
-    allowed = ct_allowed[ct]  # 1-D views, taken once: the inner loops index one axis
-    nap = 0
-    for p in range(npk):
-        if allowed[pk[p]]:
-            nap += 1
-    absent = ct_nallowed[ct] - nap  # allowed keys that match no object
-    n_row = c_n[ct, slot]
-    for i in range(J * LOCAL):
-        n_row[i] = 0
-    for j in range(J):
-        s = sets[j]
-        m0, m1 = c_mem[ct, slot, j, 0], c_mem[ct, slot, j, 1]
-        n0, n1, n_one = 0, 0, 0
-        for p in range(npk):  # branch-free: the tests below are data-dependent and unpredictable
-            k = pk[p]
-            sc = pkscnt[p]
-            cnt = sc if whole else popcount(pkbits[p] & s)
-            if base == ONE:
-                o = np.int64(cnt == 1)
-            elif base == PLAIN:
-                o = np.int64(cnt >= 1) & np.int64(rel == 1 or k != 0)  # filter drops the all-unspecified key
-            else:
-                o = np.int64(1)  # count / exist: keys present in the scene
-            o &= np.int64(allowed[k])
-            t = np.int64(cnt == sc) & rel
-            m1[n1] = p
-            m0[n0] = p
-            n1 += o & t
-            n0 += o & (1 - t)
-            n_one += o & np.int64(cnt == 1)
-        c_len[ct, slot, j, 0], c_len[ct, slot, j, 1] = n0, n1
-        n_opt = n0 + n1
-        n_extra = n_opt if base == EXISTS else n_one
-        has_extra = counted and n_extra > 0
-        first = 4 if (has_extra and faithful) else 0  # the options' class: members 3 or 1
-        c_n[ct, slot, j * LOCAL + first] = n0
-        c_n[ct, slot, j * LOCAL + first + 1] = n1
-        if has_extra:
-            c_n[ct, slot, j * LOCAL + 2 + rel] += absent  # keys matching nothing: extra only (trivial for relate)
-        if counted:
-            n_extra_keys = (ct_nallowed[ct] if faithful else absent) if has_extra else 0
-            share = np.float64(n_extra) / max(np.float64(n_opt + n_extra), 1.0)
-            alpha = (1.0 - share) / max(np.float64(n_opt), 1.0)
-            beta = share / max(np.float64(n_extra_keys), 1.0)
-        else:
-            alpha, beta = 1.0, 0.0
-        for m in range(LOCAL):
-            in_opt = 1.0 if (m // 2) != 1 else 0.0
-            in_extra = 1.0 if m // 2 >= 1 else 0.0
-            c_w[ct, slot, j * LOCAL + m] = alpha * in_opt + beta * in_extra
-    if rel:
-        n_tr, n_non = 0, 0
-        for j in range(J):
-            for m in range(LOCAL):
-                if m % 2 == 1:
-                    n_tr += c_n[ct, slot, j * LOCAL + m]
-                else:
-                    n_non += c_n[ct, slot, j * LOCAL + m]
-        keep = 1.0
-        if n_non > 0:
-            keep = min(np.rint(np.float64(n_non) * 0.1 / 0.9) / max(np.float64(n_tr), 1.0), 1.0)
-        for j in range(J):
-            for m in range(1, LOCAL, 2):
-                c_w[ct, slot, j * LOCAL + m] = c_w[ct, slot, j * LOCAL + m] * keep
-
-
-@njit(cache=True, inline="always")
-def draw_key(u, J, c_n, c_w, c_mem, ct, slot, cdf, pk, counted, rel):
-    """``grid._draw_key`` for one row from the class table at [ct, slot]: (key, relation), (-2 - r,
-    relation) for the r-th allowed key that matches no object (:func:`absent_keys`), or (-1, -1) where
-    no option has weight."""
-    JL = J * LOCAL
-    total = 0.0
-    for i in range(JL):
-        total += np.float64(c_n[ct, slot, i]) * c_w[ct, slot, i]
-        cdf[i] = total
-    if not total > 0:
-        return -1, -1
-    x = u * total
-    c = 0
-    while c < JL and cdf[c] <= x:
-        c += 1
-    c = min(c, JL - 1)
-    m_c = np.float64(c_n[ct, slot, c]) * c_w[ct, slot, c]
-    rest = (x - (cdf[c] - m_c)) / max(m_c, 1e-300)
-    n_c = c_n[ct, slot, c]
-    rank = np.int64(rest * np.float64(n_c))
-    rank = min(max(rank, 0), max(n_c - 1, 0))
-    j, local = c // LOCAL, c % LOCAL
-    if counted and local == 2 + rel:  # extra keys only: the allowed keys that match no object (the
-        return -2 - min(rank, K - 1), j  # caller reads absent_keys' list, made only when needed)
-    return pk[c_mem[ct, slot, j, local % 2, rank]], j
-
-
-@njit(cache=True, inline="always")
 def absent_keys(ct, present, ct_allowed, absent):
     """absent[ct]: the keys that class table ``ct`` allows and that match no object of the scene."""
     n = 0
@@ -356,6 +245,112 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
     acc_p = np.full((Qmax, Pmax), -1, np.int64)
     acc_v = np.zeros((Qmax, L), np.int64)
 
+    def class_table(ct, J, whole, slot):
+        """``grid._option_classes`` for the input sets ``sets[:J]`` (one per relation for relate_filter*;
+        ``whole``: the input is the whole scene), into the block's caches at [ct, slot]: the class sizes
+        c_n[.., j * 6 + c] (the keys matching no object included), one option's weight c_w[.., j * 6 + c],
+        and the present keys that are options, as positions in ``pk`` in key order, split by whether the
+        relation removes nothing (``trivial``): c_mem[.., j, trivial, :c_len[.., j, trivial]].
+
+        A present key's class is 2 x (membership - 1) + trivial, membership 1 = an option, 2 = an extra key
+        only, 3 = both (``grid._option_classes``). Options of ``filter_unique`` / ``filter`` are members 1;
+        of ``filter_count`` / ``filter_exist`` (the present allowed keys) members 3 where the extra keys may
+        match objects (CLEVR's defect 1) and extras exist, else 1; the absent allowed keys are members 2
+        (trivial for relate) and live in ``absent_keys``'s list. So each (relation, trivial) has one class
+        of present keys, and a draw indexes its list directly."""
+        base, rel = ct_base[ct], ct_related[ct]
+        counted = base == COUNTED or base == EXISTS
+        allowed = ct_allowed[ct]  # 1-D views, taken once: the inner loops index one axis
+        nap = 0
+        for p in range(npk_box[0]):
+            if allowed[pk[p]]:
+                nap += 1
+        absent = ct_nallowed[ct] - nap  # allowed keys that match no object
+        n_row = c_n[ct, slot]
+        for i in range(J * LOCAL):
+            n_row[i] = 0
+        for j in range(J):
+            s = sets[j]
+            m0, m1 = c_mem[ct, slot, j, 0], c_mem[ct, slot, j, 1]
+            n0, n1, n_one = 0, 0, 0
+            for p in range(npk_box[0]):  # branch-free: the tests below are data-dependent and unpredictable
+                k = pk[p]
+                sc = pkscnt[p]
+                cnt = sc if whole else popcount(pkbits[p] & s)
+                if base == ONE:
+                    o = np.int64(cnt == 1)
+                elif base == PLAIN:
+                    o = np.int64(cnt >= 1) & np.int64(rel == 1 or k != 0)  # filter drops the all-unspecified key
+                else:
+                    o = np.int64(1)  # count / exist: keys present in the scene
+                o &= np.int64(allowed[k])
+                t = np.int64(cnt == sc) & rel
+                m1[n1] = p
+                m0[n0] = p
+                n1 += o & t
+                n0 += o & (1 - t)
+                n_one += o & np.int64(cnt == 1)
+            c_len[ct, slot, j, 0], c_len[ct, slot, j, 1] = n0, n1
+            n_opt = n0 + n1
+            n_extra = n_opt if base == EXISTS else n_one
+            has_extra = counted and n_extra > 0
+            first = 4 if (has_extra and faithful) else 0  # the options' class: members 3 or 1
+            c_n[ct, slot, j * LOCAL + first] = n0
+            c_n[ct, slot, j * LOCAL + first + 1] = n1
+            if has_extra:
+                c_n[ct, slot, j * LOCAL + 2 + rel] += absent  # keys matching nothing: extra only (trivial for relate)
+            if counted:
+                n_extra_keys = (ct_nallowed[ct] if faithful else absent) if has_extra else 0
+                share = np.float64(n_extra) / max(np.float64(n_opt + n_extra), 1.0)
+                alpha = (1.0 - share) / max(np.float64(n_opt), 1.0)
+                beta = share / max(np.float64(n_extra_keys), 1.0)
+            else:
+                alpha, beta = 1.0, 0.0
+            for m in range(LOCAL):
+                in_opt = 1.0 if (m // 2) != 1 else 0.0
+                in_extra = 1.0 if m // 2 >= 1 else 0.0
+                c_w[ct, slot, j * LOCAL + m] = alpha * in_opt + beta * in_extra
+        if rel:
+            n_tr, n_non = 0, 0
+            for j in range(J):
+                for m in range(LOCAL):
+                    if m % 2 == 1:
+                        n_tr += c_n[ct, slot, j * LOCAL + m]
+                    else:
+                        n_non += c_n[ct, slot, j * LOCAL + m]
+            keep = 1.0
+            if n_non > 0:
+                keep = min(np.rint(np.float64(n_non) * 0.1 / 0.9) / max(np.float64(n_tr), 1.0), 1.0)
+            for j in range(J):
+                for m in range(1, LOCAL, 2):
+                    c_w[ct, slot, j * LOCAL + m] = c_w[ct, slot, j * LOCAL + m] * keep
+
+    def draw_key(u, J, ct, slot, counted, rel):
+        """``grid._draw_key`` for one row from the class table at [ct, slot]: (key, relation), (-2 - r,
+        relation) for the r-th allowed key that matches no object (:func:`absent_keys`), or (-1, -1) where
+        no option has weight."""
+        JL = J * LOCAL
+        total = 0.0
+        for i in range(JL):
+            total += np.float64(c_n[ct, slot, i]) * c_w[ct, slot, i]
+            cdf[i] = total
+        if not total > 0:
+            return -1, -1
+        x = u * total
+        c = 0
+        while c < JL and cdf[c] <= x:
+            c += 1
+        c = min(c, JL - 1)
+        m_c = np.float64(c_n[ct, slot, c]) * c_w[ct, slot, c]
+        rest = (x - (cdf[c] - m_c)) / max(m_c, 1e-300)
+        n_c = c_n[ct, slot, c]
+        rank = np.int64(rest * np.float64(n_c))
+        rank = min(max(rank, 0), max(n_c - 1, 0))
+        j, local = c // LOCAL, c % LOCAL
+        if counted and local == 2 + rel:  # extra keys only: the allowed keys that match no object (the
+            return -2 - min(rank, K - 1), j  # caller reads absent_keys' list, made only when needed)
+        return pk[c_mem[ct, slot, j, local % 2, rank]], j
+
     def run(ti, b, draw, sample, replace, params, vals, pre):
         """One row of template ``ti`` on scene ``b``: draws its params (``sample``) or uses them, node
         outputs in ``vals`` (sets as object bits), filter / count / exist inputs in ``pre``. ``replace``:
@@ -394,13 +389,12 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
                     cache = slot
                     if stamp[ct, cache] != scene_box[0] or tag[ct, cache] != x:
                         stats[2 + (J == 4)] += 1
-                        class_table(ct, J, sets, slot == 0, npk_box[0], pk, pkbits, pkscnt, ct_base, ct_related,
-                                    ct_allowed, ct_nallowed, faithful, c_n, c_w, c_mem, c_len, cache)
+                        class_table(ct, J, slot == 0, cache)
                         stamp[ct, cache] = scene_box[0]
                         tag[ct, cache] = x
                     u = uniform(seed, pos[b], ti, draw, k)
                     base = ct_base[ct]
-                    key, j = draw_key(u, J, c_n, c_w, c_mem, ct, cache, cdf, pk, base == COUNTED or base == EXISTS, rel)
+                    key, j = draw_key(u, J, ct, cache, base == COUNTED or base == EXISTS, rel)
                     if key == -1:
                         return False
                     if key < -1:

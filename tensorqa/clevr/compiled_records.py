@@ -98,10 +98,32 @@ def put_range(buf, at, src, a, z):
     return at + z - a
 
 
+@intrinsic
+def _copy16(typingctx, dst, dst_at, src, src_at):
+    """16 bytes from src[src_at:] to dst[dst_at:], a copy of constant size (two moves, no call): for
+    strings of at most 16 bytes where both arrays have 16 bytes of room (the string table is padded,
+    the output buffers keep slack) and the bytes past the string are overwritten later or unused."""
+    sig = types.void(dst, types.int64, src, types.int64)
+
+    def codegen(context, builder, signature, args):
+        d, da, s_, sa = args
+        dary = context.make_array(signature.args[0])(context, builder, d)
+        sary = context.make_array(signature.args[2])(context, builder, s_)
+        cgutils.raw_memcpy(builder, builder.gep(dary.data, [da]), builder.gep(sary.data, [sa]),
+                           context.get_constant(types.intp, 16), 1)
+
+    return sig, codegen
+
+
 @njit(cache=True, inline="always")
 def put(buf, at, strings, str_off, sid):
-    """Copy string ``sid`` of the table to buf[at:]; returns the end."""
-    return put_range(buf, at, strings, str_off[sid], str_off[sid + 1])
+    """Copy string ``sid`` of the (padded) table to buf[at:]; returns the end."""
+    a, z = str_off[sid], str_off[sid + 1]
+    if z - a <= 16:
+        _copy16(buf, at, strings, a)
+    else:
+        _memcpy(buf, at, strings, a, z - a)
+    return at + z - a
 
 
 @njit(cache=True, inline="always")

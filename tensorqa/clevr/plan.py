@@ -58,7 +58,8 @@ class StringTable:
         data = [s.encode() for s in self._ids]
         off = np.zeros(len(data) + 1, np.int64)
         off[1:] = np.cumsum([len(b) for b in data])
-        return np.frombuffer(b"".join(data) or b"\0", np.uint8).copy(), off
+        # 16 bytes of padding: the record writer copies short strings 16 bytes at a time
+        return np.frombuffer(b"".join(data) + bytes(16), np.uint8).copy(), off
 
 
 def json_safe(s: str) -> bool:
