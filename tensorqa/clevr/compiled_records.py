@@ -12,6 +12,7 @@ are checked JSON-safe when it is compiled (``plan.compile_text``), so nothing he
 from __future__ import annotations
 
 import numpy as np
+from llvmlite import ir
 from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
@@ -71,6 +72,16 @@ def grow(buf, at, need):
     out = np.empty(max(2 * buf.shape[0], at + need), np.uint8)
     out[:at] = buf[:at]
     return out
+
+
+@intrinsic
+def _cttz(typingctx, x):
+    def codegen(context, builder, signature, args):
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.IntType(64), [ir.IntType(64), ir.IntType(1)]),
+                                            "llvm.cttz.i64")
+        return builder.call(fn, [args[0], ir.Constant(ir.IntType(1), 1)])
+
+    return types.int64(types.int64), codegen
 
 
 @intrinsic
@@ -152,6 +163,12 @@ def put_int(buf, at, v):
 
 
 @njit(cache=True, inline="always")
+def lowest(x):
+    """Index of the lowest set bit of x > 0 (LLVM's cttz)."""
+    return _cttz(np.int64(x))
+
+
+@njit(cache=True, inline="always")
 def is_space(c):
     return c == 32 or (9 <= c <= 13)
 
@@ -198,202 +215,232 @@ def replace_all(src, n, old, new, dst):
     return at
 
 
-@njit(cache=True, inline="always")
-def render_text(buf, at, scratch, scratch2, ti, params, ptype, nparams, k, strings, str_off, var_start, var_ops_start,
-                ops, word, syn_start, syn_count, syn_ids, other, pair, other_thing_is_value, shown):
-    """``text.render`` of one question into buf[at:]; returns the end."""
-    nvar = var_start[ti + 1] - var_start[ti]
-    v = var_start[ti] + pick(k, 0, nvar)
-    for i in range(nparams[ti]):  # each parameter's word or a synonym (slot 1 + i)
-        ty, code = ptype[ti, i], params[i]
-        cnt = syn_count[ty, code + 1]
-        if cnt > 0:
-            shown[i] = syn_ids[syn_start[ty, code + 1] + pick(k, 1 + i, cnt)]
-        else:
-            shown[i] = word[ty, code + 1]
-    n, j, skip = 0, 0, False
-    for x in range(var_ops_start[v], var_ops_start[v + 1]):
-        kind, arg = ops[x, 0], ops[x, 1]
-        if kind == OPEN:
-            skip = pick(k, BRACKET_SLOT + j, 2) != 1
-            j += 1
-        elif kind == CLOSE:
-            skip = False
-        elif not skip:
-            n = put(scratch, n, strings, str_off, arg if kind == LIT else shown[arg])
-    if other[ti]:
-        drop = False
-        for a in range(4):
-            v1, v2 = params[pair[ti, a]], params[pair[ti, a + 4]]
-            if v1 != v2 and ((v1 >= 0 and v2 >= 0) or (a == 3 and other_thing_is_value)):
-                drop = True
-        if drop:
-            n = collapse(scratch, n, scratch2, 0)
-            n = replace_all(scratch2, n, _B_OTHER, _B_SPACE, scratch)
-            n = replace_all(scratch, n, _B_ANOTHER, _B_A, scratch2)
-            return put_range(buf, at, scratch2, 0, n)
-    return collapse(scratch, n, buf, at)
-
-
-@njit(cache=True, inline="always")
-def put_output(buf, at, kind, attr, v, strings, str_off, attr_word):
-    """A node's ``_output`` as CLEVR's engine writes it: an object set as its sorted indices, a
-    bool, an int, an attribute's word."""
-    if kind == SET:
-        buf[at] = 91
-        at += 1
-        first = True
-        i = 0
-        while v >> i:
-            if (v >> i) & 1:
-                if not first:
-                    buf[at] = 44
-                    at += 1
-                at = put_int(buf, at, i)
-                first = False
-            i += 1
-        buf[at] = 93
-        return at + 1
-    if kind == BOOL:
-        return put_bytes(buf, at, _B_TRUE if v else _B_FALSE)
-    if kind == ATTR:
-        buf[at] = 34
-        at = put(buf, at + 1, strings, str_off, attr_word[attr, v])
-        buf[at] = 34
-        return at + 1
-    return put_int(buf, at, v)  # object, int
-
-
-@njit(cache=True, inline="always")
-def put_node(buf, at, first, type_sid, in_a, in_b, value_sid, with_output, kind, attr, v, strings, str_off, attr_word):
-    """One node of the questions-JSON program: {"type","inputs","value_inputs"[,"_output"]}."""
-    if not first:
-        buf[at] = 44
-        at += 1
-    at = put_bytes(buf, at, _B_TYPE)
-    at = put(buf, at, strings, str_off, type_sid)
-    at = put_bytes(buf, at, _B_INPUTS)
-    if in_a >= 0:
-        at = put_int(buf, at, in_a)
-        if in_b >= 0:
-            buf[at] = 44
-            at = put_int(buf, at + 1, in_b)
-    at = put_bytes(buf, at, _B_VALUE_INPUTS)
-    if value_sid >= 0:
-        buf[at] = 34
-        at = put(buf, at + 1, strings, str_off, value_sid)
-        buf[at] = 34
-        at += 1
-    buf[at] = 93
-    at += 1
-    if with_output:
-        at = put_bytes(buf, at, _B_OUTPUT)
-        at = put_output(buf, at, kind, attr, v, strings, str_off, attr_word)
-    buf[at] = 125
-    return at + 1
-
-
-@njit(cache=True, inline="always")
-def render_program(buf, at, ti, b, params, vals, with_output, op, in0, in1, suffix, related, attr, kind, kp, kpa, rp,
-                   sp, nnodes, relbits, attrbits, strings, str_off, word, node_type, filter_type, suffix_type,
-                   relate_type, attr_word, imap):
-    """``records.expand_program`` of one question as questions-JSON text into buf[at:]; returns the end."""
-    buf[at] = 91
-    at += 1
-    e = 0  # emitted nodes
-    for k in range(nnodes[ti]):
-        o_ = op[ti, k]
-        a0, a1 = in0[ti, k], in1[ti, k]
-        if o_ == FILTER:
-            cur = imap[a0]
-            s = vals[a0]
-            if related[ti, k]:
-                r = params[rp[ti, k]]
-                s = relbits[b, vals[a0], r]
-                at = put_node(buf, at, e == 0, relate_type, cur, -1, word[RELATION_TYPE, r + 1], with_output, SET, -1,
-                              s, strings, str_off, attr_word)
-                cur, e = e, e + 1
-            for i in range(4):
-                p = kp[ti, k, i]
-                if p < 0 or params[p] < 0:
-                    continue
-                a = kpa[ti, k, i]
-                s = s & attrbits[b, a, params[p]]
-                at = put_node(buf, at, e == 0, filter_type[a], cur, -1, word[a, params[p] + 1], with_output, SET, -1, s,
-                              strings, str_off, attr_word)
-                cur, e = e, e + 1
-            sf = suffix[ti, k]
-            if sf != 0:
-                kd = OBJECT if sf == ONE else (INT if sf == COUNTED else BOOL)
-                at = put_node(buf, at, e == 0, suffix_type[sf], cur, -1, -1, with_output, kd, -1, vals[k], strings,
-                              str_off, attr_word)
-                cur, e = e, e + 1
-            imap[k] = cur
-            continue
-        value = -1
-        if o_ == RELATE:
-            value = word[RELATION_TYPE, params[rp[ti, k]] + 1]
-        elif o_ == FILTER_ATTR:
-            value = word[attr[ti, k], params[sp[ti, k]] + 1]
-        at = put_node(buf, at, e == 0, node_type[ti, k], imap[a0] if a0 >= 0 else -1, imap[a1] if a1 >= 0 else -1,
-                      value, with_output, kind[ti, k], attr[ti, k], vals[k], strings, str_off, attr_word)
-        imap[k] = e
-        e += 1
-    buf[at] = 93
-    return at + 1
-
-
-@njit(cache=True, inline="always")
-def put_answer(buf, at, akind, aattr, code, as_json, strings, str_off, attr_word):
-    """The answer: CLEVR's raw value as JSON (true, 3, "red") or the Parquet string (yes, 3, red)."""
-    if akind == BOOL:
-        if as_json:
-            return put_bytes(buf, at, _B_TRUE if code else _B_FALSE)
-        return put_bytes(buf, at, _B_YES if code else _B_NO)
-    if akind == INT:
-        return put_int(buf, at, code)
-    if as_json:
-        buf[at] = 34
-        at = put(buf, at + 1, strings, str_off, attr_word[aattr, code])
-        buf[at] = 34
-        return at + 1
-    return put(buf, at, strings, str_off, attr_word[aattr, code])
-
-
 @njit(cache=True)
 def write_block(acc_b, acc_t, acc_m, acc_a, acc_p, acc_v, pos, seed, with_output, answer_json, P, ptype, nparams,
                 relbits, attrbits, TP, other_thing_is_value):
-    """The block's accepted questions as three string columns, (bytes, offsets) each: the question,
-    the program (questions-JSON text, with ``_output`` if ``with_output``), the answer (as JSON if
-    ``answer_json``: true, 3, "red"; else as the Parquet string: yes, 3, red)."""
+    """The block's accepted questions as three string columns, (bytes, offsets) each: the question
+    (``text.render``), the program (questions-JSON text of ``records.expand_program``, with
+    ``_output`` if ``with_output``), the answer (as JSON if ``answer_json``: true, 3, "red"; else as
+    the Parquet string: yes, 3, red).
+
+    Each question is written into fixed scratch buffers by closures over the block's arrays (numba
+    refcounts every array passed to a function, even an inlined one, with an atomic operation), then
+    copied once into the growing columns."""
     (op, in0, in1, suffix, related, attr, kind, kp, kpa, rp, sp, ctid, nnodes, nvals, keys,
      ct_base, ct_related, ct_allowed, ct_nallowed) = P
     (strings, str_off, var_start, var_ops_start, ops, word, syn_start, syn_count, syn_ids, other, pair, node_type,
      filter_type, suffix_type, relate_type, attr_word, answer_kind, answer_attr, filename, family) = TP
     Q = acc_b.shape[0]
     L = op.shape[1]
-    bound = 1024 + L * 6 * (160 + 4 * relbits.shape[1])  # one program at most
-    scratch, scratch2 = np.empty(4096, np.uint8), np.empty(4096, np.uint8)
+    T1, T2 = np.empty(8192, np.uint8), np.empty(8192, np.uint8)  # a question's text, before and after clean-up
+    PS = np.empty(1024 + L * 6 * (200 + 4 * relbits.shape[1]), np.uint8)  # a question's program
+    AS = np.empty(256, np.uint8)  # its answer
     shown = np.zeros(max(1, ptype.shape[1]), np.int64)
     imap = np.zeros(L, np.int64)
-    qb, pb, ab = np.empty(Q * 64 + 64, np.uint8), np.empty(Q * 256 + 64, np.uint8), np.empty(Q * 8 + 64, np.uint8)
+    qb, pb, ab = np.empty(Q * 96 + 64, np.uint8), np.empty(Q * (1024 if with_output else 700) + 64, np.uint8), \
+        np.empty(Q * 8 + 64, np.uint8)
     qo, po, ao = np.zeros(Q + 1, np.int64), np.zeros(Q + 1, np.int64), np.zeros(Q + 1, np.int64)
+
+    def t_put(at, sid):  # string sid into T1
+        a, z = str_off[sid], str_off[sid + 1]
+        if z - a <= 16:
+            _copy16(T1, at, strings, a)
+        else:
+            _memcpy(T1, at, strings, a, z - a)
+        return at + z - a
+
+    def p_put(at, sid):  # string sid into PS
+        a, z = str_off[sid], str_off[sid + 1]
+        if z - a <= 16:
+            _copy16(PS, at, strings, a)
+        else:
+            _memcpy(PS, at, strings, a, z - a)
+        return at + z - a
+
+    def p_lit(at, lit):  # a constant into PS
+        _memcpy(PS, at, lit, 0, lit.shape[0])
+        return at + lit.shape[0]
+
+    def p_int(at, v):  # decimal digits into PS
+        if v < 0:
+            PS[at] = 45
+            at += 1
+            v = -v
+        if v < 10:
+            PS[at] = 48 + v
+            return at + 1
+        n, x = 0, v
+        while x > 0:
+            n += 1
+            x //= 10
+        for i in range(n - 1, -1, -1):
+            PS[at + i] = 48 + v % 10
+            v //= 10
+        return at + n
+
+    def p_output(at, kd, a, v):  # a node's _output
+        if kd == SET:
+            PS[at] = 91
+            at += 1
+            first = True
+            while v:
+                if not first:
+                    PS[at] = 44
+                    at += 1
+                at = p_int(at, lowest(v))
+                v &= v - 1
+                first = False
+            PS[at] = 93
+            return at + 1
+        if kd == BOOL:
+            return p_lit(at, _B_TRUE if v else _B_FALSE)
+        if kd == ATTR:
+            PS[at] = 34
+            at = p_put(at + 1, attr_word[a, v])
+            PS[at] = 34
+            return at + 1
+        return p_int(at, v)  # object, int
+
+    def p_node(at, first, type_sid, in_a, in_b, value_sid, kd, a, v):  # {"type","inputs","value_inputs"[,"_output"]}
+        if not first:
+            PS[at] = 44
+            at += 1
+        at = p_lit(at, _B_TYPE)
+        at = p_put(at, type_sid)
+        at = p_lit(at, _B_INPUTS)
+        if in_a >= 0:
+            at = p_int(at, in_a)
+            if in_b >= 0:
+                PS[at] = 44
+                at = p_int(at + 1, in_b)
+        at = p_lit(at, _B_VALUE_INPUTS)
+        if value_sid >= 0:
+            PS[at] = 34
+            at = p_put(at + 1, value_sid)
+            PS[at] = 34
+            at += 1
+        PS[at] = 93
+        at += 1
+        if with_output:
+            at = p_lit(at, _B_OUTPUT)
+            at = p_output(at, kd, a, v)
+        PS[at] = 125
+        return at + 1
+
+    def text(q):  # text.render of question q into T2; returns its length
+        ti = acc_t[q]
+        k = text_key(seed, pos[acc_b[q]], ti, acc_m[q])
+        nvar = var_start[ti + 1] - var_start[ti]
+        v = var_start[ti] + pick(k, 0, nvar)
+        for i in range(nparams[ti]):  # each parameter's word or a synonym (slot 1 + i)
+            ty, code = ptype[ti, i], acc_p[q, i]
+            cnt = syn_count[ty, code + 1]
+            if cnt > 0:
+                shown[i] = syn_ids[syn_start[ty, code + 1] + pick(k, 1 + i, cnt)]
+            else:
+                shown[i] = word[ty, code + 1]
+        n, j, skip = 0, 0, False
+        for x in range(var_ops_start[v], var_ops_start[v + 1]):
+            kd, arg = ops[x, 0], ops[x, 1]
+            if kd == OPEN:
+                skip = pick(k, BRACKET_SLOT + j, 2) != 1
+                j += 1
+            elif kd == CLOSE:
+                skip = False
+            elif not skip:
+                n = t_put(n, arg if kd == LIT else shown[arg])
+        n = collapse(T1, n, T2, 0)
+        if other[ti]:
+            drop = False
+            for a in range(4):
+                v1, v2 = acc_p[q, pair[ti, a]], acc_p[q, pair[ti, a + 4]]
+                if v1 != v2 and ((v1 >= 0 and v2 >= 0) or (a == 3 and other_thing_is_value)):
+                    drop = True
+            if drop:
+                n = replace_all(T2, n, _B_OTHER, _B_SPACE, T1)
+                n = replace_all(T1, n, _B_ANOTHER, _B_A, T2)
+        return n
+
+    def program(q):  # records.expand_program of question q as JSON text into PS; returns its length
+        ti, b = acc_t[q], acc_b[q]
+        PS[0] = 91
+        at = 1
+        e = 0  # emitted nodes
+        for k in range(nnodes[ti]):
+            o_ = op[ti, k]
+            a0, a1 = in0[ti, k], in1[ti, k]
+            if o_ == FILTER:
+                cur = imap[a0]
+                s = acc_v[q, a0]
+                if related[ti, k]:
+                    r = acc_p[q, rp[ti, k]]
+                    s = relbits[b, acc_v[q, a0], r]
+                    at = p_node(at, e == 0, relate_type, cur, -1, word[RELATION_TYPE, r + 1], SET, -1, s)
+                    cur, e = e, e + 1
+                for i in range(4):
+                    p = kp[ti, k, i]
+                    if p < 0 or acc_p[q, p] < 0:
+                        continue
+                    a = kpa[ti, k, i]
+                    s = s & attrbits[b, a, acc_p[q, p]]
+                    at = p_node(at, e == 0, filter_type[a], cur, -1, word[a, acc_p[q, p] + 1], SET, -1, s)
+                    cur, e = e, e + 1
+                sf = suffix[ti, k]
+                if sf != 0:
+                    kd = OBJECT if sf == ONE else (INT if sf == COUNTED else BOOL)
+                    at = p_node(at, e == 0, suffix_type[sf], cur, -1, -1, kd, -1, acc_v[q, k])
+                    cur, e = e, e + 1
+                imap[k] = cur
+                continue
+            value = -1
+            if o_ == RELATE:
+                value = word[RELATION_TYPE, acc_p[q, rp[ti, k]] + 1]
+            elif o_ == FILTER_ATTR:
+                value = word[attr[ti, k], acc_p[q, sp[ti, k]] + 1]
+            at = p_node(at, e == 0, node_type[ti, k], imap[a0] if a0 >= 0 else -1, imap[a1] if a1 >= 0 else -1,
+                        value, kind[ti, k], attr[ti, k], acc_v[q, k])
+            imap[k] = e
+            e += 1
+        PS[at] = 93
+        return at + 1
+
+    def answer(q):  # the answer into AS; returns its length
+        ti, code = acc_t[q], acc_a[q]
+        akind = answer_kind[ti]
+        if akind == BOOL:
+            if answer_json:
+                lit = _B_TRUE if code else _B_FALSE
+            else:
+                lit = _B_YES if code else _B_NO
+            _memcpy(AS, 0, lit, 0, lit.shape[0])
+            return lit.shape[0]
+        if akind == INT:
+            n = p_int(0, code)  # digits via PS, then moved
+            _memcpy(AS, 0, PS, 0, n)
+            return n
+        sid = attr_word[answer_attr[ti], code]
+        a, z = str_off[sid], str_off[sid + 1]
+        if answer_json:
+            AS[0] = 34
+            _memcpy(AS, 1, strings, a, z - a)
+            AS[z - a + 1] = 34
+            return z - a + 2
+        _memcpy(AS, 0, strings, a, z - a)
+        return z - a
+
     jq, jp, ja = 0, 0, 0
     for q in range(Q):
-        b, ti = acc_b[q], acc_t[q]
-        params, vals = acc_p[q], acc_v[q]
-        k = text_key(seed, pos[b], ti, acc_m[q])
-        qb = grow(qb, jq, 4096)
-        jq = render_text(qb, jq, scratch, scratch2, ti, params, ptype, nparams, k, strings, str_off, var_start,
-                         var_ops_start, ops, word, syn_start, syn_count, syn_ids, other, pair, other_thing_is_value, shown)
+        n = text(q)
+        qb = grow(qb, jq, n + 16)
+        jq = put_range(qb, jq, T2, 0, n)
         qo[q + 1] = jq
-        pb = grow(pb, jp, bound)
-        jp = render_program(pb, jp, ti, b, params, vals, with_output, op, in0, in1, suffix, related, attr, kind, kp,
-                            kpa, rp, sp, nnodes, relbits, attrbits, strings, str_off, word, node_type, filter_type,
-                            suffix_type, relate_type, attr_word, imap)
+        n = program(q)
+        pb = grow(pb, jp, n + 16)
+        jp = put_range(pb, jp, PS, 0, n)
         po[q + 1] = jp
-        ab = grow(ab, ja, 64)
-        ja = put_answer(ab, ja, answer_kind[ti], answer_attr[ti], acc_a[q], answer_json, strings, str_off, attr_word)
+        n = answer(q)
+        ab = grow(ab, ja, n + 16)
+        ja = put_range(ab, ja, AS, 0, n)
         ao[q + 1] = ja
     return qb[:jq], qo, pb[:jp], po, ab[:ja], ao
 
