@@ -166,20 +166,6 @@ def key_index(params, kp_row, kpa_row):
     return (((v0 + 1) * 9 + (v1 + 1)) * 3 + (v2 + 1)) * 4 + (v3 + 1)
 
 
-@njit(cache=True, inline="always")
-def rejected(hist_row, nb, a, sorted_buf):
-    """``generate.rejected``: c > 1.1 x the runner-up count, or c > 5 x max(median, 5)."""
-    c = hist_row[a]
-    for i in range(nb):  # insertion sort: at most 11 bins
-        v = hist_row[i]
-        j = i
-        while j > 0 and sorted_buf[j - 1] > v:
-            sorted_buf[j] = sorted_buf[j - 1]
-            j -= 1
-        sorted_buf[j] = v
-    return np.float64(c) > 1.1 * np.float64(sorted_buf[nb - 2]) or c > 5 * max(sorted_buf[nb // 2], 5)
-
-
 @njit(cache=True)
 def stable_order(use, order, bucket):
     """``np.argsort(use, kind="stable")`` into ``order`` (a counting sort: use counts are small)."""
@@ -229,11 +215,11 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
     pk = np.zeros(K, np.int64)
     pkbits = np.zeros(K, np.int64)
     pkscnt = np.zeros(K, np.int64)
-    prm = np.full((T, draws, Pmax), -1, np.int64)
     order = np.zeros(T, np.int64)
     bucket = np.zeros(T * draws + 2, np.int64)
-    vals, pre = np.zeros(L, np.int64), np.zeros(L, np.int64)
-    vals2, pre2 = np.zeros(L, np.int64), np.zeros(L, np.int64)
+    # the current row: params, node outputs and filter inputs (row 1: the degeneracy test's re-run)
+    PRM = np.full(Pmax, -1, np.int64)
+    VALS, PRE = np.zeros((2, L), np.int64), np.zeros((2, L), np.int64)
     sorted_buf = np.zeros(MAX_BINS, np.int64)
     npk_box = np.zeros(1, np.int64)  # the current scene's present keys and id, read by run()
     scene_box = np.zeros(1, np.int64)
@@ -351,21 +337,21 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
             return -2 - min(rank, K - 1), j  # caller reads absent_keys' list, made only when needed)
         return pk[c_mem[ct, slot, j, local % 2, rank]], j
 
-    def run(ti, b, draw, sample, replace, params, vals, pre):
-        """One row of template ``ti`` on scene ``b``: draws its params (``sample``) or uses them, node
-        outputs in ``vals`` (sets as object bits), filter / count / exist inputs in ``pre``. ``replace``:
+    def run(ti, b, draw, sample, replace, w):
+        """One row of template ``ti`` on scene ``b``: draws its params into PRM (``sample``) or uses
+        them, node outputs in VALS[w] (sets as object bits), filter / count / exist inputs in PRE[w]. ``replace``:
         a node whose output is the whole scene (the degeneracy test), or -1. False where the row has no
         answer ('__INVALID__', or a node with no option); the remaining nodes are then not run."""
         N = relbits.shape[1]
         for k in range(nnodes[ti]):
             o_ = op[ti, k]
             a0 = in0[ti, k]
-            x = vals[a0] if a0 >= 0 else 0
+            x = VALS[w, a0] if a0 >= 0 else 0
             if k == replace:
-                vals[k] = maskbits[b]
+                VALS[w, k] = maskbits[b]
                 continue
             if o_ == SCENE:
-                vals[k] = maskbits[b]
+                VALS[w, k] = maskbits[b]
             elif o_ == FILTER:
                 rel = related[ti, k]
                 if sample:
@@ -383,7 +369,7 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
                         if op[ti, a0] == SCENE:
                             slot = 0
                         elif op[ti, a0] == SAME:
-                            slot = 1 + N + attr[ti, a0] * N + vals[in0[ti, a0]]
+                            slot = 1 + N + attr[ti, a0] * N + VALS[w, in0[ti, a0]]
                     if slot < 0:  # any other set: a hashed slot, tagged with the set
                         slot = 1 + 5 * N + ((x * 0x9E3779B1) >> 7) % HASHED
                     cache = slot
@@ -405,83 +391,96 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
                     for i in range(4):
                         p = kp[ti, k, i]
                         if p >= 0:
-                            params[p] = keys[key, kpa[ti, k, i]]
+                            PRM[p] = keys[key, kpa[ti, k, i]]
                     if rel:
-                        params[rp[ti, k]] = j
-                s = relbits[b, x, params[rp[ti, k]]] if rel else x
-                f = s & keybits[b, key_index(params, kp[ti, k], kpa[ti, k])]
-                pre[k] = f
+                        PRM[rp[ti, k]] = j
+                s = relbits[b, x, PRM[rp[ti, k]]] if rel else x
+                f = s & keybits[b, key_index(PRM, kp[ti, k], kpa[ti, k])]
+                PRE[w, k] = f
                 sf = suffix[ti, k]
                 if sf == PLAIN:
-                    vals[k] = f
+                    VALS[w, k] = f
                 elif sf == ONE:
                     if popcount(f) != 1:
                         return False
-                    vals[k] = lowest_bit(f)
+                    VALS[w, k] = lowest_bit(f)
                 elif sf == COUNTED:
-                    vals[k] = popcount(f)
+                    VALS[w, k] = popcount(f)
                 else:
-                    vals[k] = 1 if f != 0 else 0
+                    VALS[w, k] = 1 if f != 0 else 0
             elif o_ == RELATE:
                 if sample:
-                    params[rp[ti, k]] = min(np.int64(uniform(seed, pos[b], ti, draw, k) * 4.0), 3)
-                vals[k] = relbits[b, x, params[rp[ti, k]]]
+                    PRM[rp[ti, k]] = min(np.int64(uniform(seed, pos[b], ti, draw, k) * 4.0), 3)
+                VALS[w, k] = relbits[b, x, PRM[rp[ti, k]]]
             elif o_ == FILTER_ATTR:
                 a = attr[ti, k]
                 if sample:
-                    params[sp[ti, k]] = min(np.int64(uniform(seed, pos[b], ti, draw, k) * nvals[a]), nvals[a] - 1)
-                vals[k] = x & attrbits[b, a, params[sp[ti, k]]]
+                    PRM[sp[ti, k]] = min(np.int64(uniform(seed, pos[b], ti, draw, k) * nvals[a]), nvals[a] - 1)
+                VALS[w, k] = x & attrbits[b, a, PRM[sp[ti, k]]]
             elif o_ == SAME:
                 a = attr[ti, k]
-                vals[k] = attrbits[b, a, attrs[b, x, a]] & ~(np.int64(1) << x)
+                VALS[w, k] = attrbits[b, a, attrs[b, x, a]] & ~(np.int64(1) << x)
             elif o_ == UNION:
-                vals[k] = x | vals[in1[ti, k]]
+                VALS[w, k] = x | VALS[w, in1[ti, k]]
             elif o_ == INTERSECT:
-                vals[k] = x & vals[in1[ti, k]]
+                VALS[w, k] = x & VALS[w, in1[ti, k]]
             elif o_ == COUNT:
-                pre[k] = x
-                vals[k] = popcount(x)
+                PRE[w, k] = x
+                VALS[w, k] = popcount(x)
             elif o_ == EXIST:
-                pre[k] = x
-                vals[k] = 1 if x != 0 else 0
+                PRE[w, k] = x
+                VALS[w, k] = 1 if x != 0 else 0
             elif o_ == UNIQUE:
                 if popcount(x) != 1:
                     return False
-                vals[k] = lowest_bit(x)
+                VALS[w, k] = lowest_bit(x)
             elif o_ == QUERY:
-                vals[k] = attrs[b, x, attr[ti, k]]
+                VALS[w, k] = attrs[b, x, attr[ti, k]]
             elif o_ == EQUAL:
-                vals[k] = 1 if x == vals[in1[ti, k]] else 0
+                VALS[w, k] = 1 if x == VALS[w, in1[ti, k]] else 0
             elif o_ == LESS:
-                vals[k] = 1 if x < vals[in1[ti, k]] else 0
+                VALS[w, k] = 1 if x < VALS[w, in1[ti, k]] else 0
             elif o_ == GREATER:
-                vals[k] = 1 if x > vals[in1[ti, k]] else 0
+                VALS[w, k] = 1 if x > VALS[w, in1[ti, k]] else 0
         return True
 
-    def is_valid(ti, b, params, vals, pre):
+    def is_valid(ti, b):
         """``validity.valid_rows`` for a row that ran: NEQ / OUT_NEQ, the answer's range, CLEVR's
         degeneracy test (a raw relate replaced by the scene keeps the answer)."""
         for c in range(ncons[ti]):
             typ, i, j = cons[ti, c, 0], cons[ti, c, 1], cons[ti, c, 2]
             if typ == OUT_NEQ:
                 if kind[ti, i] == INT and kind[ti, j] == INT and not out_neq_counts:
-                    if pre[i] == pre[j]:
+                    if PRE[0, i] == PRE[0, j]:
                         return False
-                elif vals[i] == vals[j]:
+                elif VALS[0, i] == VALS[0, j]:
                     return False
             elif typ == NEQ:
-                v1, v2 = params[i], params[j]
+                v1, v2 = PRM[i], PRM[j]
                 if v1 >= 0 and v2 >= 0 and ((v1 != v2) if neq_inverted else (v1 == v2)):
                     return False
         last = nnodes[ti] - 1
-        ans = vals[last]
+        ans = VALS[0, last]
         if ans < 0 or ans > MAX_BINS - 1:
             return False
         for k in range(nnodes[ti]):
             if op[ti, k] == RELATE:
-                if run(ti, b, 0, False, k, params, vals2, pre2) and vals2[last] == ans:
+                if run(ti, b, 0, False, k, 1) and VALS[1, last] == ans:
                     return False
         return True
+
+    def rejected(ti, a):
+        """``generate.rejected``: c > 1.1 x the runner-up count, or c > 5 x max(median, 5)."""
+        nb = nbins[ti]
+        for i in range(nb):  # insertion sort: at most 11 bins
+            v = hist[ti, i]
+            j = i
+            while j > 0 and sorted_buf[j - 1] > v:
+                sorted_buf[j] = sorted_buf[j - 1]
+                j -= 1
+            sorted_buf[j] = v
+        c = hist[ti, a]
+        return np.float64(c) > 1.1 * np.float64(sorted_buf[nb - 2]) or c > 5 * max(sorted_buf[nb // 2], 5)
 
     q = 0
     for b in range(B):
@@ -499,30 +498,31 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
             stats[0] += 1
             got, q0 = 0, q
             d, avail, r, n_valid = 0, min(rounds[0], draws), 1, 0
-            row = prm[0, 0]
             while d < avail:
-                row = prm[ti, d]
-                row[:] = -1
+                for i in range(Pmax):
+                    PRM[i] = -1
                 stats[1] += 1
-                if run(ti, b, d, True, -1, row, vals, pre) and is_valid(ti, b, row, vals, pre):
+                if run(ti, b, d, True, -1, 0) and is_valid(ti, b):
                     n_valid += 1
-                    a = vals[nnodes[ti] - 1]
+                    a = VALS[0, nnodes[ti] - 1]
                     dup = False
                     if ipt > 1:  # the same params twice in one scene and template: once
                         for qq in range(q0, q):
                             same = True
                             for i in range(nparams[ti]):
-                                if acc_p[qq, i] != row[i]:
+                                if acc_p[qq, i] != PRM[i]:
                                     same = False
                                     break
                             if same:
                                 dup = True
                                 break
-                    if not dup and not rejected(hist[ti], nbins[ti], a, sorted_buf):
+                    if not dup and not rejected(ti, a):
                         hist[ti, a] += 1
                         acc_b[q], acc_t[q], acc_m[q], acc_a[q] = b, ti, d, a
-                        acc_p[q, :] = row
-                        acc_v[q, :] = vals
+                        for i in range(Pmax):
+                            acc_p[q, i] = PRM[i]
+                        for i in range(L):
+                            acc_v[q, i] = VALS[0, i]
                         q += 1
                         got += 1
                         if got >= ipt:
