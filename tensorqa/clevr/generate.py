@@ -256,8 +256,7 @@ def _shard_questions(store_path, templates_dir, synonyms_path, opt: Options, num
     if not templates_dir and not tdir.is_dir():
         raise TensorQAError(f"{tdir}: CLEVR 1.0's template files are not here (tensorqa does not ship CLEVR's files): "
                             "give --templates-dir (CLEVR's question_generation/CLEVR_1.0_templates) and --synonyms")
-    templates = load_templates(tdir)
-    syn = load_synonyms(synonyms_path if synonyms_path else (SHARED_CLEVR / "synonyms.json" if not templates_dir else None))
+    templates, syn = _templates_and_synonyms(templates_dir, synonyms_path)
     gc_was_enabled = gc.isenabled()
     gc.disable()  # the records make no reference cycles; the collector's scans were 8-15 % of a run
     try:
@@ -359,9 +358,21 @@ def generate_store(store_path, out, templates_dir=None, synonyms_path=None, fmt:
 
 
 def _templates_and_synonyms(templates_dir, synonyms_path) -> tuple[list[Template], dict]:
+    """The run's templates and synonyms, read once per process for the same files (keyed by their
+    paths, sizes and modification times)."""
     tdir = Path(templates_dir) if templates_dir else SHARED_CLEVR / "CLEVR_1.0_templates"
-    syn = load_synonyms(synonyms_path if synonyms_path else (SHARED_CLEVR / "synonyms.json" if not templates_dir else None))
-    return load_templates(tdir), syn
+    spath = synonyms_path if synonyms_path else (SHARED_CLEVR / "synonyms.json" if not templates_dir else None)
+    files = sorted(tdir.glob("*.json")) if tdir.is_dir() else []
+    stamp = tuple((str(f), f.stat().st_mtime_ns, f.stat().st_size) for f in files + ([Path(spath)] if spath and
+                                                                                         Path(spath).is_file() else []))
+    key = (str(tdir), str(spath), stamp)
+    if key not in _LOADED:
+        _LOADED.clear()
+        _LOADED[key] = (load_templates(tdir), load_synonyms(spath))
+    return _LOADED[key]
+
+
+_LOADED: dict = {}
 
 
 def _as_columns(part: dict, templates_dir, synonyms_path) -> dict:
