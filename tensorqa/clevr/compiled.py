@@ -207,8 +207,14 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
     absent_stamp = np.full(CT, -1, np.int64)
     c_n = np.zeros((CT, S_, 4 * LOCAL), np.int64)
     c_w = np.zeros((CT, S_, 4 * LOCAL), np.float64)
-    c_mem = np.zeros((CT, S_, 4, 2, min(K, 16 * max(N, 1))), np.int16)  # a scene has at most 16 keys per object
-    c_len = np.zeros((CT, S_, 4, 2), np.int64)
+    KW = (K + 63) // 64  # words of a bit set over a scene's present keys
+    c_bits = np.zeros((CT, S_, 4, 2, KW), np.int64)
+    obj_keys = np.zeros((max(N, 1), KW), np.int64)  # per object: the present keys that match it
+    scnt1 = np.zeros(KW, np.int64)  # the present keys that match one object
+    allowed_bits = np.zeros((CT, KW), np.int64)
+    allowed_stamp = np.full(CT, -1, np.int64)
+    words_box = np.zeros(1, np.int64)
+    maskbits_box = np.zeros(1, np.int64)
     sets = np.zeros(4, np.int64)
     cdf = np.zeros(4 * LOCAL, np.float64)
     present = np.zeros(K, np.bool_)
@@ -235,48 +241,73 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
         """``grid._option_classes`` for the input sets ``sets[:J]`` (one per relation for relate_filter*;
         ``whole``: the input is the whole scene), into the block's caches at [ct, slot]: the class sizes
         c_n[.., j * 6 + c] (the keys matching no object included), one option's weight c_w[.., j * 6 + c],
-        and the present keys that are options, as positions in ``pk`` in key order, split by whether the
-        relation removes nothing (``trivial``): c_mem[.., j, trivial, :c_len[.., j, trivial]].
+        and the present keys that are options, as bit sets over their positions in ``pk`` (key order),
+        split by whether the relation removes nothing (``trivial``): c_bits[.., j, trivial, :].
 
         A present key's class is 2 x (membership - 1) + trivial, membership 1 = an option, 2 = an extra key
         only, 3 = both (``grid._option_classes``). Options of ``filter_unique`` / ``filter`` are members 1;
         of ``filter_count`` / ``filter_exist`` (the present allowed keys) members 3 where the extra keys may
         match objects (CLEVR's defect 1) and extras exist, else 1; the absent allowed keys are members 2
         (trivial for relate) and live in ``absent_keys``'s list. So each (relation, trivial) has one class
-        of present keys, and a draw indexes its list directly."""
+        of present keys, and a draw selects in its bit set.
+
+        Bit-parallel over the present keys: with M[i] the keys matching object i, |s ∩ key| = 1 is
+        ``once & ~twice`` accumulated over the objects of s, |s ∩ key| = |scene ∩ key| (trivial) is no
+        match among the objects outside s, and NULL constraints are the mask ``allowed_bits``."""
         base, rel = ct_base[ct], ct_related[ct]
         counted = base == COUNTED or base == EXISTS
-        allowed = ct_allowed[ct]  # 1-D views, taken once: the inner loops index one axis
+        W = words_box[0]
+        if allowed_stamp[ct] != scene_box[0]:  # the present keys this table's NULL constraints allow
+            for w in range(W):
+                allowed_bits[ct, w] = 0
+            for p in range(npk_box[0]):
+                if ct_allowed[ct, pk[p]]:
+                    allowed_bits[ct, p >> 6] |= np.int64(1) << (p & 63)
+            allowed_stamp[ct] = scene_box[0]
         nap = 0
-        for p in range(npk_box[0]):
-            if allowed[pk[p]]:
-                nap += 1
+        for w in range(W):
+            nap += popcount(allowed_bits[ct, w])
         absent = ct_nallowed[ct] - nap  # allowed keys that match no object
-        n_row = c_n[ct, slot]
         for i in range(J * LOCAL):
-            n_row[i] = 0
+            c_n[ct, slot, i] = 0
+        mb = maskbits_box[0]
         for j in range(J):
             s = sets[j]
-            m0, m1 = c_mem[ct, slot, j, 0], c_mem[ct, slot, j, 1]
             n0, n1, n_one = 0, 0, 0
-            for p in range(npk_box[0]):  # branch-free: the tests below are data-dependent and unpredictable
-                k = pk[p]
-                sc = pkscnt[p]
-                cnt = sc if whole else popcount(pkbits[p] & s)
-                if base == ONE:
-                    o = np.int64(cnt == 1)
-                elif base == PLAIN:
-                    o = np.int64(cnt >= 1) & np.int64(rel == 1 or k != 0)  # filter drops the all-unspecified key
+            for w in range(W):
+                once, twice, outside = np.int64(0), np.int64(0), np.int64(0)
+                if not whole:
+                    x = mb
+                    while x:
+                        i = lowest_bit(x)
+                        x &= x - 1
+                        m = obj_keys[i, w]
+                        if (s >> i) & 1:
+                            twice |= once & m
+                            once |= m
+                        else:
+                            outside |= m
+                al = allowed_bits[ct, w]
+                if whole:
+                    one = scnt1[w]
+                    any_ = al  # every present key matches some object of the scene
                 else:
-                    o = np.int64(1)  # count / exist: keys present in the scene
-                o &= np.int64(allowed[k])
-                t = np.int64(cnt == sc) & rel
-                m1[n1] = p
-                m0[n0] = p
-                n1 += o & t
-                n0 += o & (1 - t)
-                n_one += o & np.int64(cnt == 1)
-            c_len[ct, slot, j, 0], c_len[ct, slot, j, 1] = n0, n1
+                    one = once & ~twice
+                    any_ = once
+                if base == ONE:
+                    opt = one & al
+                elif base == PLAIN:
+                    opt = any_ & al
+                    if rel == 0 and w == 0 and pk[0] == 0:
+                        opt &= ~np.int64(1)  # filter drops the all-unspecified key (key 0, first when present)
+                else:
+                    opt = al  # count / exist: keys present in the scene
+                triv = (opt & ~outside) if rel else np.int64(0)
+                c_bits[ct, slot, j, 0, w] = opt & ~triv
+                c_bits[ct, slot, j, 1, w] = triv
+                n0 += popcount(opt & ~triv)
+                n1 += popcount(triv)
+                n_one += popcount(one & opt)
             n_opt = n0 + n1
             n_extra = n_opt if base == EXISTS else n_one
             has_extra = counted and n_extra > 0
@@ -335,7 +366,16 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
         j, local = c // LOCAL, c % LOCAL
         if counted and local == 2 + rel:  # extra keys only: the allowed keys that match no object (the
             return -2 - min(rank, K - 1), j  # caller reads absent_keys' list, made only when needed)
-        return pk[c_mem[ct, slot, j, local % 2, rank]], j
+        t = local % 2
+        for w in range(words_box[0]):  # the rank-th set bit of the class's bit set
+            x = c_bits[ct, slot, j, t, w]
+            c_w_ = popcount(x)
+            if rank < c_w_:
+                for _ in range(rank):
+                    x &= x - 1
+                return pk[(w << 6) + lowest_bit(x)], j
+            rank -= c_w_
+        return K - 1, j
 
     def run(ti, b, draw, sample, replace, w):
         """One row of template ``ti`` on scene ``b``: draws its params into PRM (``sample``) or uses
@@ -488,6 +528,20 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
             use[:] = 0
             hist[:, :] = 0
         npk_box[0] = scene_keys(keybits[b], present, pk, pkbits, pkscnt)
+        words_box[0] = (npk_box[0] + 63) >> 6
+        maskbits_box[0] = maskbits[b]
+        for w in range(words_box[0]):
+            scnt1[w] = 0
+            for i in range(N):
+                obj_keys[i, w] = 0
+        for p in range(npk_box[0]):
+            bit = np.int64(1) << (p & 63)
+            if pkscnt[p] == 1:
+                scnt1[p >> 6] |= bit
+            x = pkbits[p]
+            while x:
+                obj_keys[lowest_bit(x), p >> 6] |= bit
+                x &= x - 1
         scene_box[0] = b
         stable_order(use, order, bucket)
         got_templates = 0

@@ -139,3 +139,37 @@ def test_plan_refuses_what_it_cannot_hold(tmp_path):
     assert not use_compiled(Options(), templates, {})
     with pytest.raises(TensorQAError, match="--engine compiled: .*escaping"):
         use_compiled(Options(engine="compiled"), templates, {})
+
+
+def test_compiled_rows_equal_the_grids_on_crowded_scenes():
+    """12 to 30 objects (CLEVR has at most 10): a scene's present keys span up to six words of the
+    class tables' bit sets, and relations come from random positions."""
+    from tensorqa.clevr.columns import param_order
+    from tensorqa.clevr.compiled_driver import Book, accept_block
+    from tensorqa.clevr.generate import Bookkeeping, choose_block
+    from tensorqa.clevr.plan import plans
+    from tensorqa.clevr.templates import load_synonyms, load_templates
+    from tensorqa.scenes.static_batch import StaticScene
+
+    templates = load_templates(TEMPLATES)
+    plan, _ = plans(templates, load_synonyms(SHARED / "data" / "clevr" / "synonyms.json"))
+    rng = np.random.default_rng(7)
+    scenes = []
+    for i in range(40):
+        n = int(rng.integers(12, 31))
+        attrs = np.stack([rng.integers(0, 2, n), rng.integers(0, 8, n), rng.integers(0, 2, n), rng.integers(0, 3, n)], 1)
+        d = (lambda xy: xy[None, :, :] - xy[:, None, :])(rng.normal(size=(n, 2)))
+        rel = np.stack([d[..., 0] < -0.2, d[..., 0] > 0.2, d[..., 1] < -0.2, d[..., 1] > 0.2], -1)
+        scenes.append(StaticScene(f"CLEVR_crowd_{i:06d}.png", "crowd", attrs, rel, np.zeros((n, 3), np.float32), i))
+    batch = StaticBatch.from_scenes(scenes)
+    for sem in (CLEVR, STRICT):
+        opt = Options(semantics=sem, templates_per_image=90)
+        with torch.inference_mode():
+            book = Bookkeeping(templates)
+            accepted, rows = choose_block(templates, batch, np.arange(40), book, opt)
+        want = [(b, t, m, int(rows[t].ans[b, m]), {p: int(v[b, m]) for p, v in rows[t].params.items()})
+                for b, t, m in accepted]
+        ab, at, am, aa, ap, _ = accept_block(plan, batch, np.arange(40), Book(len(templates)), opt)
+        got = [(int(ab[i]), int(at[i]), int(am[i]), int(aa[i]),
+                {p: int(v) for p, v in zip(param_order(templates[at[i]]), ap[i])}) for i in range(len(ab))]
+        assert len(want) > 2000 and got == want
