@@ -72,6 +72,22 @@ def lowest_bit(x):
 
 
 @njit(cache=True, inline="always")
+def select_bit(x, r):
+    """Index of the r-th (from 0) set bit of x (r < popcount(x)), by halving: six popcounts."""
+    pos = 0
+    for width in (32, 16, 8, 4, 2, 1):
+        low = x & ((np.int64(1) << width) - 1)
+        c = popcount(low)
+        if r >= c:
+            r -= c
+            x = (x >> width) & ((np.int64(1) << (64 - width)) - 1)
+            pos += width
+        else:
+            x = low
+    return pos
+
+
+@njit(cache=True, inline="always")
 def _mix(x):
     """``grid._mix``: a 32-bit finalizer on int64 (products wrap; the low 32 bits are exact)."""
     x = x & _M32
@@ -207,6 +223,7 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
     absent_stamp = np.full(CT, -1, np.int64)
     c_n = np.zeros((CT, S_, 4 * LOCAL), np.int64)
     c_w = np.zeros((CT, S_, 4 * LOCAL), np.float64)
+    c_cdf = np.zeros((CT, S_, 4 * LOCAL), np.float64)
     KW = (K + 63) // 64  # words of a bit set over a scene's present keys
     c_bits = np.zeros((CT, S_, 4, 2, KW), np.int64)
     obj_keys = np.zeros((max(N, 1), KW), np.int64)  # per object: the present keys that match it
@@ -216,7 +233,6 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
     words_box = np.zeros(1, np.int64)
     maskbits_box = np.zeros(1, np.int64)
     sets = np.zeros(4, np.int64)
-    cdf = np.zeros(4 * LOCAL, np.float64)
     present = np.zeros(K, np.bool_)
     pk = np.zeros(K, np.int64)
     pkbits = np.zeros(K, np.int64)
@@ -341,25 +357,26 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
             for j in range(J):
                 for m in range(1, LOCAL, 2):
                     c_w[ct, slot, j * LOCAL + m] = c_w[ct, slot, j * LOCAL + m] * keep
+        total = 0.0  # the cumulative masses, summed in grid._draw_key's order
+        for i in range(J * LOCAL):
+            total += np.float64(c_n[ct, slot, i]) * c_w[ct, slot, i]
+            c_cdf[ct, slot, i] = total
 
     def draw_key(u, J, ct, slot, counted, rel):
         """``grid._draw_key`` for one row from the class table at [ct, slot]: (key, relation), (-2 - r,
         relation) for the r-th allowed key that matches no object (:func:`absent_keys`), or (-1, -1) where
         no option has weight."""
         JL = J * LOCAL
-        total = 0.0
-        for i in range(JL):
-            total += np.float64(c_n[ct, slot, i]) * c_w[ct, slot, i]
-            cdf[i] = total
+        total = c_cdf[ct, slot, JL - 1]  # the table's cumulative masses (class_table)
         if not total > 0:
             return -1, -1
         x = u * total
         c = 0
-        while c < JL and cdf[c] <= x:
+        while c < JL and c_cdf[ct, slot, c] <= x:
             c += 1
         c = min(c, JL - 1)
         m_c = np.float64(c_n[ct, slot, c]) * c_w[ct, slot, c]
-        rest = (x - (cdf[c] - m_c)) / max(m_c, 1e-300)
+        rest = (x - (c_cdf[ct, slot, c] - m_c)) / max(m_c, 1e-300)
         n_c = c_n[ct, slot, c]
         rank = np.int64(rest * np.float64(n_c))
         rank = min(max(rank, 0), max(n_c - 1, 0))
@@ -371,9 +388,7 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
             x = c_bits[ct, slot, j, t, w]
             c_w_ = popcount(x)
             if rank < c_w_:
-                for _ in range(rank):
-                    x &= x - 1
-                return pk[(w << 6) + lowest_bit(x)], j
+                return pk[(w << 6) + select_bit(x, rank)], j
             rank -= c_w_
         return K - 1, j
 
