@@ -25,8 +25,30 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from tensorqa.clevr.plan import (BOOL, COUNT, COUNTED, EQUAL, EXIST, EXISTS, FILTER, FILTER_ATTR, GREATER, INT,
-                                 INTERSECT, LESS, NEQ, ONE, OUT_NEQ, PLAIN, QUERY, RELATE, SAME, SCENE, UNION, UNIQUE)
+from tensorqa.clevr.plan import (
+    BOOL,
+    COUNT,
+    COUNTED,
+    EQUAL,
+    EXIST,
+    EXISTS,
+    FILTER,
+    FILTER_ATTR,
+    GREATER,
+    INT,
+    INTERSECT,
+    LESS,
+    NEQ,
+    ONE,
+    OUT_NEQ,
+    PLAIN,
+    QUERY,
+    RELATE,
+    SAME,
+    SCENE,
+    UNION,
+    UNIQUE,
+)
 
 K = 324
 LOCAL = 6
@@ -519,9 +541,8 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
         if ans < 0 or ans > MAX_BINS - 1:
             return False
         for k in range(nnodes[ti]):
-            if op[ti, k] == RELATE:
-                if run(ti, b, 0, False, k, 1) and VALS[1, last] == ans:
-                    return False
+            if op[ti, k] == RELATE and run(ti, b, 0, False, k, 1) and VALS[1, last] == ans:
+                return False
         return True
 
     def rejected(ti, a):

@@ -34,7 +34,7 @@ class SceneBlock:
     image_indices: np.ndarray
 
     @staticmethod
-    def of_batch(batch: StaticBatch) -> "SceneBlock":
+    def of_batch(batch: StaticBatch) -> SceneBlock:
         mask = batch.mask.cpu().numpy()
         if not (mask == (np.arange(mask.shape[1]) < mask.sum(1)[:, None])).all():
             raise ValueError("objects must fill the first slots of each scene")
@@ -45,7 +45,7 @@ class SceneBlock:
                           batch.image_indices.cpu().numpy())
 
     @staticmethod
-    def of_store(store, start: int, stop: int) -> "SceneBlock":
+    def of_store(store, start: int, stop: int) -> SceneBlock:
         """Scenes [start, stop) of a ``StaticStore``, read as arrays (no object per scene)."""
         a = store.arrays(start, stop)
         return SceneBlock(np.ascontiguousarray(a["attrs"], dtype=np.int64), a["num_objects"],

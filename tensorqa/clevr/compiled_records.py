@@ -17,8 +17,22 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from tensorqa.clevr.plan import (ATTR, BOOL, CLOSE, COUNTED, FILTER, FILTER_ATTR, INT, LIT, OBJECT, ONE, OPEN, RELATE,
-                                 RELATION_TYPE, SET)
+from tensorqa.clevr.plan import (
+    ATTR,
+    BOOL,
+    CLOSE,
+    COUNTED,
+    FILTER,
+    FILTER_ATTR,
+    INT,
+    LIT,
+    OBJECT,
+    ONE,
+    OPEN,
+    RELATE,
+    RELATION_TYPE,
+    SET,
+)
 
 _U = np.uint64
 _GOLD = _U(0x9E3779B97F4A7C15)
@@ -226,10 +240,10 @@ def write_block(acc_b, acc_t, acc_m, acc_a, acc_p, acc_v, pos, seed, with_output
     Each question is written into fixed scratch buffers by closures over the block's arrays (numba
     refcounts every array passed to a function, even an inlined one, with an atomic operation), then
     copied once into the growing columns."""
-    (op, in0, in1, suffix, related, attr, kind, kp, kpa, rp, sp, ctid, nnodes, nvals, keys,
-     ct_base, ct_related, ct_allowed, ct_nallowed) = P
+    (op, in0, in1, suffix, related, attr, kind, kp, kpa, rp, sp, _ctid, nnodes, _nvals, _keys,
+     _ct_base, _ct_related, _ct_allowed, _ct_nallowed) = P
     (strings, str_off, var_start, var_ops_start, ops, word, syn_start, syn_count, syn_ids, other, pair, node_type,
-     filter_type, suffix_type, relate_type, attr_word, answer_kind, answer_attr, filename, family) = TP
+     filter_type, suffix_type, relate_type, attr_word, answer_kind, answer_attr, _filename, _family) = TP
     Q = acc_b.shape[0]
     L = op.shape[1]
     T1, T2 = np.empty(8192, np.uint8), np.empty(8192, np.uint8)  # a question's text, before and after clean-up

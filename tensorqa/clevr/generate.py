@@ -10,6 +10,7 @@ at every ``reset_counts_every``-th scene), which only reads the masks and answer
 from __future__ import annotations
 
 import gc
+import itertools
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -337,7 +338,11 @@ def generate_store(store_path, out, templates_dir=None, synonyms_path=None, fmt:
     if fmt == "clevr-json" and num_shards > 1:
         p = p.with_name(f"{p.stem}-{shard_index:05d}-of-{num_shards:05d}{p.suffix}")
     if qs.get("compiled"):
-        from tensorqa.clevr.compiled_driver import count, write_parquet_columns, write_questions_json
+        from tensorqa.clevr.compiled_driver import (
+            count,
+            write_parquet_columns,
+            write_questions_json,
+        )
 
         templates, syn = _templates_and_synonyms(templates_dir, synonyms_path)
         n = count(qs)
@@ -389,7 +394,7 @@ def _as_columns(part: dict, templates_dir, synonyms_path) -> dict:
     strs = {}
     for c in ("question", "program", "answer"):
         data, off = _concat_strings([b[c] for b in blocks])
-        strs[c] = [bytes(data[a:z]).decode() for a, z in zip(off[:-1], off[1:])]
+        strs[c] = [bytes(data[a:z]).decode() for a, z in itertools.pairwise(off)]
     sc = np.concatenate([b["scene"] for b in blocks]) if blocks else np.zeros(0, np.int64)
     tm = np.concatenate([b["template"] for b in blocks]) if blocks else np.zeros(0, np.int64)
     names = np.array(part["image_filename"], dtype=object)

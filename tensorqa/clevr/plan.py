@@ -18,7 +18,13 @@ import numpy as np
 
 from tensorqa.clevr.columns import param_order
 from tensorqa.clevr.keys import all_keys
-from tensorqa.clevr.templates import FILTER_KINDS, KEY_TYPES, RELATE_FILTER_KINDS, SINGLE_FILTERS, Template
+from tensorqa.clevr.templates import (
+    FILTER_KINDS,
+    KEY_TYPES,
+    RELATE_FILTER_KINDS,
+    SINGLE_FILTERS,
+    Template,
+)
 from tensorqa.clevr.text import _PAIR_PARAMS
 from tensorqa.clevr.validity import MAX_COUNT, answer_domain
 from tensorqa.scenes.static_batch import ATTRS, RELATIONS, clevr_vocab
@@ -119,7 +125,10 @@ def compile_plan(templates: list[Template]) -> Plan:
     orders = [param_order(t) for t in templates]
     P = max(1, max(len(o) for o in orders))
     C = max(1, max(sum(c["type"] != "NULL" for c in t.constraints) for t in templates))
-    z = lambda *shape: np.full(shape, -1, np.int64)  # noqa: E731
+
+    def z(*shape):
+        return np.full(shape, -1, np.int64)
+
     op, in0, in1, suffix, related, attr, kind = (z(T, L) for _ in range(7))
     kp, kp_attr = z(T, L, 4), z(T, L, 4)
     rp, sp, ctid = z(T, L), z(T, L), z(T, L)
