@@ -57,7 +57,7 @@ def scene_bits(batch) -> tuple:
     """(attrs int64[B, N, 4], maskbits int64[B], relbits int64[B, N, 4] (objects j that are r of i),
     attrbits int64[B, 4, 8] (objects with value v of attribute a), keybits int64[B, K], nobj int64[B])
     of a :class:`SceneBlock` or a ``StaticBatch``."""
-    from tensorqa.clevr.compiled import scene_bits as bits
+    from tensorqa.clevr.compiled_bits import scene_bits as bits
 
     blk = batch if isinstance(batch, SceneBlock) else SceneBlock.of_batch(batch)
     maskbits, relbits, attrbits, keybits = bits(blk.attrs, blk.nobj, blk.relcode, nvals(), all_keys().numpy())

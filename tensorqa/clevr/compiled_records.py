@@ -12,11 +12,11 @@ are checked JSON-safe when it is compiled (``plan.compile_text``), so nothing he
 from __future__ import annotations
 
 import numpy as np
-from llvmlite import ir
 from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from tensorqa.clevr.compiled_bits import lowest_bit
 from tensorqa.clevr.plan import (
     ATTR,
     BOOL,
@@ -86,16 +86,6 @@ def grow(buf, at, need):
     out = np.empty(max(2 * buf.shape[0], at + need), np.uint8)
     out[:at] = buf[:at]
     return out
-
-
-@intrinsic
-def _cttz(typingctx, x):
-    def codegen(context, builder, signature, args):
-        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.IntType(64), [ir.IntType(64), ir.IntType(1)]),
-                                            "llvm.cttz.i64")
-        return builder.call(fn, [args[0], ir.Constant(ir.IntType(1), 1)])
-
-    return types.int64(types.int64), codegen
 
 
 @intrinsic
@@ -174,12 +164,6 @@ def put_int(buf, at, v):
         buf[at + i] = 48 + v % 10
         v //= 10
     return at + n
-
-
-@njit(cache=True, inline="always")
-def lowest(x):
-    """Index of the lowest set bit of x > 0 (LLVM's cttz)."""
-    return _cttz(np.int64(x))
 
 
 @njit(cache=True, inline="always")
@@ -301,7 +285,7 @@ def write_block(acc_b, acc_t, acc_m, acc_a, acc_p, acc_v, pos, seed, with_output
                 if not first:
                     PS[at] = 44
                     at += 1
-                at = p_int(at, lowest(v))
+                at = p_int(at, lowest_bit(v))
                 v &= v - 1
                 first = False
             PS[at] = 93

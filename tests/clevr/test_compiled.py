@@ -14,7 +14,7 @@ from helpers import SHARED
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tensorqa.clevr import compiled, compiled_records, text
+from tensorqa.clevr import compiled_bits, compiled_records, text
 from tensorqa.clevr.generate import Options, generate_store
 from tensorqa.clevr.grid import Block
 from tensorqa.clevr.semantics import CLEVR, STRICT
@@ -84,7 +84,7 @@ def test_uniforms_equal_the_grids_hashes():
     batch = StaticBatch.from_scenes(sample_scenes(3, seed=0))
     blk = Block.build(batch, torch.tensor([0, 7, 123456]), 5, seed=9, first_draw=3)
     want = blk.uniforms(17, 4).numpy()
-    got = [compiled.uniform(9, s, 17, d, 4) for s in (0, 7, 123456) for d in range(3, 8)]
+    got = [compiled_bits.uniform(9, s, 17, d, 4) for s in (0, 7, 123456) for d in range(3, 8)]
     assert np.array_equal(np.array(got), want)
 
 
@@ -96,11 +96,14 @@ def test_text_picks_equal_text_picker():
             assert compiled_records.pick(np.uint64(k), slot, n) == pick(slot, n)
 
 
-@given(st.integers(min_value=0, max_value=2**62 - 1))
-def test_popcount_and_lowest_bit(x):
-    assert compiled.popcount(x) == x.bit_count()
+@given(st.integers(min_value=0, max_value=2**62 - 1), st.integers(min_value=0, max_value=61))
+def test_popcount_lowest_and_select_bit(x, r):
+    assert compiled_bits.popcount(x) == x.bit_count()
     if x:
-        assert compiled.lowest_bit(x) == (x & -x).bit_length() - 1
+        assert compiled_bits.lowest_bit(x) == (x & -x).bit_length() - 1
+        ones = [i for i in range(62) if (x >> i) & 1]
+        if r < len(ones):
+            assert compiled_bits.select_bit(x, r) == ones[r]
 
 
 _TEXT = st.text(alphabet=" \t\nab oteh?r", max_size=40)
