@@ -11,10 +11,14 @@ row does not depend on what else is evaluated). ``tests/clevr/test_compiled.py``
 accepted questions equal the torch grid's, row for row, in both semantics and under every option.
 
 Option classes (``grid._option_classes``) are computed over the keys that match some object of the
-scene (at most 16 per object); every other key has |input ∩ key| = |scene ∩ key| = 0, so it is in
-one class per node kind and is counted, not visited. Class tables whose input is the scene, an
-object's relation sets or ``same_<attr>`` of an object are cached per scene, as ``grid.SceneTables``
-caches them per block.
+scene (at most 16 per object), bit-parallel: each object's matching keys are a bit set over them;
+every other key has |input ∩ key| = |scene ∩ key| = 0, so it is in one class per node kind and is
+counted, not visited. Class tables whose input is the scene, an object's relation sets or
+``same_<attr>`` of an object are cached per scene, as ``grid.SceneTables`` caches them per block,
+and other input sets in a few slots keyed by their bits.
+
+Numba refcounts every array passed to a function, even an inlined one, with an atomic operation,
+so the per-row code is closures over the block's arrays inside :func:`generate_block`.
 """
 
 from __future__ import annotations
