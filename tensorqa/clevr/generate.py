@@ -380,13 +380,22 @@ def _templates_and_synonyms(templates_dir, synonyms_path) -> tuple[list[Template
 _LOADED: dict = {}
 
 
+def _answer(text: str):
+    """A compiled answer back as CLEVR's raw value: JSON (true, 3, "red") for the questions JSON; the
+    Parquet form (yes, red) stays a string, which the Parquet writer keeps."""
+    import orjson
+
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return text
+
+
 def _as_columns(part: dict, templates_dir, synonyms_path) -> dict:
     """A (sub-)shard's columns in the torch path's form (``columns.COLUMNS``), whichever engine made
     them (processes that fell back to the torch grid mix with compiled ones)."""
     if not part.get("compiled"):
         return part
-    import orjson
-
     from tensorqa.clevr.compiled_driver import _concat_strings
 
     templates, _ = _templates_and_synonyms(templates_dir, synonyms_path)
@@ -401,7 +410,7 @@ def _as_columns(part: dict, templates_dir, synonyms_path) -> dict:
     return {"split": np.array(part["split"], dtype=object)[sc], "image_filename": names[sc],
             "image_index": part["image_index"][sc], "image": np.array([f.rsplit(".", 1)[0] for f in names], dtype=object)[sc],
             "question": np.array(strs["question"], dtype=object),
-            "answer": np.array([orjson.loads(a) for a in strs["answer"]], dtype=object),
+            "answer": np.array([_answer(a) for a in strs["answer"]], dtype=object),
             "program": np.array(strs["program"], dtype=object),
             "template_filename": np.array([templates[t].filename for t in tm], dtype=object),
             "question_family_index": np.array([templates[t].index for t in tm], np.int64)}

@@ -177,3 +177,26 @@ def test_compiled_rows_equal_the_grids_on_crowded_scenes():
         got = [(int(ab[i]), int(at[i]), int(am[i]), int(aa[i]),
                 {p: int(v) for p, v in zip(param_order(templates[at[i]]), ap[i])}) for i in range(len(ab))]
         assert len(want) > 2000 and got == want
+
+
+@pytest.mark.parametrize("json_out", [True, None], ids=["questions-json", "parquet"])
+def test_compiled_columns_convert_to_the_grids_columns(store, json_out):
+    """Processes of one run may mix engines (one falls back to the grid under --engine auto): the
+    compiled columns, converted, equal the grid's, as the writers take them."""
+    import orjson
+
+    from tensorqa.clevr.generate import _as_columns, _shard_questions
+
+    def parquet_answer(x):
+        return ("yes" if x else "no") if isinstance(x, bool) else str(x)
+
+    got = _as_columns(_shard_questions(store, None, None, Options(engine="compiled"), 1, 0, None, json_out)[0],
+                      None, None)
+    want = _shard_questions(store, None, None, Options(engine="torch"), 1, 0, None, json_out)[0]
+    for col, values in want.items():
+        a, b = list(got[col]), list(values)
+        if col == "answer" and json_out is None:
+            a, b = [parquet_answer(x) for x in a], [parquet_answer(x) for x in b]
+        if col == "program" and json_out:
+            b = [x if isinstance(x, str) else orjson.dumps(x).decode() for x in b]
+        assert a == b, col
