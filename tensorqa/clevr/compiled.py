@@ -254,11 +254,11 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
             return -2 - min(rank, K - 1), j  # caller reads absent_keys' list, made only when needed)
         t = local % 2
         for w in range(words_box[0]):  # the rank-th set bit of the class's bit set
-            x = c_bits[ct, slot, j, t, w]
-            c_w_ = popcount(x)
-            if rank < c_w_:
-                return pk[(w << 6) + select_bit(x, rank)], j
-            rank -= c_w_
+            word = c_bits[ct, slot, j, t, w]
+            in_word = popcount(word)
+            if rank < in_word:
+                return pk[(w << 6) + select_bit(word, rank)], j
+            rank -= in_word
         return K - 1, j
 
     def run(ti, b, draw, sample, replace, w):
