@@ -1,0 +1,31 @@
+"""``clevr.compiled_bits``: bit counts and selection, and the grid's hashes, against Python."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tensorqa.clevr import compiled_bits
+from tensorqa.clevr.grid import Block
+from tensorqa.scenes.clevr_sampler import sample_scenes
+from tensorqa.scenes.static_batch import StaticBatch
+
+
+def test_uniforms_equal_the_grids_hashes():
+    batch = StaticBatch.from_scenes(sample_scenes(3, seed=0))
+    blk = Block.build(batch, torch.tensor([0, 7, 123456]), 5, seed=9, first_draw=3)
+    want = blk.uniforms(17, 4).numpy()
+    got = [compiled_bits.uniform(9, s, 17, d, 4) for s in (0, 7, 123456) for d in range(3, 8)]
+    assert np.array_equal(np.array(got), want)
+
+
+@given(st.integers(min_value=0, max_value=2**62 - 1), st.integers(min_value=0, max_value=61))
+def test_popcount_lowest_and_select_bit(x, r):
+    assert compiled_bits.popcount(x) == x.bit_count()
+    if x:
+        assert compiled_bits.lowest_bit(x) == (x & -x).bit_length() - 1
+        ones = [i for i in range(62) if (x >> i) & 1]
+        if r < len(ones):
+            assert compiled_bits.select_bit(x, r) == ones[r]

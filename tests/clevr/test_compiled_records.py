@@ -1,0 +1,41 @@
+"""``clevr.compiled_records``' helpers against the Python functions they restate (its records
+against the Python path's, byte for byte: ``test_compiled_driver``)."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tensorqa.clevr import compiled_records, text
+
+
+def test_text_picks_equal_text_picker():
+    for seed, scene, tid, draw in [(0, 0, 0, 0), (3, 99, 45, 15), (2**40, 7, 89, 31)]:
+        k = compiled_records.text_key(seed, scene, tid, draw)
+        pick = text.picker(seed, scene, tid, draw)
+        for slot, n in [(0, 3), (1, 2), (5, 3), (text.BRACKET_SLOT + 2, 2)]:
+            assert compiled_records.pick(np.uint64(k), slot, n) == pick(slot, n)
+
+
+_TEXT = st.text(alphabet=" \t\nab oteh?r", max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TEXT)
+def test_collapse_is_split_and_join(s):
+    src = np.frombuffer(s.encode(), np.uint8)
+    dst = np.zeros(len(src) + 1, np.uint8)
+    n = compiled_records.collapse(src, len(src), dst, 0)
+    assert bytes(dst[:n]).decode() == " ".join(s.split())
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TEXT, st.sampled_from([(" other ", " "), (" another ", " a "), ("aa", "b")]))
+def test_replace_all_is_str_replace(s, pair):
+    old, new = pair
+    src = np.frombuffer(s.encode(), np.uint8)
+    dst = np.zeros(2 * len(src) + 8, np.uint8)
+    n = compiled_records.replace_all(src, len(src), np.frombuffer(old.encode(), np.uint8),
+                                     np.frombuffer(new.encode(), np.uint8), dst)
+    assert bytes(dst[:n]).decode() == s.replace(old, new)
