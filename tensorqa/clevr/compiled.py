@@ -7,8 +7,9 @@ word and every CLEVR function is a few integer operations; the torch grid spends
 per-call overheads on small tensors. This module does the same arithmetic (the same hashes, the
 same option classes and float64 weights, the same inverse CDF) per row, and evaluates a template
 for a scene only when CLEVR's loop reaches it (draws hash (seed, scene, template, draw, node), so a
-row does not depend on what else is evaluated). ``tests/clevr/test_compiled.py`` checks that the
-accepted questions equal the torch grid's, row for row, in both semantics and under every option.
+row does not depend on what else is evaluated). ``tests/clevr/test_compiled.py`` checks the accepted
+rows against the torch grid's, ``test_compiled_driver.py`` both engines' files, byte for byte, in
+both semantics and under CLEVR's options.
 
 Option classes (``grid._option_classes``) are computed over the keys that match some object of the
 scene (at most 16 per object), bit-parallel: each object's matching keys are a bit set over them;

@@ -6,7 +6,7 @@ Twins: ``text.render`` (variant, synonyms, optional parts, whitespace, ``other_h
 the same hashed choices as ``text.picks``), ``records.expand_program`` / ``clevr_json_program``
 (the expansion, ``value_inputs``), ``columns._outputs`` (each node's output). The plan's strings
 are checked JSON-safe when it is compiled (``plan.compile_text``), so nothing here escapes.
-``tests/clevr/test_compiled.py`` checks every byte against the Python path.
+``tests/clevr/test_compiled_driver.py`` checks every byte against the Python path.
 """
 
 from __future__ import annotations
