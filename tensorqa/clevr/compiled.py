@@ -69,13 +69,28 @@ HASHED = 16  # class-table cache slots per scene for input sets other than the s
 _ = (BOOL, INT)
 
 
+def workspace(CT, N):
+    """The class-table caches of :func:`generate_block` for ``CT`` tables and scenes of ``N`` object
+    slots, allocated once per run and reused by every block (no fresh pages per block): per table,
+    slots for the scene, each object's relation sets, ``same_<attr>`` of each object, and ``HASHED``
+    slots for any other input set (tagged with the set's bits). Contents are written before they are
+    read, under the stamps that each block resets."""
+    S_ = 1 + N + 4 * N + HASHED
+    KW = (K + 63) // 64  # words of a bit set over a scene's present keys
+    return (np.full((CT, S_), -1, np.int64), np.zeros((CT, S_), np.int64), np.zeros((CT, K), np.int64),
+            np.full(CT, -1, np.int64), np.zeros((CT, S_, 4 * LOCAL), np.int64),
+            np.zeros((CT, S_, 4 * LOCAL), np.float64), np.zeros((CT, S_, 4 * LOCAL), np.float64),
+            np.zeros((CT, S_, 4, 2, KW), np.int64), np.zeros((CT, KW), np.int64), np.full(CT, -1, np.int64))
+
+
 @njit(cache=True)
 def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, relbits, attrbits, keybits, nobj, pos,
-                   seed, ipt, tpi, reset_every, draws, valid_draws, rounds, use, hist, fresh, stats):
+                   seed, ipt, tpi, reset_every, draws, valid_draws, rounds, use, hist, fresh, stats, ws):
     """CLEVR's per-scene loop over a block's scenes (``generate.choose`` with ``TemplateRows.fill``
     done lazily). ``use`` int64[T], ``hist`` int64[T, 11]: the bookkeeping, carried across blocks
-    (``fresh``: the run's first block, which resets). Returns the accepted questions in order:
-    (scene row, template, draw, answer code, params int64[Q, Pmax], node outputs int64[Q, L])."""
+    (``fresh``: the run's first block, which resets); ``ws``: a :func:`workspace` for the block's
+    object slots. Returns the accepted questions in order: (scene row, template, draw, answer code,
+    params int64[Q, Pmax], node outputs int64[Q, L])."""
     (op, in0, in1, suffix, related, attr, kind, kp, kpa, rp, sp, ctid, nnodes, nvals, keys,
      ct_base, ct_related, ct_allowed, ct_nallowed) = P
     out_neq_counts, neq_inverted, faithful = sem_flags[0], sem_flags[1], sem_flags[2]
@@ -83,23 +98,13 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
     B, N = relbits.shape[0], relbits.shape[1]
     Pmax = max(1, nparams.max())
     L = op.shape[1]
-    CT = ct_base.shape[0]
-    # class-table caches per scene: the scene, each object's relation sets, same_<attr> of each object,
-    # and HASHED slots for any other input set (tagged with the set's bits)
-    S_ = 1 + N + 4 * N + HASHED
-    stamp = np.full((CT, S_), -1, np.int64)
-    tag = np.zeros((CT, S_), np.int64)
-    absent = np.zeros((CT, K), np.int64)
-    absent_stamp = np.full(CT, -1, np.int64)
-    c_n = np.zeros((CT, S_, 4 * LOCAL), np.int64)
-    c_w = np.zeros((CT, S_, 4 * LOCAL), np.float64)
-    c_cdf = np.zeros((CT, S_, 4 * LOCAL), np.float64)
-    KW = (K + 63) // 64  # words of a bit set over a scene's present keys
-    c_bits = np.zeros((CT, S_, 4, 2, KW), np.int64)
+    stamp, tag, absent, absent_stamp, c_n, c_w, c_cdf, c_bits, allowed_bits, allowed_stamp = ws
+    stamp[:, :] = -1  # stamps hold a scene's row in the block
+    absent_stamp[:] = -1
+    allowed_stamp[:] = -1
+    KW = (K + 63) // 64
     obj_keys = np.zeros((max(N, 1), KW), np.int64)  # per object: the present keys that match it
     scnt1 = np.zeros(KW, np.int64)  # the present keys that match one object
-    allowed_bits = np.zeros((CT, KW), np.int64)
-    allowed_stamp = np.full(CT, -1, np.int64)
     words_box = np.zeros(1, np.int64)
     maskbits_box = np.zeros(1, np.int64)
     sets = np.zeros(4, np.int64)

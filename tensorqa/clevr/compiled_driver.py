@@ -89,17 +89,34 @@ class Book:
 def accept_block(plan: Plan, batch: StaticBatch, pos: np.ndarray, book: Book, opt) -> tuple:
     """The block's accepted questions (scene row, template, draw, answer code, params int64[Q, P]),
     exactly as ``generate.choose_block`` accepts them."""
-    from tensorqa.clevr.compiled import generate_block
+    bits = scene_bits(batch)
+    return Generator(plan, opt, book)(bits, np.ascontiguousarray(pos, dtype=np.int64))
 
-    sem = opt.semantics
-    flags = np.array([sem.out_neq_compares_counts, sem.neq_inverted, sem.empty_keys_may_match], np.bool_)
-    attrs, maskbits, relbits, attrbits, keybits, nobj = scene_bits(batch)
-    out = generate_block(plan_tuple(plan), plan.cons, plan.ncons, plan.nparams, plan.nbins, flags, attrs, maskbits,
-                         relbits, attrbits, keybits, nobj, np.ascontiguousarray(pos, dtype=np.int64), opt.seed,
-                         opt.instances_per_template, opt.templates_per_image, opt.reset_counts_every, opt.draws,
-                         opt.valid_draws, ROUNDS, book.use, book.hist, book.fresh, book.stats)
-    book.fresh = False
-    return out
+
+class Generator:
+    """``compiled.generate_block`` with a run's fixed arguments (the plan, the options, the
+    bookkeeping) and its class-table workspace, reused by every block of the run."""
+
+    def __init__(self, plan: Plan, opt, book: Book):
+        sem = opt.semantics
+        self.plan, self.opt, self.book, self.ws = plan, opt, book, None
+        self.P = plan_tuple(plan)
+        self.flags = np.array([sem.out_neq_compares_counts, sem.neq_inverted, sem.empty_keys_may_match], np.bool_)
+
+    def __call__(self, bits: tuple, pos: np.ndarray) -> tuple:
+        """The accepted questions of a block given as :func:`scene_bits`, its scenes at ``pos``."""
+        from tensorqa.clevr.compiled import generate_block, workspace
+
+        attrs, maskbits, relbits, attrbits, keybits, nobj = bits
+        plan, opt, book = self.plan, self.opt, self.book
+        if self.ws is None or self.ws[0].shape[1] != workspace(0, relbits.shape[1])[0].shape[1]:
+            self.ws = workspace(plan.ct_base.shape[0], relbits.shape[1])
+        out = generate_block(self.P, plan.cons, plan.ncons, plan.nparams, plan.nbins, self.flags, attrs, maskbits,
+                             relbits, attrbits, keybits, nobj, pos, opt.seed, opt.instances_per_template,
+                             opt.templates_per_image, opt.reset_counts_every, opt.draws, opt.valid_draws, ROUNDS,
+                             book.use, book.hist, book.fresh, book.stats, self.ws)
+        book.fresh = False
+        return out
 
 
 def text_tuple(tp) -> tuple:
@@ -121,6 +138,23 @@ def _concat_strings(parts: list[tuple]) -> tuple[np.ndarray, np.ndarray]:
     return data, off
 
 
+def _blocks(store, plan: Plan, opt, start: int, stop: int, book: Book):
+    """Per block of scenes [start, stop) of a static store: (the block, its :func:`scene_bits`,
+    its scenes' positions, the accepted questions). Raises :class:`plan.NotCompilable` where the
+    store's scenes have more object slots than a word holds."""
+    from tensorqa.clevr.plan import NotCompilable
+
+    gen = Generator(plan, opt, book)
+    for lo in range(start, stop, opt.batch_scenes):
+        hi = min(lo + opt.batch_scenes, stop)
+        batch = SceneBlock.of_store(store, lo, hi)
+        if batch.attrs.shape[1] > MAX_OBJECTS:
+            raise NotCompilable(f"a scene has more than {MAX_OBJECTS} objects")
+        pos = np.arange(lo, hi, dtype=np.int64)
+        bits = scene_bits(batch)
+        yield batch, bits, pos, gen(bits, pos)
+
+
 def compiled_columns(store, templates: list, synonyms: dict, opt, start: int, stop: int, with_output: bool,
                      answer_json: bool) -> dict:
     """Scenes [start, stop) of a static store -> the questions, compiled end to end, as ``blocks``:
@@ -128,40 +162,80 @@ def compiled_columns(store, templates: list, synonyms: dict, opt, start: int, st
     from ``start``) and ``template`` per question; and the scenes' ``split``, ``image_filename``,
     ``image_index``. Raises :class:`plan.NotCompilable` where a scene has more objects than a word
     holds."""
-    from tensorqa.clevr.compiled import generate_block
     from tensorqa.clevr.compiled_records import write_block
-    from tensorqa.clevr.plan import NotCompilable, plans
+    from tensorqa.clevr.plan import plans
 
     plan, tp = plans(templates, synonyms)
     P, TP = plan_tuple(plan), text_tuple(tp)
-    sem = opt.semantics
-    flags = np.array([sem.out_neq_compares_counts, sem.neq_inverted, sem.empty_keys_may_match], np.bool_)
     book = Book(plan.T)
     blocks = []
     splits, names, indices = [], [], []
-    for lo in range(start, stop, opt.batch_scenes):
-        hi = min(lo + opt.batch_scenes, stop)
-        batch = SceneBlock.of_store(store, lo, hi)
-        if batch.attrs.shape[1] > MAX_OBJECTS:
-            raise NotCompilable(f"a scene has more than {MAX_OBJECTS} objects")
-        pos = np.arange(lo, hi, dtype=np.int64)
-        attrs, maskbits, relbits, attrbits, keybits, nobj = scene_bits(batch)
-        ab, at, am, aa, ap, av = generate_block(P, plan.cons, plan.ncons, plan.nparams, plan.nbins, flags, attrs, maskbits,
-                                                relbits, attrbits, keybits, nobj, pos, opt.seed,
-                                                opt.instances_per_template, opt.templates_per_image,
-                                                opt.reset_counts_every, opt.draws, opt.valid_draws, ROUNDS, book.use,
-                                                book.hist, book.fresh, book.stats)
-        book.fresh = False
-        qb, qo, pb, po, abuf, ao = write_block(ab, at, am, aa, ap, av, pos, opt.seed, with_output, answer_json, P,
-                                               plan.ptype, plan.nparams, relbits, attrbits, TP,
-                                               sem.other_thing_is_value)
-        blocks.append({"question": (qb, qo), "program": (pb, po), "answer": (abuf, ao), "scene": ab + (lo - start),
-                       "template": at})
+    for batch, bits, pos, acc in _blocks(store, plan, opt, start, stop, book):
+        relbits, attrbits = bits[2], bits[3]
+        _, _, qb, qo, pb, po, abuf, ao = write_block(*acc, pos, opt.seed, with_output, answer_json, P, plan.ptype,
+                                                     plan.nparams, relbits, attrbits, TP,
+                                                     opt.semantics.other_thing_is_value)
+        blocks.append({"question": (qb, qo), "program": (pb, po), "answer": (abuf, ao),
+                       "scene": acc[0] + (pos[0] - start), "template": acc[1]})
         splits += batch.splits
         names += batch.image_filenames
         indices.append(batch.image_indices)
     return {"blocks": blocks, "split": splits, "image_filename": names,
             "image_index": np.concatenate(indices) if indices else np.zeros(0, np.int64), "stats": book.stats}
+
+
+def stream_questions_json(path, store, templates: list, synonyms: dict, opt, start: int, stop: int,
+                          with_output: bool, info: dict, buffer_bytes: int = 4 << 20) -> int:
+    """Scenes [start, stop) of a static store -> CLEVR's questions JSON file, as
+    :func:`write_questions_json` writes it, generated and written block by block through one reused
+    buffer (memory stays flat however many scenes), into a partial file renamed into place when
+    complete. Returns the number of questions. Raises :class:`plan.NotCompilable` as
+    :func:`compiled_columns` does, before anything is written."""
+    import os
+    from pathlib import Path
+
+    import orjson
+
+    from tensorqa.clevr.compiled_records import scene_pieces, write_block
+    from tensorqa.clevr.plan import NotCompilable, plans
+    from tensorqa.errors import TensorQAError
+
+    plan, tp = plans(templates, synonyms)
+    P, TP = plan_tuple(plan), text_tuple(tp)
+    if store.arrays(0, 0)["attrs"].shape[1] > MAX_OBJECTS:
+        raise NotCompilable(f"a scene has more than {MAX_OBJECTS} objects")
+    p = Path(path)
+    if not p.parent.is_dir():
+        raise TensorQAError(f"{p}: output directory {p.parent} does not exist")
+    tmp = p.with_name(p.name + ".partial")
+    book = Book(plan.T)
+    out = np.empty(buffer_bytes, np.uint8)  # the records of a few thousand questions at a time
+    n = 0
+    try:
+        with open(tmp, "wb") as f:
+            f.write(b'{"info":' + orjson.dumps(info) + b',"questions":[')
+            for batch, bits, pos, acc in _blocks(store, plan, opt, start, stop, book):
+                scene_json, scene_off = scene_pieces(
+                    np.frombuffer(orjson.dumps(list(batch.splits)), np.uint8),
+                    np.frombuffer(orjson.dumps(list(batch.image_filenames)), np.uint8),
+                    np.ascontiguousarray(batch.image_indices, dtype=np.int64))
+                q, Q = 0, len(acc[0])
+                while q < Q:
+                    rec = (out, scene_json, scene_off, q, n)
+                    q1, m = write_block(*acc, pos, opt.seed, with_output, True, P, plan.ptype, plan.nparams, bits[2],
+                                        bits[3], TP, opt.semantics.other_thing_is_value, rec)[:2]
+                    if q1 == q:  # a record larger than the buffer
+                        out = np.empty(2 * len(out), np.uint8)
+                        continue
+                    f.write(out[:m])
+                    q = q1
+                n += Q
+            f.write(b"]}")
+        os.replace(tmp, p)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return n
 
 
 def count(cols: dict) -> int:

@@ -59,6 +59,10 @@ _B_TEMPLATE_FILENAME = np.frombuffer(b',"template_filename":', np.uint8).copy()
 _B_VALUE_INPUTS = np.frombuffer(b'],"value_inputs":[', np.uint8).copy()
 _B_TYPE = np.frombuffer(b'{"type":"', np.uint8).copy()
 _B_OPEN = np.frombuffer(b'{', np.uint8).copy()
+_B_SPLIT = np.frombuffer(b'"split":', np.uint8).copy()
+_B_IMAGE_FILENAME = np.frombuffer(b',"image_filename":', np.uint8).copy()
+_B_IMAGE_INDEX = np.frombuffer(b',"image_index":', np.uint8).copy()
+_B_IMAGE = np.frombuffer(b',"image":', np.uint8).copy()
 
 
 @njit(cache=True, inline="always")
@@ -113,21 +117,29 @@ def put_range(buf, at, src, a, z):
     return at + z - a
 
 
-@intrinsic
-def _copy16(typingctx, dst, dst_at, src, src_at):
-    """16 bytes from src[src_at:] to dst[dst_at:], a copy of constant size (two moves, no call): for
-    strings of at most 16 bytes where both arrays have 16 bytes of room (the string table is padded,
-    the output buffers keep slack) and the bytes past the string are overwritten later or unused."""
-    sig = types.void(dst, types.int64, src, types.int64)
+def _fixed_copy(size: int):
+    """An intrinsic copying ``size`` bytes from src[src_at:] to dst[dst_at:], a copy of constant size
+    (a few moves, no call): for strings of at most ``size`` bytes where both arrays have room (the
+    string table and the constants are padded, the output buffers keep slack) and the bytes past
+    the string are overwritten later or unused."""
 
-    def codegen(context, builder, signature, args):
-        d, da, s_, sa = args
-        dary = context.make_array(signature.args[0])(context, builder, d)
-        sary = context.make_array(signature.args[2])(context, builder, s_)
-        cgutils.raw_memcpy(builder, builder.gep(dary.data, [da]), builder.gep(sary.data, [sa]),
-                           context.get_constant(types.intp, 16), 1)
+    @intrinsic
+    def copy(typingctx, dst, dst_at, src, src_at):
+        sig = types.void(dst, types.int64, src, types.int64)
 
-    return sig, codegen
+        def codegen(context, builder, signature, args):
+            d, da, s_, sa = args
+            dary = context.make_array(signature.args[0])(context, builder, d)
+            sary = context.make_array(signature.args[2])(context, builder, s_)
+            cgutils.raw_memcpy(builder, builder.gep(dary.data, [da]), builder.gep(sary.data, [sa]),
+                               context.get_constant(types.intp, size), 1)
+
+        return sig, codegen
+
+    return copy
+
+
+_copy16 = _fixed_copy(16)
 
 
 @njit(cache=True, inline="always")
@@ -215,15 +227,21 @@ def replace_all(src, n, old, new, dst):
 
 @njit(cache=True)
 def write_block(acc_b, acc_t, acc_m, acc_a, acc_p, acc_v, pos, seed, with_output, answer_json, P, ptype, nparams,
-                relbits, attrbits, TP, other_thing_is_value):
+                relbits, attrbits, TP, other_thing_is_value, rec=None):
     """The block's accepted questions as three string columns, (bytes, offsets) each: the question
     (``text.render``), the program (questions-JSON text of ``records.expand_program``, with
     ``_output`` if ``with_output``), the answer (as JSON if ``answer_json``: true, 3, "red"; else as
-    the Parquet string: yes, 3, red).
+    the Parquet string: yes, 3, red). Returns (Q, 0, question bytes, offsets, program bytes,
+    offsets, answer bytes, offsets).
+
+    With ``rec`` = (out uint8[M], scene_json, scene_off, q_start, first_index), whole questions-JSON
+    records instead (``join_records``' bytes, each preceded by ',' but the file's first), written from
+    question ``q_start`` into ``out`` while they fit: returns (the next question, bytes written, and
+    empty columns). A record that does not fit an empty ``out`` is not written (the caller grows it).
 
     Each question is written into fixed scratch buffers by closures over the block's arrays (numba
     refcounts every array passed to a function, even an inlined one, with an atomic operation), then
-    copied once into the growing columns."""
+    copied once into the columns or ``out``."""
     (op, in0, in1, suffix, related, attr, kind, kp, kpa, rp, sp, _ctid, nnodes, _nvals, _keys,
      _ct_base, _ct_related, _ct_allowed, _ct_nallowed) = P
     (strings, str_off, var_start, var_ops_start, ops, word, syn_start, syn_count, syn_ids, other, pair, node_type,
@@ -235,9 +253,10 @@ def write_block(acc_b, acc_t, acc_m, acc_a, acc_p, acc_v, pos, seed, with_output
     AS = np.empty(256, np.uint8)  # its answer
     shown = np.zeros(max(1, ptype.shape[1]), np.int64)
     imap = np.zeros(L, np.int64)
-    qb, pb, ab = np.empty(Q * 96 + 64, np.uint8), np.empty(Q * (1024 if with_output else 700) + 64, np.uint8), \
-        np.empty(Q * 8 + 64, np.uint8)
-    qo, po, ao = np.zeros(Q + 1, np.int64), np.zeros(Q + 1, np.int64), np.zeros(Q + 1, np.int64)
+    Qc = Q if rec is None else 0  # the columns' questions
+    qb, pb, ab = np.empty(Qc * 96 + 64, np.uint8), np.empty(Qc * (1024 if with_output else 700) + 64, np.uint8), \
+        np.empty(Qc * 8 + 64, np.uint8)
+    qo, po, ao = np.zeros(Qc + 1, np.int64), np.zeros(Qc + 1, np.int64), np.zeros(Qc + 1, np.int64)
 
     def t_put(at, sid):  # string sid into T1
         a, z = str_off[sid], str_off[sid + 1]
@@ -426,6 +445,38 @@ def write_block(acc_b, acc_t, acc_m, acc_a, acc_p, acc_v, pos, seed, with_output
         _memcpy(AS, 0, strings, a, z - a)
         return z - a
 
+    if rec is not None:
+        out, scene_json, scene_off, q_start, first_index = rec
+        filename, family = TP[18], TP[19]
+        at, cap, q = 0, out.shape[0], q_start
+        while q < Q:
+            nt, na = text(q), answer(q)  # answer() passes its digits through PS: before program()
+            npg = program(q)
+            s, t = acc_b[q], acc_t[q]
+            need = nt + npg + na + scene_off[s + 1] - scene_off[s] + 256 + str_off[filename[t] + 1] - str_off[filename[t]]
+            if at + need > cap:
+                break
+            if first_index + q > 0:
+                out[at] = 44
+                at += 1
+            out[at] = 123
+            at = put_range(out, at + 1, scene_json, scene_off[s], scene_off[s + 1])
+            at = put_bytes(out, at, _B_QUESTION)
+            at = put_range(out, at, T2, 0, nt)
+            at = put_bytes(out, at, _B_ANSWER)
+            at = put_range(out, at, AS, 0, na)
+            at = put_bytes(out, at, _B_PROGRAM)
+            at = put_range(out, at, PS, 0, npg)
+            at = put_bytes(out, at, _B_TEMPLATE_FILENAME)
+            at = put(out, at, strings, str_off, filename[t])
+            at = put_bytes(out, at, _B_QUESTION_FAMILY_INDEX)
+            at = put_int(out, at, family[t])
+            at = put_bytes(out, at, _B_QUESTION_INDEX)
+            at = put_int(out, at, first_index + q)
+            out[at] = 125
+            at += 1
+            q += 1
+        return q, at, qb[:0], qo[:1], pb[:0], po[:1], ab[:0], ao[:1]
     jq, jp, ja = 0, 0, 0
     for q in range(Q):
         n = text(q)
@@ -440,7 +491,7 @@ def write_block(acc_b, acc_t, acc_m, acc_a, acc_p, acc_v, pos, seed, with_output
         ab = grow(ab, ja, n + 16)
         ja = put_range(ab, ja, AS, 0, n)
         ao[q + 1] = ja
-    return qb[:jq], qo, pb[:jp], po, ab[:ja], ao
+    return Q, 0, qb[:jq], qo, pb[:jp], po, ab[:ja], ao
 
 
 @njit(cache=True)
@@ -475,3 +526,56 @@ def join_records(qb, qo, pb, po, ab, ao, scene_of, scene_json, scene_off, tmpl_o
         out[at] = 125
         at += 1
     return out[:at]
+
+
+@njit(cache=True)
+def json_string_items(arr):
+    """(start, stop) of each string, quotes included, in a compact JSON array of strings (orjson's
+    output of a list of str)."""
+    n = 0
+    for i in range(arr.shape[0]):  # an upper bound on the items: the quotes
+        n += arr[i] == 34
+    se = np.zeros((n // 2 + 1, 2), np.int64)
+    k, i = 0, 1
+    while i < arr.shape[0] and arr[i] == 34:
+        j = i + 1
+        while arr[j] != 34:
+            j += 2 if arr[j] == 92 else 1  # a backslash escapes the next byte
+        se[k, 0], se[k, 1] = i, j + 1
+        k += 1
+        i = j + 2  # past '",'
+    return se[:k]
+
+
+@njit(cache=True)
+def scene_pieces(splits_json, names_json, image_indices):
+    """Each scene's '"split":..,"image_filename":..,"image_index":..,"image":..,' as (bytes,
+    offsets), from orjson's arrays of the splits and the image file names. "image" is the name up to
+    its last '.', cut in the escaped text (no JSON escape holds a '.', no UTF-8 sequence a 0x2E)."""
+    sp, nm = json_string_items(splits_json), json_string_items(names_json)
+    S = image_indices.shape[0]
+    out = np.empty(splits_json.shape[0] + 2 * names_json.shape[0] + S * 80 + 64, np.uint8)
+    off = np.zeros(S + 1, np.int64)
+    at = 0
+    for s in range(S):
+        at = put_bytes(out, at, _B_SPLIT)
+        at = put_range(out, at, splits_json, sp[s, 0], sp[s, 1])
+        at = put_bytes(out, at, _B_IMAGE_FILENAME)
+        a, z = nm[s, 0], nm[s, 1]
+        at = put_range(out, at, names_json, a, z)
+        at = put_bytes(out, at, _B_IMAGE_INDEX)
+        at = put_int(out, at, image_indices[s])
+        at = put_bytes(out, at, _B_IMAGE)
+        dot = z - 1
+        while dot > a and names_json[dot] != 46:
+            dot -= 1
+        if dot > a:
+            at = put_range(out, at, names_json, a, dot)
+            out[at] = 34
+            at += 1
+        else:
+            at = put_range(out, at, names_json, a, z)
+        out[at] = 44
+        at += 1
+        off[s + 1] = at
+    return out[:at], off

@@ -9,6 +9,7 @@ at every ``reset_counts_every``-th scene), which only reads the masks and answer
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import itertools
 import time
@@ -253,32 +254,22 @@ def _shard_questions(store_path, templates_dir, synonyms_path, opt: Options, num
                      max_scenes: int | None, with_output: bool | None) -> tuple[dict, dict, int]:
     """One (sub-)shard's questions as columns: the compiled engine's (bytes and offsets, see
     ``compiled_driver.compiled_columns``, marked ``"compiled"``) or the torch grid's (``columns``)."""
-    tdir = Path(templates_dir) if templates_dir else SHARED_CLEVR / "CLEVR_1.0_templates"
-    if not templates_dir and not tdir.is_dir():
-        raise TensorQAError(f"{tdir}: CLEVR 1.0's template files are not here (tensorqa does not ship CLEVR's files): "
-                            "give --templates-dir (CLEVR's question_generation/CLEVR_1.0_templates) and --synonyms")
     templates, syn = _templates_and_synonyms(templates_dir, synonyms_path)
-    gc_was_enabled = gc.isenabled()
-    gc.disable()  # the records make no reference cycles; the collector's scans were 8-15 % of a run
-    try:
-        with StaticStore(store_path) as st, torch.inference_mode():
-            n = len(st) if max_scenes is None else min(max_scenes, len(st))
-            a, z = shard_range(n, num_shards, shard_index, opt.reset_counts_every)
-            if use_compiled(opt, templates, syn):
-                from tensorqa.clevr.compiled_driver import compiled_columns
-                from tensorqa.clevr.plan import NotCompilable
+    with _no_gc(), StaticStore(store_path) as st, torch.inference_mode():
+        n = len(st) if max_scenes is None else min(max_scenes, len(st))
+        a, z = shard_range(n, num_shards, shard_index, opt.reset_counts_every)
+        if use_compiled(opt, templates, syn):
+            from tensorqa.clevr.compiled_driver import compiled_columns
+            from tensorqa.clevr.plan import NotCompilable
 
-                try:
-                    cols = compiled_columns(st, templates, syn, opt, a, z, bool(with_output), answer_json=with_output is not None)
-                    return cols | {"compiled": True}, dict(st.info), z - a
-                except NotCompilable:
-                    if opt.engine == "compiled":
-                        raise
-            qs = generate_columns(st, templates, syn, opt, a, z, bool(with_output))
-            return qs, dict(st.info), z - a
-    finally:
-        if gc_was_enabled:
-            gc.enable()
+            try:
+                cols = compiled_columns(st, templates, syn, opt, a, z, bool(with_output), answer_json=with_output is not None)
+                return cols | {"compiled": True}, dict(st.info), z - a
+            except NotCompilable:
+                if opt.engine == "compiled":
+                    raise
+        qs = generate_columns(st, templates, syn, opt, a, z, bool(with_output))
+        return qs, dict(st.info), z - a
 
 
 def use_compiled(opt: Options, templates: list[Template], synonyms: dict) -> bool:
@@ -331,12 +322,14 @@ def generate_store(store_path, out, templates_dir=None, synonyms_path=None, fmt:
         else:
             qs = columns.concat([_as_columns(p[0], templates_dir, synonyms_path) for p in parts])
     else:
+        streamed = _stream_json(store_path, out, templates_dir, synonyms_path, opt, num_shards, shard_index,
+                                max_scenes) if fmt == "clevr-json" else None
+        if streamed is not None:
+            return streamed | {"seconds": time.perf_counter() - t0}
         qs, info, scenes = _shard_questions(store_path, templates_dir, synonyms_path, opt, num_shards, shard_index,
                                             max_scenes, json_out)
     info = info | {"tensorqa": {"seed": opt.seed, "shard": shard_index, "num_shards": num_shards}}
-    p = Path(out)
-    if fmt == "clevr-json" and num_shards > 1:
-        p = p.with_name(f"{p.stem}-{shard_index:05d}-of-{num_shards:05d}{p.suffix}")
+    p = _json_path(out, fmt, num_shards, shard_index)
     if qs.get("compiled"):
         from tensorqa.clevr.compiled_driver import (
             count,
@@ -362,10 +355,59 @@ def generate_store(store_path, out, templates_dir=None, synonyms_path=None, fmt:
     return {"questions": n, "scenes": scenes, "seconds": time.perf_counter() - t0, "engine": "torch"}
 
 
+def _json_path(out, fmt: str, num_shards: int, shard_index: int) -> Path:
+    p = Path(out)
+    if fmt == "clevr-json" and num_shards > 1:
+        p = p.with_name(f"{p.stem}-{shard_index:05d}-of-{num_shards:05d}{p.suffix}")
+    return p
+
+
+def _stream_json(store_path, out, templates_dir, synonyms_path, opt: Options, num_shards: int, shard_index: int,
+                 max_scenes: int | None) -> dict | None:
+    """The questions JSON of one process, generated and written block by block by the compiled
+    engine (``compiled_driver.stream_questions_json``); None where the compiled engine does not run
+    (then the caller generates columns and writes them)."""
+    from tensorqa.clevr.plan import NotCompilable
+
+    templates, syn = _templates_and_synonyms(templates_dir, synonyms_path)
+    if not use_compiled(opt, templates, syn):
+        return None
+    from tensorqa.clevr.compiled_driver import stream_questions_json
+
+    with _no_gc(), StaticStore(store_path) as st:
+        n = len(st) if max_scenes is None else min(max_scenes, len(st))
+        a, z = shard_range(n, num_shards, shard_index, opt.reset_counts_every)
+        info = dict(st.info) | {"tensorqa": {"seed": opt.seed, "shard": shard_index, "num_shards": num_shards}}
+        try:
+            q = stream_questions_json(_json_path(out, "clevr-json", num_shards, shard_index), st, templates, syn, opt,
+                                      a, z, opt.semantics.keep_output, info)
+        except NotCompilable:
+            if opt.engine == "compiled":
+                raise
+            return None
+    return {"questions": q, "scenes": z - a, "engine": "compiled"}
+
+
+@contextlib.contextmanager
+def _no_gc():
+    """The cyclic collector paused: the records make no reference cycles, and its scans of the
+    interpreter's objects were 8-15 % of a run."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def _templates_and_synonyms(templates_dir, synonyms_path) -> tuple[list[Template], dict]:
     """The run's templates and synonyms, read once per process for the same files (keyed by their
     paths, sizes and modification times)."""
     tdir = Path(templates_dir) if templates_dir else SHARED_CLEVR / "CLEVR_1.0_templates"
+    if not templates_dir and not tdir.is_dir():
+        raise TensorQAError(f"{tdir}: CLEVR 1.0's template files are not here (tensorqa does not ship CLEVR's files): "
+                            "give --templates-dir (CLEVR's question_generation/CLEVR_1.0_templates) and --synonyms")
     spath = synonyms_path if synonyms_path else (SHARED_CLEVR / "synonyms.json" if not templates_dir else None)
     files = sorted(tdir.glob("*.json")) if tdir.is_dir() else []
     stamp = tuple((str(f), f.stat().st_mtime_ns, f.stat().st_size) for f in files + ([Path(spath)] if spath and

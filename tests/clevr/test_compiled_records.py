@@ -39,3 +39,23 @@ def test_replace_all_is_str_replace(s, pair):
     n = compiled_records.replace_all(src, len(src), np.frombuffer(old.encode(), np.uint8),
                                      np.frombuffer(new.encode(), np.uint8), dst)
     assert bytes(dst[:n]).decode() == s.replace(old, new)
+
+
+_NAME = st.text(alphabet=st.sampled_from(list('ab._"\\/\n\t é水') + ["\U0001f600", "\x7f", "\x1f"]), max_size=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["train", "val", 'a"b']), _NAME, st.integers(0, 10**12)), max_size=6))
+def test_scene_pieces_equal_orjson_pieces(scenes):
+    """Each scene's questions-JSON fields, cut from orjson's arrays, equal the pieces built one by one
+    (``image``: the name up to its last '.', escaped)."""
+    import orjson
+
+    splits, names, idx = ([s[i] for s in scenes] for i in range(3))
+    data, off = compiled_records.scene_pieces(np.frombuffer(orjson.dumps(splits), np.uint8),
+                                              np.frombuffer(orjson.dumps(names), np.uint8), np.array(idx, np.int64))
+    assert len(off) == len(scenes) + 1
+    for i, (s, f, x) in enumerate(scenes):
+        want = (b'"split":' + orjson.dumps(s) + b',"image_filename":' + orjson.dumps(f) + b',"image_index":'
+                + str(x).encode() + b',"image":' + orjson.dumps(f.rsplit(".", 1)[0]) + b",")
+        assert bytes(data[off[i]:off[i + 1]]) == want
