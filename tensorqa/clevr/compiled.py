@@ -36,7 +36,8 @@ from tensorqa.clevr.compiled_bits import (
     scene_keys,
     select_bit,
     stable_order,
-    uniform,
+    scene_hash,
+    uniform_in,
 )
 from tensorqa.clevr.plan import (
     BOOL,
@@ -120,6 +121,7 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
     sorted_buf = np.zeros(MAX_BINS, np.int64)
     npk_box = np.zeros(1, np.int64)  # the current scene's present keys and id, read by run()
     scene_box = np.zeros(1, np.int64)
+    hs_box = np.zeros(1, np.int64)  # the scene's scene_hash
     Qmax = B * min(tpi, T) * ipt
     acc_b = np.zeros(Qmax, np.int64)
     acc_t = np.zeros(Qmax, np.int64)
@@ -308,7 +310,7 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
                         class_table(ct, J, slot == 0, cache)
                         stamp[ct, cache] = scene_box[0]
                         tag[ct, cache] = x
-                    u = uniform(seed, pos[b], ti, draw, k)
+                    u = uniform_in(hs_box[0], ti, draw, k)
                     base = ct_base[ct]
                     key, j = draw_key(u, J, ct, cache, base == COUNTED or base == EXISTS, rel)
                     if key == -1:
@@ -340,12 +342,12 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
                     VALS[w, k] = 1 if f != 0 else 0
             elif o_ == RELATE:
                 if sample:
-                    PRM[rp[ti, k]] = min(np.int64(uniform(seed, pos[b], ti, draw, k) * 4.0), 3)
+                    PRM[rp[ti, k]] = min(np.int64(uniform_in(hs_box[0], ti, draw, k) * 4.0), 3)
                 VALS[w, k] = relbits[b, x, PRM[rp[ti, k]]]
             elif o_ == FILTER_ATTR:
                 a = attr[ti, k]
                 if sample:
-                    PRM[sp[ti, k]] = min(np.int64(uniform(seed, pos[b], ti, draw, k) * nvals[a]), nvals[a] - 1)
+                    PRM[sp[ti, k]] = min(np.int64(uniform_in(hs_box[0], ti, draw, k) * nvals[a]), nvals[a] - 1)
                 VALS[w, k] = x & attrbits[b, a, PRM[sp[ti, k]]]
             elif o_ == SAME:
                 a = attr[ti, k]
@@ -398,6 +400,20 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
                 return False
         return True
 
+    def only_false(ti):
+        """Whether every valid row answers False: the last node is ``equal_*`` of two outputs that an
+        OUT_NEQ keeps apart (CLEVR's ``compare_integer#0`` under defect 4)."""
+        last = nnodes[ti] - 1
+        if op[ti, last] != EQUAL:
+            return False
+        i, j = in0[ti, last], in1[ti, last]
+        for c in range(ncons[ti]):
+            a, z = cons[ti, c, 1], cons[ti, c, 2]
+            if cons[ti, c, 0] == OUT_NEQ and ((a == i and z == j) or (a == j and z == i)):
+                if out_neq_counts or not (kind[ti, i] == INT and kind[ti, j] == INT):
+                    return True
+        return False
+
     def rejected(ti, a):
         """``generate.rejected``: c > 1.1 x the runner-up count, or c > 5 x max(median, 5)."""
         nb = nbins[ti]
@@ -411,6 +427,9 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
         c = hist[ti, a]
         return np.float64(c) > 1.1 * np.float64(sorted_buf[nb - 2]) or c > 5 * max(sorted_buf[nb // 2], 5)
 
+    answers_false = np.zeros(T, np.bool_)
+    for ti in range(T):
+        answers_false[ti] = only_false(ti)
     q = 0
     for b in range(B):
         if (fresh and b == 0) or pos[b] % reset_every == 0:
@@ -432,6 +451,7 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
                 obj_keys[lowest_bit(x), p >> 6] |= bit
                 x &= x - 1
         scene_box[0] = b
+        hs_box[0] = scene_hash(seed, pos[b])
         stable_order(use, order, bucket)
         got_templates = 0
         for ti in order:
@@ -440,9 +460,11 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
             # generate.TemplateRows.fill; a round's count is known whenever the scan passes it.
             stats[0] += 1
             got, q0 = 0, q
+            if answers_false[ti] and rejected(ti, 0):
+                continue  # no row can be accepted: skipped, as its scan would end
             d, avail, r, n_valid = 0, min(rounds[0], draws), 1, 0
             while d < avail:
-                for i in range(Pmax):
+                for i in range(nparams[ti]):
                     PRM[i] = -1
                 stats[1] += 1
                 if run(ti, b, d, True, -1, 0) and is_valid(ti, b):
@@ -462,9 +484,9 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
                     if not dup and not rejected(ti, a):
                         hist[ti, a] += 1
                         acc_b[q], acc_t[q], acc_m[q], acc_a[q] = b, ti, d, a
-                        for i in range(Pmax):
+                        for i in range(nparams[ti]):  # (the rest stays -1)
                             acc_p[q, i] = PRM[i]
-                        for i in range(L):
+                        for i in range(nnodes[ti]):  # (the rest stays 0)
                             acc_v[q, i] = VALS[0, i]
                         q += 1
                         got += 1

@@ -76,10 +76,22 @@ def _mix(x):
 
 
 @njit(cache=True, inline="always")
+def scene_hash(seed, scene):
+    """The part of :func:`uniform`'s hash that a scene's draws share."""
+    return _mix(_mix(np.int64(seed)) ^ scene)
+
+
+@njit(cache=True, inline="always")
+def uniform_in(h_scene, tid, draw, node):
+    """:func:`uniform` from the scene's :func:`scene_hash`."""
+    h = _mix(_mix(h_scene ^ (tid * 1009 + node)) ^ draw)
+    return (np.float64(h) + 0.5) / 4294967296.0
+
+
+@njit(cache=True, inline="always")
 def uniform(seed, scene, tid, draw, node):
     """``grid.Block.uniforms`` for one row: float64 in (0, 1)."""
-    h = _mix(_mix(_mix(_mix(np.int64(seed)) ^ scene) ^ (tid * 1009 + node)) ^ draw)
-    return (np.float64(h) + 0.5) / 4294967296.0
+    return uniform_in(scene_hash(seed, scene), tid, draw, node)
 
 
 @njit(cache=True)
