@@ -33,10 +33,10 @@ from tensorqa.clevr.compiled_bits import (
     key_index,
     lowest_bit,
     popcount,
+    scene_hash,
     scene_keys,
     select_bit,
     stable_order,
-    scene_hash,
     uniform_in,
 )
 from tensorqa.clevr.plan import (
@@ -409,9 +409,9 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
         i, j = in0[ti, last], in1[ti, last]
         for c in range(ncons[ti]):
             a, z = cons[ti, c, 1], cons[ti, c, 2]
-            if cons[ti, c, 0] == OUT_NEQ and ((a == i and z == j) or (a == j and z == i)):
-                if out_neq_counts or not (kind[ti, i] == INT and kind[ti, j] == INT):
-                    return True
+            apart = cons[ti, c, 0] == OUT_NEQ and ((a == i and z == j) or (a == j and z == i))
+            if apart and (out_neq_counts or not (kind[ti, i] == INT and kind[ti, j] == INT)):
+                return True
         return False
 
     def rejected(ti, a):

@@ -123,7 +123,7 @@ def text_tuple(tp) -> tuple:
     """The text plan's arrays in the order ``compiled_records.write_block`` unpacks them."""
     return (tp.strings, tp.str_off, tp.var_start, tp.var_ops_start, tp.ops, tp.word, tp.syn_start, tp.syn_count,
             tp.syn_ids, tp.other, tp.pair_params, tp.node_type, tp.filter_type, tp.suffix_type, tp.relate_type,
-            tp.attr_word, tp.answer_kind, tp.answer_attr, tp.filename, tp.family)
+            tp.attr_word, tp.answer_kind, tp.answer_attr, tp.filename, tp.family, tp.core, tp.spacing)
 
 
 def _concat_strings(parts: list[tuple]) -> tuple[np.ndarray, np.ndarray]:

@@ -184,26 +184,6 @@ def is_space(c):
 
 
 @njit(cache=True, inline="always")
-def collapse(src, n, dst, at):
-    """``" ".join(s.split())`` of src[:n] into dst[at:]; returns the end."""
-    start = at
-    i = 0
-    while i < n:
-        while i < n and is_space(src[i]):
-            i += 1
-        if i >= n:
-            break
-        if at > start:
-            dst[at] = 32
-            at += 1
-        while i < n and not is_space(src[i]):
-            dst[at] = src[i]
-            at += 1
-            i += 1
-    return at
-
-
-@njit(cache=True, inline="always")
 def replace_all(src, n, old, new, dst):
     """Python's ``str.replace(old, new)`` (left to right, non-overlapping) of src[:n] into dst; returns
     the length."""
@@ -245,10 +225,11 @@ def write_block(acc_b, acc_t, acc_m, acc_a, acc_p, acc_v, pos, seed, with_output
     (op, in0, in1, suffix, related, attr, kind, kp, kpa, rp, sp, _ctid, nnodes, _nvals, _keys,
      _ct_base, _ct_related, _ct_allowed, _ct_nallowed) = P
     (strings, str_off, var_start, var_ops_start, ops, word, syn_start, syn_count, syn_ids, other, pair, node_type,
-     filter_type, suffix_type, relate_type, attr_word, answer_kind, answer_attr, _filename, _family) = TP
+     filter_type, suffix_type, relate_type, attr_word, answer_kind, answer_attr, _filename, _family, core,
+     spacing) = TP
     Q = acc_b.shape[0]
     L = op.shape[1]
-    T1, T2 = np.empty(8192, np.uint8), np.empty(8192, np.uint8)  # a question's text, before and after clean-up
+    T1, T2 = np.empty(8192, np.uint8), np.empty(8192, np.uint8)  # a question's text (T2), scratch (T1)
     PS = np.empty(1024 + L * 6 * (200 + 4 * relbits.shape[1]), np.uint8)  # a question's program
     AS = np.empty(256, np.uint8)  # its answer
     shown = np.zeros(max(1, ptype.shape[1]), np.int64)
@@ -258,12 +239,12 @@ def write_block(acc_b, acc_t, acc_m, acc_a, acc_p, acc_v, pos, seed, with_output
         np.empty(Qc * 8 + 64, np.uint8)
     qo, po, ao = np.zeros(Qc + 1, np.int64), np.zeros(Qc + 1, np.int64), np.zeros(Qc + 1, np.int64)
 
-    def t_put(at, sid):  # string sid into T1
+    def t_put(at, sid):  # string sid into T2
         a, z = str_off[sid], str_off[sid + 1]
         if z - a <= 16:
-            _copy16(T1, at, strings, a)
+            _copy16(T2, at, strings, a)
         else:
-            _memcpy(T1, at, strings, a, z - a)
+            _memcpy(T2, at, strings, a, z - a)
         return at + z - a
 
     def p_put(at, sid):  # string sid into PS
@@ -356,7 +337,9 @@ def write_block(acc_b, acc_t, acc_m, acc_a, acc_p, acc_v, pos, seed, with_output
                 shown[i] = syn_ids[syn_start[ty, code + 1] + pick(k, 1 + i, cnt)]
             else:
                 shown[i] = word[ty, code + 1]
-        n, j, skip = 0, 0, False
+        # the pieces joined with their whitespace collapsed as they come (" ".join(text.split())):
+        # each piece's collapsed core, one space where whitespace separates two cores
+        n, j, skip, gap = 0, 0, False, False
         for x in range(var_ops_start[v], var_ops_start[v + 1]):
             kd, arg = ops[x, 0], ops[x, 1]
             if kd == OPEN:
@@ -365,8 +348,16 @@ def write_block(acc_b, acc_t, acc_m, acc_a, acc_p, acc_v, pos, seed, with_output
             elif kd == CLOSE:
                 skip = False
             elif not skip:
-                n = t_put(n, arg if kd == LIT else shown[arg])
-        n = collapse(T1, n, T2, 0)
+                sid = arg if kd == LIT else shown[arg]
+                sp = spacing[sid]
+                if sp & 4:
+                    if n > 0 and (gap or sp & 1):
+                        T2[n] = 32
+                        n += 1
+                    n = t_put(n, core[sid])
+                    gap = (sp & 2) != 0
+                elif sp & 1:
+                    gap = True
         if other[ti]:
             drop = False
             for a in range(4):

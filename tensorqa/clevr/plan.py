@@ -225,6 +225,8 @@ class TextPlan:
     answer_attr: np.ndarray  # int64[T]
     filename: np.ndarray  # int64[T] JSON string (quoted) of the template file name
     family: np.ndarray  # int64[T]
+    core: np.ndarray  # int64[S] a string with its whitespace collapsed (runs to one space, ends cut)
+    spacing: np.ndarray  # int64[S] bits: 1 leading whitespace, 2 trailing, 4 something else
 
 
 def compile_text(templates: list[Template], plan: Plan, synonyms: dict) -> TextPlan:
@@ -284,11 +286,34 @@ def compile_text(templates: list[Template], plan: Plan, synonyms: dict) -> TextP
     filter_type = np.array([st.add(f"filter_{a}") for a in ATTRS], np.int64)
     suffix_type = np.array([st.add(s) for s in ("", "unique", "count", "exist")], np.int64)
     relate_type = st.add("relate")
+    core, spacing = _collapsed(st)
     strings, off = st.arrays()
     return TextPlan(strings, off, np.array(var_start, np.int64), np.array(var_ops_start, np.int64),
                     np.array(ops, np.int64).reshape(-1, 2), word, syn_start, syn_count,
                     np.array(syn_ids + [0], np.int64), other, pair, node_type, filter_type, suffix_type, relate_type,
-                    attr_word, answer_kind, answer_attr, filename, np.array([t.index for t in templates], np.int64))
+                    attr_word, answer_kind, answer_attr, filename, np.array([t.index for t in templates], np.int64),
+                    core, spacing)
+
+
+_WS_CHARS = "\t\n\x0b\x0c\r "  # compiled_records.is_space
+_WS = re.compile(f"[{_WS_CHARS}]+")
+
+
+def _collapsed(st: StringTable) -> tuple[np.ndarray, np.ndarray]:
+    """Each string's whitespace-collapsed form (a string id, added to the table) and its spacing
+    bits, so that the writer collapses a question's whitespace as it joins the pieces
+    (``text.render``'s clean-up). :class:`NotCompilable` where a string holds whitespace that
+    ``str.split`` cuts and the writer's ASCII test would not."""
+    names = list(st._ids)
+    for s in names:
+        if any(c.isspace() for c in _WS.sub("", s)):
+            raise NotCompilable(f"{s!r} holds non-ASCII whitespace")
+    core = [st.add(" ".join(w for w in _WS.split(s) if w)) for s in names]
+    every = list(st._ids)
+    core += range(len(names), len(every))  # a collapsed form is its own
+    spacing = [(1 if s[:1] and s[0] in _WS_CHARS else 0) | (2 if s[-1:] and s[-1] in _WS_CHARS else 0)
+               | (4 if _WS.sub("", s) else 0) for s in every]
+    return np.array(core, np.int64), np.array(spacing, np.int64)
 
 
 _CACHE: dict = {}

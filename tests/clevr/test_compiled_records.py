@@ -22,12 +22,25 @@ _TEXT = st.text(alphabet=" \t\nab oteh?r", max_size=40)
 
 
 @settings(max_examples=300, deadline=None)
-@given(_TEXT)
-def test_collapse_is_split_and_join(s):
-    src = np.frombuffer(s.encode(), np.uint8)
-    dst = np.zeros(len(src) + 1, np.uint8)
-    n = compiled_records.collapse(src, len(src), dst, 0)
-    assert bytes(dst[:n]).decode() == " ".join(s.split())
+@given(st.lists(_TEXT, max_size=8))
+def test_pieces_joined_by_their_cores_are_the_collapsed_text(pieces):
+    """The writer's whitespace clean-up as it joins a question's pieces (each piece's collapsed core
+    and spacing bits from ``plan._collapsed``; one space where whitespace separates two cores)
+    equals ``" ".join(text.split())`` of the joined text."""
+    from tensorqa.clevr.plan import StringTable, _collapsed
+
+    tab = StringTable()
+    ids = [tab.add(p) for p in pieces]
+    core, spacing = _collapsed(tab)
+    by_id = list(tab._ids)
+    out, gap = "", False
+    for i in ids:
+        if spacing[i] & 4:
+            out += (" " if out and (gap or spacing[i] & 1) else "") + by_id[core[i]]
+            gap = bool(spacing[i] & 2)
+        elif spacing[i] & 1:
+            gap = True
+    assert out == " ".join("".join(pieces).split())
 
 
 @settings(max_examples=300, deadline=None)
