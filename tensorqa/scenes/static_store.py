@@ -13,6 +13,7 @@ Written to ``<path>.partial`` and renamed when complete; validated on open.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from pathlib import Path
@@ -75,6 +76,30 @@ def write_static_store(path: str | os.PathLike, scenes: list[StaticScene], sourc
     return path
 
 
+def image_indices_of(raw: np.ndarray, names: tuple) -> np.ndarray:
+    """:func:`image_index_of` of every name at once: the digits between the last '_' and the last
+    '.' of the stored bytes (``raw``, fixed width), vectorized; a name that is not plain
+    ``<anything>_<digits>[.<ext>]`` goes through :func:`image_index_of` (its error included)."""
+    S = len(names)
+    if S == 0:
+        return np.zeros(0, np.int64)
+    A = np.frombuffer(raw.tobytes(), np.uint8).reshape(S, -1) if raw.dtype.itemsize else np.zeros((S, 0), np.uint8)
+    W = A.shape[1]
+    col = np.arange(W)
+    length = np.where(A != 0, col + 1, 0).max(1, initial=0)
+    dot = np.where(A == ord("."), col, -1).max(1, initial=-1)
+    stop = np.where(dot >= 0, dot, length)
+    us = np.where((A == ord("_")) & (col < stop[:, None]), col, -1).max(1, initial=-1)
+    field = (col > us[:, None]) & (col < stop[:, None])
+    digit = (A >= ord("0")) & (A <= ord("9"))
+    ok = (stop - us - 1 >= 1) & (stop - us - 1 <= 18) & (field <= digit).all(1)
+    power = np.where(field, stop[:, None] - 1 - col, 0)
+    out = (np.where(field, A.astype(np.int64) - ord("0"), 0) * 10 ** power).sum(1)
+    for i in np.flatnonzero(~ok):  # int()'s own cases (signs, spaces, non-ASCII digits) and errors
+        out[i] = image_index_of(names[i])
+    return out.astype(np.int64)
+
+
 class StaticStore:
     """Read access: ``len(store)``, ``store.batch(a, b)``, ``store.scenes(a, b)``, ``store.info``."""
 
@@ -110,6 +135,7 @@ class StaticStore:
         for k, name in enumerate(("size", "color", "material", "shape")):
             if (at[..., k] < 0).any() or (at[..., k] >= len(v.values(name))).any():
                 raise TensorQAError(f"{p}: dataset 'attrs' holds a {name} id outside 0..{len(v.values(name)) - 1}")
+        self._attrs = at  # read once here (validated), sliced by arrays()
         self.image_filenames = tuple(x.decode() for x in self._f["image_filename"][:])
         self.splits = tuple(x.decode() for x in self._f["split"][:])
         self.source = str(a.get("source", ""))
@@ -136,10 +162,15 @@ class StaticStore:
         tuples ``splits``, ``image_filenames``, int64 ``image_indices``: for readers that need no
         :class:`StaticScene` per scene (the compiled CLEVR engine)."""
         stop = len(self) if stop is None else min(stop, len(self))
-        names = self.image_filenames[start:stop]
-        return {"attrs": self._f["attrs"][start:stop], "rel_bits": self._f["rel_bits"][start:stop],
+        return {"attrs": self._attrs[start:stop], "rel_bits": self._f["rel_bits"][start:stop],
                 "num_objects": self.num_objects[start:stop], "splits": self.splits[start:stop],
-                "image_filenames": names, "image_indices": np.array([image_index_of(f) for f in names], np.int64)}
+                "image_filenames": self.image_filenames[start:stop], "image_indices": self.image_indices[start:stop]}
+
+    @functools.cached_property
+    def image_indices(self) -> np.ndarray:
+        """int64[S] each scene's :func:`image_index_of` (on first use: a name without one is an
+        error only for the readers that need it)."""
+        return image_indices_of(self._f["image_filename"][:], self.image_filenames)
 
     def batch(self, start: int, stop: int, device: str | torch.device = "cpu") -> StaticBatch:
         return StaticBatch.from_scenes(self.scenes(start, stop), device, num_objects=self._f["attrs"].shape[1])

@@ -7,6 +7,8 @@ import json
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as hst
 
 from tensorqa.errors import TensorQAError
 from tensorqa.scenes.clevr_sampler import DIRECTIONS, MARGIN, MIN_DIST, relations_from_coords, sample_scenes
@@ -71,3 +73,23 @@ def test_bad_inputs_are_one_line_errors(tmp_path):
     h.write_text("nope")
     with pytest.raises(TensorQAError, match="cannot open as HDF5"):
         StaticStore(h)
+
+
+@settings(max_examples=300, deadline=None)
+@given(hst.lists(hst.text(alphabet=hst.sampled_from(list("ab_.0123456789-+ ") + ["٣", "é"]), max_size=14), min_size=1,
+                max_size=6))
+def test_image_indices_of_is_image_index_of_for_every_name(names):
+    """The store's vectorized image indices (the digits between the last '_' and the last '.')
+    equal ``image_index_of`` name by name, its errors included."""
+    from tensorqa.scenes.static_batch import image_index_of
+    from tensorqa.scenes.static_store import image_indices_of
+
+    names = [n.strip("\0") for n in names]
+    raw = np.array([n.encode() for n in names])
+    try:
+        want = [image_index_of(n) for n in names]
+    except (TensorQAError, OverflowError) as e:
+        with pytest.raises(type(e)):
+            image_indices_of(raw, tuple(names))
+        return
+    assert image_indices_of(raw, tuple(names)).tolist() == want
