@@ -9,14 +9,16 @@ evaluation, bookkeeping, text, records and the write. Prints one JSON line per s
 
 ``startup_seconds``: a first run on 10 scenes in the same process, which pays the one-time costs
 (the compiled engine's machine code loaded from numba's cache, template loading); ``seconds``: the
-run on N scenes after it (steady state); ``cold_seconds`` = both. ``--engine torch`` times the
-tensor grid instead.
+median of ``--repeat`` runs on N scenes after it (steady state; each run writes a new file, and
+``best_seconds`` is the fastest); ``cold_seconds`` = startup + the first run. ``--engine torch``
+times the tensor grid instead.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -36,6 +38,7 @@ def main() -> None:
     ap.add_argument("--draws", type=int, default=16)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--engine", default="auto", choices=("auto", "compiled", "torch"))
+    ap.add_argument("--repeat", type=int, default=3, help="timed runs per size (the median is reported)")
     ap.add_argument("--json", help="also write the lines as a JSON list to this file")
     a = ap.parse_args()
     rows = []
@@ -49,11 +52,16 @@ def main() -> None:
                 generate_store(store, Path(d) / ("w.json" if a.format == "clevr-json" else "warm"), fmt=a.format,
                                opt=opt, max_scenes=10)
             startup = time.perf_counter() - t0
-            t0, c0 = time.perf_counter(), time.process_time()
-            st = generate_store(store, out, fmt=a.format, opt=opt)
-            secs, cpu = time.perf_counter() - t0, time.process_time() - c0
-        rows.append({"scenes": n, "questions": st["questions"], "seconds": round(secs, 2), "cpu_seconds": round(cpu, 2),
-                     "startup_seconds": round(startup, 2), "cold_seconds": round(secs + startup, 2),
+            times = []
+            for r in range(max(1, a.repeat)):
+                t0, c0 = time.perf_counter(), time.process_time()
+                st = generate_store(store, out.with_name(f"{out.name}{r}"), fmt=a.format, opt=opt)
+                times.append((time.perf_counter() - t0, time.process_time() - c0))
+            first = times[0][0]
+            secs, cpu = statistics.median(t for t, _ in times), statistics.median(c for _, c in times)
+        rows.append({"scenes": n, "questions": st["questions"], "seconds": round(secs, 3), "cpu_seconds": round(cpu, 3),
+                     "best_seconds": round(min(t for t, _ in times), 3), "repeat": len(times),
+                     "startup_seconds": round(startup, 2), "cold_seconds": round(first + startup, 2),
                      "engine": st["engine"],
                      "questions_per_s": round(st["questions"] / secs, 1), "threads": torch.get_num_threads(),
                      "format": a.format, "draws": a.draws, "device": a.device, "batch_scenes": a.batch_scenes})

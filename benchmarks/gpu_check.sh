@@ -254,7 +254,7 @@ else
 fi
 
 # 7b. CLEVR on the device: questions/s on 1,000 and 10,000 sampled scenes (issue 22) -----------
-step "clevr_throughput.py" 90 -- "$PY" benchmarks/clevr_throughput.py --device "$DEV" --scenes 1000 10000 \
+step "clevr_throughput.py" 90 -- "$PY" benchmarks/clevr_throughput.py --device "$DEV" --scenes 1000 10000 --repeat 1 \
     --format parquet --batch-scenes 10000 --json "$OUT/clevr_throughput_${DEV%%:*}.json"
 
 # 8. the same shards under torchrun (issue 7 item 6) with the time left: the files of step 4 ---
