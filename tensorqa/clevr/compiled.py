@@ -279,11 +279,9 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
             o_ = op[ti, k]
             a0 = in0[ti, k]
             x = VALS[w, a0] if a0 >= 0 else 0
-            if k == replace:
-                VALS[w, k] = maskbits[b]
-                continue
-            if o_ == SCENE:
-                VALS[w, k] = maskbits[b]
+            v, pre = np.int64(0), np.int64(0)  # the node's output and input set, stored once below
+            if k == replace or o_ == SCENE:
+                v = maskbits[b]
             elif o_ == FILTER:
                 rel = related[ti, k]
                 if sample:
@@ -328,52 +326,54 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
                         PRM[rp[ti, k]] = j
                 s = relbits[b, x, PRM[rp[ti, k]]] if rel else x
                 f = s & keybits[b, key_index(PRM, kp[ti, k], kpa[ti, k])]
-                PRE[w, k] = f
+                pre = f
                 sf = suffix[ti, k]
                 if sf == PLAIN:
-                    VALS[w, k] = f
+                    v = f
                 elif sf == ONE:
                     if popcount(f) != 1:
                         return False
-                    VALS[w, k] = lowest_bit(f)
+                    v = lowest_bit(f)
                 elif sf == COUNTED:
-                    VALS[w, k] = popcount(f)
+                    v = popcount(f)
                 else:
-                    VALS[w, k] = 1 if f != 0 else 0
+                    v = 1 if f != 0 else 0
             elif o_ == RELATE:
                 if sample:
                     PRM[rp[ti, k]] = min(np.int64(uniform_in(hs_box[0], ti, draw, k) * 4.0), 3)
-                VALS[w, k] = relbits[b, x, PRM[rp[ti, k]]]
+                v = relbits[b, x, PRM[rp[ti, k]]]
             elif o_ == FILTER_ATTR:
                 a = attr[ti, k]
                 if sample:
                     PRM[sp[ti, k]] = min(np.int64(uniform_in(hs_box[0], ti, draw, k) * nvals[a]), nvals[a] - 1)
-                VALS[w, k] = x & attrbits[b, a, PRM[sp[ti, k]]]
+                v = x & attrbits[b, a, PRM[sp[ti, k]]]
             elif o_ == SAME:
                 a = attr[ti, k]
-                VALS[w, k] = attrbits[b, a, attrs[b, x, a]] & ~(np.int64(1) << x)
+                v = attrbits[b, a, attrs[b, x, a]] & ~(np.int64(1) << x)
             elif o_ == UNION:
-                VALS[w, k] = x | VALS[w, in1[ti, k]]
+                v = x | VALS[w, in1[ti, k]]
             elif o_ == INTERSECT:
-                VALS[w, k] = x & VALS[w, in1[ti, k]]
+                v = x & VALS[w, in1[ti, k]]
             elif o_ == COUNT:
-                PRE[w, k] = x
-                VALS[w, k] = popcount(x)
+                pre = x
+                v = popcount(x)
             elif o_ == EXIST:
-                PRE[w, k] = x
-                VALS[w, k] = 1 if x != 0 else 0
+                pre = x
+                v = 1 if x != 0 else 0
             elif o_ == UNIQUE:
                 if popcount(x) != 1:
                     return False
-                VALS[w, k] = lowest_bit(x)
+                v = lowest_bit(x)
             elif o_ == QUERY:
-                VALS[w, k] = attrs[b, x, attr[ti, k]]
+                v = attrs[b, x, attr[ti, k]]
             elif o_ == EQUAL:
-                VALS[w, k] = 1 if x == VALS[w, in1[ti, k]] else 0
+                v = 1 if x == VALS[w, in1[ti, k]] else 0
             elif o_ == LESS:
-                VALS[w, k] = 1 if x < VALS[w, in1[ti, k]] else 0
+                v = 1 if x < VALS[w, in1[ti, k]] else 0
             elif o_ == GREATER:
-                VALS[w, k] = 1 if x > VALS[w, in1[ti, k]] else 0
+                v = 1 if x > VALS[w, in1[ti, k]] else 0
+            VALS[w, k] = v
+            PRE[w, k] = pre
         return True
 
     def is_valid(ti, b):
