@@ -3,6 +3,8 @@ attribute), and the bookkeeping it carries from block to block."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -185,19 +187,20 @@ def compiled_columns(store, templates: list, synonyms: dict, opt, start: int, st
 
 
 def stream_questions_json(path, store, templates: list, synonyms: dict, opt, start: int, stop: int,
-                          with_output: bool, info: dict, buffer_bytes: int = 4 << 20) -> int:
+                          with_output: bool, info: dict, buffer_bytes: int = 4 << 20, direct: bool = True) -> int:
     """Scenes [start, stop) of a static store -> CLEVR's questions JSON file, as
     :func:`write_questions_json` writes it, generated and written block by block through one reused
-    buffer (memory stays flat however many scenes), into a partial file renamed into place when
+    buffer (memory stays flat however many scenes; ``direct``: past the page cache where the file
+    system allows, see :mod:`tensorqa.direct_file`), into a partial file renamed into place when
     complete. Returns the number of questions. Raises :class:`plan.NotCompilable` as
     :func:`compiled_columns` does, before anything is written."""
-    import os
     from pathlib import Path
 
     import orjson
 
     from tensorqa.clevr.compiled_records import scene_pieces, write_block
     from tensorqa.clevr.plan import NotCompilable, plans
+    from tensorqa.direct_file import DirectFile
     from tensorqa.errors import TensorQAError
 
     plan, tp = plans(templates, synonyms)
@@ -209,30 +212,34 @@ def stream_questions_json(path, store, templates: list, synonyms: dict, opt, sta
         raise TensorQAError(f"{p}: output directory {p.parent} does not exist")
     tmp = p.with_name(p.name + ".partial")
     book = Book(plan.T)
-    out = np.empty(buffer_bytes, np.uint8)  # the records of a few thousand questions at a time
     n = 0
     try:
-        with open(tmp, "wb") as f:
-            f.write(b'{"info":' + orjson.dumps(info) + b',"questions":[')
-            for batch, bits, pos, acc in _blocks(store, plan, opt, start, stop, book):
-                scene_json, scene_off = scene_pieces(
-                    np.frombuffer(orjson.dumps(list(batch.splits)), np.uint8),
-                    np.frombuffer(orjson.dumps(list(batch.image_filenames)), np.uint8),
-                    np.ascontiguousarray(batch.image_indices, dtype=np.int64))
-                q, Q = 0, len(acc[0])
-                while q < Q:
-                    rec = (out, scene_json, scene_off, q, n)
-                    q1, m = write_block(*acc, pos, opt.seed, with_output, True, P, plan.ptype, plan.nparams, bits[2],
-                                        bits[3], TP, opt.semantics.other_thing_is_value, rec)[:2]
-                    if q1 == q:  # a record larger than the buffer
-                        out = np.empty(2 * len(out), np.uint8)
-                        continue
-                    f.write(out[:m])
-                    q = q1
-                n += Q
-            f.write(b"]}")
+        f = DirectFile(tmp, buffer_bytes, direct)
+    except OSError as e:
+        raise TensorQAError(f"{p}: cannot write ({e.strerror or e})") from None
+    try:
+        f.put(b'{"info":' + orjson.dumps(info) + b',"questions":[')
+        for batch, bits, pos, acc in _blocks(store, plan, opt, start, stop, book):
+            scene_json, scene_off = scene_pieces(np.frombuffer(orjson.dumps(list(batch.splits)), np.uint8),
+                                                 np.frombuffer(orjson.dumps(list(batch.image_filenames)), np.uint8),
+                                                 np.ascontiguousarray(batch.image_indices, dtype=np.int64))
+            q, Q = 0, len(acc[0])
+            while q < Q:
+                rec = (f.buf, scene_json, scene_off, q, n, f.fill)
+                q1, end = write_block(*acc, pos, opt.seed, with_output, True, P, plan.ptype, plan.nparams, bits[2],
+                                      bits[3], TP, opt.semantics.other_thing_is_value, rec)[:2]
+                if q1 == q and end == f.fill:  # the next record does not fit: a larger buffer
+                    f.room(len(f.buf))
+                    continue
+                f.fill, q = end, q1
+                f.flush()
+            n += Q
+        f.put(b"]}")
+        f.close()
         os.replace(tmp, p)
     except BaseException:
+        with contextlib.suppress(OSError):
+            f.abort()
         tmp.unlink(missing_ok=True)
         raise
     return n

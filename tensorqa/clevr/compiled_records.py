@@ -214,10 +214,11 @@ def write_block(acc_b, acc_t, acc_m, acc_a, acc_p, acc_v, pos, seed, with_output
     the Parquet string: yes, 3, red). Returns (Q, 0, question bytes, offsets, program bytes,
     offsets, answer bytes, offsets).
 
-    With ``rec`` = (out uint8[M], scene_json, scene_off, q_start, first_index), whole questions-JSON
-    records instead (``join_records``' bytes, each preceded by ',' but the file's first), written from
-    question ``q_start`` into ``out`` while they fit: returns (the next question, bytes written, and
-    empty columns). A record that does not fit an empty ``out`` is not written (the caller grows it).
+    With ``rec`` = (out uint8[M], scene_json, scene_off, q_start, first_index, at), whole
+    questions-JSON records instead (``join_records``' bytes, each preceded by ',' but the file's
+    first), written from question ``q_start`` into ``out[at:]`` while they fit: returns (the next
+    question, the end of the bytes in ``out``, and empty columns). A record that does not fit is not
+    written (the caller makes room).
 
     Each question is written into fixed scratch buffers by closures over the block's arrays (numba
     refcounts every array passed to a function, even an inlined one, with an atomic operation), then
@@ -437,9 +438,9 @@ def write_block(acc_b, acc_t, acc_m, acc_a, acc_p, acc_v, pos, seed, with_output
         return z - a
 
     if rec is not None:
-        out, scene_json, scene_off, q_start, first_index = rec
+        out, scene_json, scene_off, q_start, first_index, at = rec
         filename, family = TP[18], TP[19]
-        at, cap, q = 0, out.shape[0], q_start
+        cap, q = out.shape[0], q_start
         while q < Q:
             nt, na = text(q), answer(q)  # answer() passes its digits through PS: before program()
             npg = program(q)

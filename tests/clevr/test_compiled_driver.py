@@ -87,9 +87,9 @@ def test_compiled_columns_convert_to_the_grids_columns(store, json_out):
 
 
 def test_streamed_questions_json_does_not_depend_on_its_buffer(store, tmp_path):
-    """The questions JSON streams through one buffer: a buffer smaller than one record (it grows) or
-    than a block's records gives the same file as the default; a failed run leaves no partial file
-    and the earlier file untouched."""
+    """The questions JSON streams through one buffer: a small buffer (it grows when a record does
+    not fit) or writes through the page cache give the same file as the default; a failed run
+    leaves no partial file and the earlier file untouched."""
     from tensorqa.clevr.compiled_driver import stream_questions_json
     from tensorqa.clevr.generate import _templates_and_synonyms
     from tensorqa.scenes.static_store import StaticStore
@@ -97,11 +97,11 @@ def test_streamed_questions_json_does_not_depend_on_its_buffer(store, tmp_path):
     templates, syn = _templates_and_synonyms(None, None)
     opt = Options(engine="compiled", batch_scenes=40)
     files = []
-    for size in (4 << 20, 3000, 64):
+    for size, direct in ((4 << 20, True), (3000, True), (64, False)):
         files.append(tmp_path / f"q{size}.json")
         with StaticStore(store) as st:
             n = stream_questions_json(files[-1], st, templates, syn, opt, 0, len(st), True, {"split": "new"},
-                                      buffer_bytes=size)
+                                      buffer_bytes=size, direct=direct)
     assert n == len(json.loads(files[0].read_bytes())["questions"]) > 90
     assert files[0].read_bytes() == files[1].read_bytes() == files[2].read_bytes()
     before = files[0].read_bytes()

@@ -1,0 +1,58 @@
+"""``tensorqa.direct_file``: whatever the chunks, the buffer size and the mode (direct, or through the
+page cache where O_DIRECT is refused or off), the file holds exactly the bytes put, in order."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tensorqa.direct_file import BLOCK, DirectFile
+
+_CHUNKS = st.lists(st.binary(max_size=3 * BLOCK), max_size=12)
+
+
+@pytest.mark.parametrize("direct", [True, False], ids=["direct", "buffered"])
+@settings(max_examples=40, deadline=None)
+@given(chunks=_CHUNKS, size=st.sampled_from([1, BLOCK, 3 * BLOCK + 5]))
+def test_the_file_holds_the_bytes_put(tmp_path_factory, direct, chunks, size):
+    p = tmp_path_factory.mktemp("direct") / "f.bin"
+    f = DirectFile(p, size, direct)
+    for c in chunks:
+        f.put(c)
+    f.close()
+    assert p.read_bytes() == b"".join(chunks)
+    assert f.fd == -1
+
+
+def test_writing_into_the_buffer_then_flushing(tmp_path):
+    """The writers' way: bytes written at buf[fill:], fill moved, flush; room() grows the buffer."""
+    rng = np.random.default_rng(0)
+    want = []
+    f = DirectFile(tmp_path / "g.bin", BLOCK)
+    for n in rng.integers(0, 3 * BLOCK, 30):
+        data = rng.integers(0, 256, n, dtype=np.uint8)
+        f.room(n)
+        f.buf[f.fill:f.fill + n] = data
+        f.fill += n
+        f.flush()
+        assert f.fill < BLOCK
+        want.append(data.tobytes())
+    f.close()
+    assert (tmp_path / "g.bin").read_bytes() == b"".join(want)
+
+
+@pytest.mark.skipif(not Path("/dev/shm").is_dir(), reason="no tmpfs at /dev/shm")
+def test_a_file_system_without_o_direct_is_written_through_the_page_cache():
+    p = Path("/dev/shm") / f"tensorqa-direct-{os.getpid()}.bin"
+    try:
+        f = DirectFile(p, BLOCK)
+        f.put(b"x" * 5000)
+        f.close()
+        assert p.read_bytes() == b"x" * 5000
+    finally:
+        p.unlink(missing_ok=True)
