@@ -101,7 +101,7 @@ class Generator:
 
     def __init__(self, plan: Plan, opt, book: Book):
         sem = opt.semantics
-        self.plan, self.opt, self.book, self.ws = plan, opt, book, None
+        self.plan, self.opt, self.book, self.ws, self.ws_slots = plan, opt, book, None, -1
         self.P = plan_tuple(plan)
         self.flags = np.array([sem.out_neq_compares_counts, sem.neq_inverted, sem.empty_keys_may_match], np.bool_)
 
@@ -111,8 +111,8 @@ class Generator:
 
         attrs, maskbits, relbits, attrbits, keybits, nobj = bits
         plan, opt, book = self.plan, self.opt, self.book
-        if self.ws is None or self.ws[0].shape[1] != workspace(0, relbits.shape[1])[0].shape[1]:
-            self.ws = workspace(plan.ct_base.shape[0], relbits.shape[1])
+        if self.ws_slots != relbits.shape[1]:  # a workspace per run (per store: the same object slots)
+            self.ws, self.ws_slots = workspace(plan.ct_base.shape[0], relbits.shape[1]), relbits.shape[1]
         out = generate_block(self.P, plan.cons, plan.ncons, plan.nparams, plan.nbins, self.flags, attrs, maskbits,
                              relbits, attrbits, keybits, nobj, pos, opt.seed, opt.instances_per_template,
                              opt.templates_per_image, opt.reset_counts_every, opt.draws, opt.valid_draws, ROUNDS,
