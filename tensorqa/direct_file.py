@@ -9,6 +9,11 @@ that copy costs several times the device write (measured in ``benchmarks/RESULTS
 buffer is page-aligned, only whole blocks are written until :meth:`DirectFile.close`, which pads the
 last block and cuts the file to its true size. Where ``O_DIRECT`` is refused (macOS, tmpfs, some
 network file systems), the same calls write through the page cache.
+
+Writes run on a writer thread while the caller fills a second buffer (double buffering): a direct
+write is mostly the device's time, not the CPU's (110 MB: 0.058 s of wall time, 0.007 s of CPU), and
+``os.write`` releases the GIL, so one core keeps computing while the last buffer goes out. The
+caller's compiled code must release the GIL too (numba's ``nogil``) for the thread to start its write.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from __future__ import annotations
 import errno
 import mmap
 import os
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
@@ -29,11 +35,16 @@ def aligned_buffer(size: int) -> np.ndarray:
 
 class DirectFile:
     """Sequential writer: fill ``buf[fill:]`` (directly, or with :meth:`put`), then :meth:`flush`
-    writes the whole blocks and keeps the rest at the front; :meth:`close` writes the tail."""
+    hands the whole blocks to the writer thread and continues in the other buffer, the rest (less
+    than a block) copied to its front; :meth:`close` writes the tail. ``buf`` changes at each
+    :meth:`flush` and :meth:`room`: read it afresh. ``background=False`` writes in the caller's thread."""
 
-    def __init__(self, path: str | os.PathLike, size: int = 4 << 20, direct: bool = True):
+    def __init__(self, path: str | os.PathLike, size: int = 4 << 20, direct: bool = True, background: bool = True):
         self.path, self.written, self.fill = os.fspath(path), 0, 0
-        self.buf = aligned_buffer(max(BLOCK, size - size % BLOCK))
+        size = max(BLOCK, size - size % BLOCK)
+        self.buf, self._spare = aligned_buffer(size), aligned_buffer(size)
+        self._pool = ThreadPoolExecutor(1, "tensorqa-write") if background else None
+        self._pending: Future | None = None  # the write of ``_spare``
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
         self.direct = direct and hasattr(os, "O_DIRECT")
         self.fd = -1
@@ -62,36 +73,57 @@ class DirectFile:
         self.flush()
 
     def flush(self) -> None:
-        """Write the buffer's whole blocks; the rest moves to its front."""
+        """Send the buffer's whole blocks to the writer; the rest moves to the front of the other
+        buffer, which becomes ``buf`` once its own write is done. A failed write raises here or at
+        :meth:`close`."""
         whole = self.fill - self.fill % BLOCK
         if whole:
-            self._write(whole)
+            self._wait()
             rest = self.fill - whole
-            self.buf[:rest] = self.buf[whole:self.fill]
-            self.fill = rest
+            full, self.buf = self.buf, self._spare
+            if len(self.buf) < rest:
+                self.buf = aligned_buffer(len(full))
+            self.buf[:rest] = full[whole:self.fill]
+            self._spare, self.fill = full, rest
+            if self._pool is None:
+                self._write(full, whole)
+            else:
+                self._pending = self._pool.submit(self._write, full, whole)
+
+    def _wait(self) -> None:
+        """Until the last write is done (its error raised here)."""
+        if self._pending is not None:
+            pending, self._pending = self._pending, None
+            pending.result()
 
     def abort(self) -> None:
         """Close without writing the rest (the caller removes the file)."""
-        if self.fd >= 0:
-            os.close(self.fd)
-            self.fd = -1
+        try:
+            if self._pool is not None:
+                self._pool.shutdown(wait=True)
+                self._pool = None
+        finally:
+            if self.fd >= 0:
+                os.close(self.fd)
+                self.fd = -1
 
     def close(self) -> None:
         """Write the tail (padded to a block for a direct write, then cut back) and close."""
         try:
+            self._wait()
             if self.fill:
                 n, pad = self.fill, (-self.fill) % BLOCK if self.direct else 0
                 self.room(pad)
                 self.buf[n:n + pad] = 0
-                self._write(n + pad)
+                self._write(self.buf, n + pad)
                 if pad:
                     os.ftruncate(self.fd, self.written - pad)
                 self.fill = 0
         finally:
             self.abort()
 
-    def _write(self, n: int) -> None:
-        view, at = memoryview(self.buf)[:n], 0
+    def _write(self, buf: np.ndarray, n: int) -> None:
+        view, at = memoryview(buf)[:n], 0
         while at < n:
             try:
                 at += os.write(self.fd, view[at:])

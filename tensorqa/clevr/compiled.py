@@ -84,7 +84,7 @@ def workspace(CT, N):
             np.zeros((CT, S_, 4, 2, KW), np.int64), np.zeros((CT, KW), np.int64), np.full(CT, -1, np.int64))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # nogil: the output file's writer thread runs meanwhile
 def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, relbits, attrbits, keybits, nobj, pos,
                    seed, ipt, tpi, reset_every, draws, valid_draws, rounds, use, hist, fresh, stats, ws):
     """CLEVR's per-scene loop over a block's scenes (``generate.choose`` with ``TemplateRows.fill``

@@ -94,7 +94,7 @@ def uniform(seed, scene, tid, draw, node):
     return uniform_in(scene_hash(seed, scene), tid, draw, node)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def scene_bits(attrs, nobj, relcode, nvals, keys):
     """Object sets of a block as int64 bits, from attrs int64[B, N, 4], nobj int64[B] (objects 0..n-1
     are real) and relcode uint8[B, N, N] (bit r: j is relation r of i, the store's ``rel_bits``):

@@ -205,7 +205,7 @@ def replace_all(src, n, old, new, dst):
     return at
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # nogil: the output file's writer thread runs meanwhile
 def write_block(acc_b, acc_t, acc_m, acc_a, acc_p, acc_v, pos, seed, with_output, answer_json, P, ptype, nparams,
                 relbits, attrbits, TP, other_thing_is_value, rec=None):
     """The block's accepted questions as three string columns, (bytes, offsets) each: the question
@@ -539,7 +539,7 @@ def json_string_items(arr):
     return se[:k]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def scene_pieces(splits_json, names_json, image_indices):
     """Each scene's '"split":..,"image_filename":..,"image_index":..,"image":..,' as (bytes,
     offsets), from orjson's arrays of the splits and the image file names. "image" is the name up to
