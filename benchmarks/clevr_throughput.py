@@ -61,6 +61,7 @@ def main() -> None:
             secs, cpu = statistics.median(t for t, _ in times), statistics.median(c for _, c in times)
         rows.append({"scenes": n, "questions": st["questions"], "seconds": round(secs, 3), "cpu_seconds": round(cpu, 3),
                      "best_seconds": round(min(t for t, _ in times), 3), "repeat": len(times),
+                     "all_seconds": [round(t, 3) for t, _ in times],
                      "startup_seconds": round(startup, 2), "cold_seconds": round(first + startup, 2),
                      "engine": st["engine"],
                      "questions_per_s": round(st["questions"] / secs, 1), "threads": torch.get_num_threads(),

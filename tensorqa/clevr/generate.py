@@ -27,6 +27,7 @@ from tensorqa.clevr.semantics import CLEVR, ClevrSemantics
 from tensorqa.clevr.templates import Template, load_synonyms, load_templates
 from tensorqa.clevr.validity import answer_codes, answer_domain, valid_rows
 from tensorqa.errors import TensorQAError
+from tensorqa.memory import keep_freed_memory
 from tensorqa.scenes.static_batch import StaticBatch
 from tensorqa.scenes.static_store import StaticStore
 
@@ -302,6 +303,7 @@ def generate_store(store_path, out, templates_dir=None, synonyms_path=None, fmt:
     if fmt not in ("clevr-json", "parquet"):
         raise TensorQAError(f"--format: {fmt!r} is not clevr-json or parquet")
     t0 = time.perf_counter()
+    keep_freed_memory()  # blocks allocate and free the same buffers: keep them (as AGQA's generate does)
     with_output = opt.semantics.keep_output
     # with_output: True / False for the questions JSON (answers as JSON values), None for Parquet
     json_out = None if fmt == "parquet" else with_output
