@@ -26,7 +26,8 @@ def nvals() -> np.ndarray:
 class SceneBlock:
     """A block of static scenes as the compiled engine reads them: attrs int64[B, N, 4], nobj
     int64[B] (objects 0..n-1 are real), relcode uint8[B, N, N] (bit r: j is relation r of i), and
-    each scene's split, image file name and image index."""
+    each scene's split and image file name (str, or the store's fixed-width bytes: :meth:`texts`)
+    and image index."""
 
     attrs: np.ndarray
     nobj: np.ndarray
@@ -45,6 +46,30 @@ class SceneBlock:
         return SceneBlock(np.ascontiguousarray(batch.attrs.cpu().numpy().astype(np.int64)), mask.sum(1).astype(np.int64),
                           np.ascontiguousarray(relcode), batch.splits, batch.image_filenames,
                           batch.image_indices.cpu().numpy())
+
+    def texts(self, name: str) -> tuple:
+        """``splits`` or ``image_filenames`` as str (the store's bytes decoded)."""
+        x = getattr(self, name)
+        return tuple(v.decode() for v in x) if isinstance(x, np.ndarray) else tuple(x)
+
+    def scene_json(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each scene's '"split":..,"image_filename":..,"image_index":..,"image":..,' as (bytes,
+        offsets): straight from the store's bytes where they are plain ASCII, else through orjson."""
+        import orjson
+
+        from tensorqa.clevr.compiled_records import scene_pieces, stored_scene_pieces
+
+        idx = np.ascontiguousarray(self.image_indices, dtype=np.int64)
+        sp, nm = self.splits, self.image_filenames
+        if isinstance(sp, np.ndarray) and isinstance(nm, np.ndarray) and sp.dtype.kind == nm.dtype.kind == "S":
+            W1, W2 = max(sp.dtype.itemsize, 1), max(nm.dtype.itemsize, 1)
+            raw1 = np.frombuffer(np.ascontiguousarray(sp).astype(f"S{W1}").tobytes(), np.uint8)
+            raw2 = np.frombuffer(np.ascontiguousarray(nm).astype(f"S{W2}").tobytes(), np.uint8)
+            out, off, ok = stored_scene_pieces(raw1, W1, raw2, W2, idx)
+            if ok:
+                return out, off
+        return scene_pieces(np.frombuffer(orjson.dumps(list(self.texts("splits"))), np.uint8),
+                            np.frombuffer(orjson.dumps(list(self.texts("image_filenames"))), np.uint8), idx)
 
     @staticmethod
     def of_store(store, start: int, stop: int) -> SceneBlock:
@@ -179,8 +204,8 @@ def compiled_columns(store, templates: list, synonyms: dict, opt, start: int, st
                                                      opt.semantics.other_thing_is_value)
         blocks.append({"question": (qb, qo), "program": (pb, po), "answer": (abuf, ao),
                        "scene": acc[0] + (pos[0] - start), "template": acc[1]})
-        splits += batch.splits
-        names += batch.image_filenames
+        splits += batch.texts("splits")
+        names += batch.texts("image_filenames")
         indices.append(batch.image_indices)
     return {"blocks": blocks, "split": splits, "image_filename": names,
             "image_index": np.concatenate(indices) if indices else np.zeros(0, np.int64), "stats": book.stats}
@@ -198,7 +223,7 @@ def stream_questions_json(path, store, templates: list, synonyms: dict, opt, sta
 
     import orjson
 
-    from tensorqa.clevr.compiled_records import scene_pieces, write_block
+    from tensorqa.clevr.compiled_records import write_block
     from tensorqa.clevr.plan import NotCompilable, plans
     from tensorqa.direct_file import DirectFile
     from tensorqa.errors import TensorQAError
@@ -220,9 +245,7 @@ def stream_questions_json(path, store, templates: list, synonyms: dict, opt, sta
     try:
         f.put(b'{"info":' + orjson.dumps(info) + b',"questions":[')
         for batch, bits, pos, acc in _blocks(store, plan, opt, start, stop, book):
-            scene_json, scene_off = scene_pieces(np.frombuffer(orjson.dumps(list(batch.splits)), np.uint8),
-                                                 np.frombuffer(orjson.dumps(list(batch.image_filenames)), np.uint8),
-                                                 np.ascontiguousarray(batch.image_indices, dtype=np.int64))
+            scene_json, scene_off = batch.scene_json()
             q, Q = 0, len(acc[0])
             while q < Q:
                 rec = (f.buf, scene_json, scene_off, q, n, f.fill)

@@ -571,3 +571,57 @@ def scene_pieces(splits_json, names_json, image_indices):
         at += 1
         off[s + 1] = at
     return out[:at], off
+
+
+@njit(cache=True, nogil=True)
+def _stored_string(flat, a, W, out, at):
+    """'"' + the fixed-width stored string at flat[a:a + W] (up to its NUL padding) + '"' into out,
+    or -1 where a byte is not plain printable ASCII without '"' and '\\' (those go through orjson)."""
+    n = W
+    while n > 0 and flat[a + n - 1] == 0:
+        n -= 1
+    for i in range(a, a + n):
+        c = flat[i]
+        if c < 32 or c > 126 or c == 34 or c == 92:
+            return -1
+    out[at] = 34
+    at = put_range(out, at + 1, flat, a, a + n)
+    out[at] = 34
+    return at + 1
+
+
+@njit(cache=True, nogil=True)
+def stored_scene_pieces(splits, W1, names, W2, image_indices):
+    """:func:`scene_pieces` from the store's fixed-width bytes (``splits`` uint8[S * W1], ``names``
+    uint8[S * W2]), where every string is plain printable ASCII without '"' and '\\' (its JSON is
+    itself in quotes): (bytes, offsets, True), else (.., .., False) and the caller takes orjson's way."""
+    S = image_indices.shape[0]
+    out = np.empty(S * (W1 + 2 * W2 + 100) + 64, np.uint8)
+    off = np.zeros(S + 1, np.int64)
+    at = 0
+    for s in range(S):
+        at = put_bytes(out, at, _B_SPLIT)
+        at = _stored_string(splits, s * W1, W1, out, at)
+        if at < 0:
+            return out[:0], off, False
+        at = put_bytes(out, at, _B_IMAGE_FILENAME)
+        a = at
+        at = _stored_string(names, s * W2, W2, out, at)
+        if at < 0:
+            return out[:0], off, False
+        z = at
+        at = put_bytes(out, at, _B_IMAGE_INDEX)
+        at = put_int(out, at, image_indices[s])
+        at = put_bytes(out, at, _B_IMAGE)
+        dot = z - 1
+        while dot > a and out[dot] != 46:
+            dot -= 1
+        stop = dot if dot > a else z - 1
+        for i in range(a, stop):  # the name up to its last '.', in quotes
+            out[at] = out[i]
+            at += 1
+        out[at] = 34
+        out[at + 1] = 44
+        at += 2
+        off[s + 1] = at
+    return out[:at], off, True

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
+import orjson
 
 from tensorqa.clevr.columns import param_order
 from tensorqa.clevr.keys import all_keys
@@ -321,8 +322,8 @@ _CACHE: dict = {}
 
 def plans(templates: list[Template], synonyms: dict) -> tuple[Plan, TextPlan]:
     """Both plans, compiled once per template set and synonyms (einops-style cache, keyed by content)."""
-    key = json.dumps([[t.filename, t.index, t.text, t.nodes, t.params, t.constraints] for t in templates]
-                     + [synonyms], sort_keys=True)
+    key = orjson.dumps([[t.filename, t.index, t.text, t.nodes, t.params, t.constraints] for t in templates]
+                       + [synonyms], option=orjson.OPT_SORT_KEYS)
     if key not in _CACHE:
         plan = compile_plan(templates)
         _CACHE.clear()  # one template set at a time is the common case

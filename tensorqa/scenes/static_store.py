@@ -83,28 +83,22 @@ def _scene_chunks(data: np.ndarray) -> tuple:
     return (min(len(data), rows),) + data.shape[1:]
 
 
-def image_indices_of(raw: np.ndarray, names: tuple) -> np.ndarray:
+def image_indices_of(raw: np.ndarray, names) -> np.ndarray:
     """:func:`image_index_of` of every name at once: the digits between the last '_' and the last
-    '.' of the stored bytes (``raw``, fixed width), vectorized; a name that is not plain
-    ``<anything>_<digits>[.<ext>]`` goes through :func:`image_index_of` (its error included)."""
-    S = len(names)
+    '.' of the stored bytes (``raw``, fixed width), compiled; a name that is not plain
+    ``<anything>_<digits>[.<ext>]`` goes through :func:`image_index_of` (its error included).
+    ``names``: the decoded names, or a function from a position to one."""
+    from tensorqa.scenes.image_indices import plain_image_indices
+
+    S = len(raw)
     if S == 0:
         return np.zeros(0, np.int64)
     A = np.frombuffer(raw.tobytes(), np.uint8).reshape(S, -1) if raw.dtype.itemsize else np.zeros((S, 0), np.uint8)
-    W = A.shape[1]
-    col = np.arange(W)
-    length = np.where(A != 0, col + 1, 0).max(1, initial=0)
-    dot = np.where(A == ord("."), col, -1).max(1, initial=-1)
-    stop = np.where(dot >= 0, dot, length)
-    us = np.where((A == ord("_")) & (col < stop[:, None]), col, -1).max(1, initial=-1)
-    field = (col > us[:, None]) & (col < stop[:, None])
-    digit = (A >= ord("0")) & (A <= ord("9"))
-    ok = (stop - us - 1 >= 1) & (stop - us - 1 <= 18) & (field <= digit).all(1)
-    power = np.where(field, stop[:, None] - 1 - col, 0)
-    out = (np.where(field, A.astype(np.int64) - ord("0"), 0) * 10 ** power).sum(1)
-    for i in np.flatnonzero(~ok):  # int()'s own cases (signs, spaces, non-ASCII digits) and errors
-        out[i] = image_index_of(names[i])
-    return out.astype(np.int64)
+    out, plain = plain_image_indices(A)
+    name = names if callable(names) else names.__getitem__
+    for i in np.flatnonzero(~plain):  # int()'s own cases (signs, spaces, non-ASCII digits) and errors
+        out[i] = image_index_of(name(i))
+    return out
 
 
 class StaticStore:
@@ -144,8 +138,8 @@ class StaticStore:
                 raise TensorQAError(f"{p}: dataset 'attrs' holds a {name} id outside 0..{len(v.values(name)) - 1}")
         self._attrs = at  # read once here (validated), sliced by arrays()
         self._span: dict = {}  # dataset -> (lo, hi, rows) last read by _rows
-        self.image_filenames = tuple(x.decode() for x in self._f["image_filename"][:])
-        self.splits = tuple(x.decode() for x in self._f["split"][:])
+        self.raw_image_filenames = self._f["image_filename"][:]  # fixed-width bytes, decoded on first use
+        self.raw_splits = self._f["split"][:]
         self.source = str(a.get("source", ""))
         self.info = json.loads(a.get("info_json", "{}"))
 
@@ -166,13 +160,14 @@ class StaticStore:
 
     def arrays(self, start: int = 0, stop: int | None = None) -> dict:
         """Scenes [start, stop) as the stored arrays, padded: ``attrs`` [S, N, 4], ``rel_bits`` [S, N, N]
-        (bit r: j is relation r of i), ``num_objects`` int64[S] (objects fill the first slots), and
-        tuples ``splits``, ``image_filenames``, int64 ``image_indices``: for readers that need no
+        (bit r: j is relation r of i), ``num_objects`` int64[S] (objects fill the first slots), the
+        stored bytes of ``splits`` and ``image_filenames`` (fixed width, as h5py reads them), int64
+        ``image_indices``: for readers that need no
         :class:`StaticScene` per scene (the compiled CLEVR engine)."""
         stop = len(self) if stop is None else min(stop, len(self))
         return {"attrs": self._attrs[start:stop], "rel_bits": self._rows("rel_bits", start, stop),
-                "num_objects": self.num_objects[start:stop], "splits": self.splits[start:stop],
-                "image_filenames": self.image_filenames[start:stop], "image_indices": self.image_indices[start:stop]}
+                "num_objects": self.num_objects[start:stop], "splits": self.raw_splits[start:stop],
+                "image_filenames": self.raw_image_filenames[start:stop], "image_indices": self.image_indices[start:stop]}
 
     def _rows(self, name: str, start: int, stop: int) -> np.ndarray:
         """Rows [start, stop) of a dataset, read as whole chunks along the scene axis and kept until
@@ -191,7 +186,15 @@ class StaticStore:
     def image_indices(self) -> np.ndarray:
         """int64[S] each scene's :func:`image_index_of` (on first use: a name without one is an
         error only for the readers that need it)."""
-        return image_indices_of(self._f["image_filename"][:], self.image_filenames)
+        return image_indices_of(self.raw_image_filenames, lambda i: self.raw_image_filenames[i].decode())
+
+    @functools.cached_property
+    def image_filenames(self) -> tuple:
+        return tuple(x.decode() for x in self.raw_image_filenames)
+
+    @functools.cached_property
+    def splits(self) -> tuple:
+        return tuple(x.decode() for x in self.raw_splits)
 
     def batch(self, start: int, stop: int, device: str | torch.device = "cpu") -> StaticBatch:
         return StaticBatch.from_scenes(self.scenes(start, stop), device, num_objects=self._f["attrs"].shape[1])

@@ -114,10 +114,11 @@ def test_streamed_questions_json_does_not_depend_on_its_buffer(store, tmp_path):
 
     import tensorqa.clevr.compiled_records as cr
 
-    keep, cr.scene_pieces = cr.scene_pieces, scene_pieces_that_fail
+    keep = cr.scene_pieces, cr.stored_scene_pieces
+    cr.scene_pieces = cr.stored_scene_pieces = scene_pieces_that_fail
     try:
         with StaticStore(store) as st, pytest.raises(Boom):
             stream_questions_json(files[0], st, templates, syn, opt, 0, len(st), True, {"split": "new"})
     finally:
-        cr.scene_pieces = keep
+        cr.scene_pieces, cr.stored_scene_pieces = keep
     assert files[0].read_bytes() == before and not list(tmp_path.glob("*.partial"))
