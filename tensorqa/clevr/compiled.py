@@ -109,6 +109,7 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
     words_box = np.zeros(1, np.int64)
     maskbits_box = np.zeros(1, np.int64)
     sets = np.zeros(4, np.int64)
+    opt_words = np.zeros(KW, np.int64)
     present = np.zeros(K, np.bool_)
     pk = np.zeros(K, np.int64)
     pkbits = np.zeros(K, np.int64)
@@ -130,6 +131,16 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
     acc_p = np.full((Qmax, Pmax), -1, np.int64)
     acc_v = np.zeros((Qmax, L), np.int64)
 
+    def refresh_allowed(ct):
+        """allowed_bits[ct]: the present keys that table ``ct``'s NULL constraints allow (once per scene)."""
+        if allowed_stamp[ct] != scene_box[0]:
+            for w in range(words_box[0]):
+                allowed_bits[ct, w] = 0
+            for p in range(npk_box[0]):
+                if ct_allowed[ct, pk[p]]:
+                    allowed_bits[ct, p >> 6] |= np.int64(1) << (p & 63)
+            allowed_stamp[ct] = scene_box[0]
+
     def class_table(ct, J, whole, slot):
         """``grid._option_classes`` for the input sets ``sets[:J]`` (one per relation for relate_filter*;
         ``whole``: the input is the whole scene), into the block's caches at [ct, slot]: the class sizes
@@ -150,13 +161,7 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
         base, rel = ct_base[ct], ct_related[ct]
         counted = base == COUNTED or base == EXISTS
         W = words_box[0]
-        if allowed_stamp[ct] != scene_box[0]:  # the present keys this table's NULL constraints allow
-            for w in range(W):
-                allowed_bits[ct, w] = 0
-            for p in range(npk_box[0]):
-                if ct_allowed[ct, pk[p]]:
-                    allowed_bits[ct, p >> 6] |= np.int64(1) << (p & 63)
-            allowed_stamp[ct] = scene_box[0]
+        refresh_allowed(ct)
         nap = 0
         for w in range(W):
             nap += popcount(allowed_bits[ct, w])
@@ -239,6 +244,46 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
             total += np.float64(c_n[ct, slot, i]) * c_w[ct, slot, i]
             c_cdf[ct, slot, i] = total
 
+    def plain_draw(ct, s, base, u):
+        """:func:`class_table` + :func:`draw_key` for one input set ``s`` (not the whole scene) of a
+        ``filter`` / ``filter_unique`` node (``base`` PLAIN / ONE, no relation): its options are one
+        class of weight 1 (the present keys matching one object of s, or any, that NULL constraints
+        allow), so the draw is the rank-th option, rank from u by draw_key's arithmetic. -1: no option."""
+        W = words_box[0]
+        refresh_allowed(ct)
+        mb = maskbits_box[0]
+        n0 = 0
+        for w in range(W):
+            once, twice = np.int64(0), np.int64(0)
+            x = mb & s
+            while x:
+                i = lowest_bit(x)
+                x &= x - 1
+                m = obj_keys[i, w]
+                twice |= once & m
+                once |= m
+            if base == ONE:
+                opt = once & ~twice & allowed_bits[ct, w]
+            else:
+                opt = once & allowed_bits[ct, w]
+                if w == 0 and pk[0] == 0:
+                    opt &= ~np.int64(1)
+            opt_words[w] = opt
+            n0 += popcount(opt)
+        if n0 == 0:
+            return -1
+        total = np.float64(n0)
+        x = u * total
+        rest = (x - (total - total)) / max(total, 1e-300)
+        rank = np.int64(rest * total)
+        rank = min(max(rank, 0), n0 - 1)
+        for w in range(W):
+            in_word = popcount(opt_words[w])
+            if rank < in_word:
+                return pk[(w << 6) + select_bit(opt_words[w], rank)]
+            rank -= in_word
+        return K - 1
+
     def draw_key(u, J, ct, slot, counted, rel):
         """``grid._draw_key`` for one row from the class table at [ct, slot]: (key, relation), (-2 - r,
         relation) for the r-th allowed key that matches no object (:func:`absent_keys`), or (-1, -1) where
@@ -300,30 +345,42 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
                             slot = 0
                         elif op[ti, a0] == SAME:
                             slot = 1 + N + attr[ti, a0] * N + VALS[w, in0[ti, a0]]
-                    if slot < 0:  # any other set: a hashed slot, tagged with the set
-                        slot = 1 + 5 * N + ((x * 0x9E3779B1) >> 7) % HASHED
-                    cache = slot
-                    if stamp[ct, cache] != scene_box[0] or tag[ct, cache] != x:
-                        stats[2 + (J == 4)] += 1
-                        class_table(ct, J, slot == 0, cache)
-                        stamp[ct, cache] = scene_box[0]
-                        tag[ct, cache] = x
-                    u = uniform_in(hs_box[0], ti, draw, k)
                     base = ct_base[ct]
-                    key, j = draw_key(u, J, ct, cache, base == COUNTED or base == EXISTS, rel)
-                    if key == -1:
-                        return False
-                    if key < -1:
-                        if absent_stamp[ct] != scene_box[0]:
-                            absent_keys(ct, present, ct_allowed, absent)
-                            absent_stamp[ct] = scene_box[0]
-                        key = absent[ct, -2 - key]
-                    for i in range(4):
-                        p = kp[ti, k, i]
-                        if p >= 0:
-                            PRM[p] = keys[key, kpa[ti, k, i]]
-                    if rel:
-                        PRM[rp[ti, k]] = j
+                    if slot < 0 and base <= ONE:
+                        # any other set (a row's own: rarely seen twice) as input of filter / filter_unique:
+                        # one class of options, drawn without a table
+                        key = plain_draw(ct, x, base, uniform_in(hs_box[0], ti, draw, k))
+                        if key < 0:
+                            return False
+                        for i in range(4):
+                            p = kp[ti, k, i]
+                            if p >= 0:
+                                PRM[p] = keys[key, kpa[ti, k, i]]
+                        slot = -2
+                    if slot == -1:  # any other set: a hashed slot, tagged with the set
+                        slot = 1 + 5 * N + ((x * 0x9E3779B1) >> 7) % HASHED
+                    if slot >= 0:
+                        cache = slot
+                        if stamp[ct, cache] != scene_box[0] or tag[ct, cache] != x:
+                            stats[2 + (J == 4)] += 1
+                            class_table(ct, J, slot == 0, cache)
+                            stamp[ct, cache] = scene_box[0]
+                            tag[ct, cache] = x
+                        u = uniform_in(hs_box[0], ti, draw, k)
+                        key, j = draw_key(u, J, ct, cache, base == COUNTED or base == EXISTS, rel)
+                        if key == -1:
+                            return False
+                        if key < -1:
+                            if absent_stamp[ct] != scene_box[0]:
+                                absent_keys(ct, present, ct_allowed, absent)
+                                absent_stamp[ct] = scene_box[0]
+                            key = absent[ct, -2 - key]
+                        for i in range(4):
+                            p = kp[ti, k, i]
+                            if p >= 0:
+                                PRM[p] = keys[key, kpa[ti, k, i]]
+                        if rel:
+                            PRM[rp[ti, k]] = j
                 s = relbits[b, x, PRM[rp[ti, k]]] if rel else x
                 f = s & keybits[b, key_index(PRM, kp[ti, k], kpa[ti, k])]
                 pre = f
