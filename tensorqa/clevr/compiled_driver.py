@@ -4,6 +4,7 @@ attribute), and the bookkeeping it carries from block to block."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from dataclasses import dataclass, field
 
@@ -17,6 +18,11 @@ MAX_OBJECTS = 62  # object sets are int64 words
 ROUNDS = np.array((4, 4, 8, 16, 32), np.int64)  # generate.ROUNDS
 
 
+@functools.cache
+def _keys() -> np.ndarray:
+    return all_keys().numpy()
+
+
 def nvals() -> np.ndarray:
     v = clevr_vocab()
     return np.array([len(v.values(a)) for a in ATTRS], np.int64)
@@ -26,8 +32,8 @@ def nvals() -> np.ndarray:
 class SceneBlock:
     """A block of static scenes as the compiled engine reads them: attrs int64[B, N, 4], nobj
     int64[B] (objects 0..n-1 are real), relcode uint8[B, N, N] (bit r: j is relation r of i), and
-    each scene's split and image file name (str, or the store's fixed-width bytes: :meth:`texts`)
-    and image index."""
+    each scene's split and image file name (str, or the store's fixed-width bytes:
+    :func:`stored_bytes`) and image index."""
 
     attrs: np.ndarray
     nobj: np.ndarray
@@ -47,29 +53,10 @@ class SceneBlock:
                           np.ascontiguousarray(relcode), batch.splits, batch.image_filenames,
                           batch.image_indices.cpu().numpy())
 
-    def texts(self, name: str) -> tuple:
-        """``splits`` or ``image_filenames`` as str (the store's bytes decoded)."""
-        x = getattr(self, name)
-        return tuple(v.decode() for v in x) if isinstance(x, np.ndarray) else tuple(x)
-
     def scene_json(self) -> tuple[np.ndarray, np.ndarray]:
         """Each scene's '"split":..,"image_filename":..,"image_index":..,"image":..,' as (bytes,
-        offsets): straight from the store's bytes where they are plain ASCII, else through orjson."""
-        import orjson
-
-        from tensorqa.clevr.compiled_records import scene_pieces, stored_scene_pieces
-
-        idx = np.ascontiguousarray(self.image_indices, dtype=np.int64)
-        sp, nm = self.splits, self.image_filenames
-        if isinstance(sp, np.ndarray) and isinstance(nm, np.ndarray) and sp.dtype.kind == nm.dtype.kind == "S":
-            W1, W2 = max(sp.dtype.itemsize, 1), max(nm.dtype.itemsize, 1)
-            raw1 = np.frombuffer(np.ascontiguousarray(sp).astype(f"S{W1}").tobytes(), np.uint8)
-            raw2 = np.frombuffer(np.ascontiguousarray(nm).astype(f"S{W2}").tobytes(), np.uint8)
-            out, off, ok = stored_scene_pieces(raw1, W1, raw2, W2, idx)
-            if ok:
-                return out, off
-        return scene_pieces(np.frombuffer(orjson.dumps(list(self.texts("splits"))), np.uint8),
-                            np.frombuffer(orjson.dumps(list(self.texts("image_filenames"))), np.uint8), idx)
+        offsets): see :func:`scene_json`."""
+        return scene_json(self.splits, self.image_filenames, self.image_indices)
 
     @staticmethod
     def of_store(store, start: int, stop: int) -> SceneBlock:
@@ -80,6 +67,33 @@ class SceneBlock:
                           a["image_indices"])
 
 
+def stored_bytes(x) -> np.ndarray:
+    """Strings as the store holds them: a fixed-width bytes array (str encoded as UTF-8)."""
+    if isinstance(x, np.ndarray) and x.dtype.kind == "S":
+        return x
+    return np.array([v.encode() for v in x], dtype="S") if len(x) else np.zeros(0, "S1")
+
+
+def scene_json(splits, names, image_indices) -> tuple[np.ndarray, np.ndarray]:
+    """Each scene's '"split":..,"image_filename":..,"image_index":..,"image":..,' as (bytes,
+    offsets), from str or the store's bytes: straight from the bytes where they are plain ASCII,
+    else through orjson."""
+    import orjson
+
+    from tensorqa.clevr.compiled_records import scene_pieces, stored_scene_pieces
+
+    idx = np.ascontiguousarray(image_indices, dtype=np.int64)
+    sp, nm = stored_bytes(splits), stored_bytes(names)
+    W1, W2 = max(sp.dtype.itemsize, 1), max(nm.dtype.itemsize, 1)
+    raw1 = np.frombuffer(np.ascontiguousarray(sp).astype(f"S{W1}").tobytes(), np.uint8)
+    raw2 = np.frombuffer(np.ascontiguousarray(nm).astype(f"S{W2}").tobytes(), np.uint8)
+    out, off, ok = stored_scene_pieces(raw1, W1, raw2, W2, idx)
+    if ok:
+        return out, off
+    return scene_pieces(np.frombuffer(orjson.dumps([v.decode() for v in sp]), np.uint8),
+                        np.frombuffer(orjson.dumps([v.decode() for v in nm]), np.uint8), idx)
+
+
 def scene_bits(batch) -> tuple:
     """(attrs int64[B, N, 4], maskbits int64[B], relbits int64[B, N, 4] (objects j that are r of i),
     attrbits int64[B, 4, 8] (objects with value v of attribute a), keybits int64[B, K], nobj int64[B])
@@ -87,7 +101,7 @@ def scene_bits(batch) -> tuple:
     from tensorqa.clevr.compiled_bits import scene_bits as bits
 
     blk = batch if isinstance(batch, SceneBlock) else SceneBlock.of_batch(batch)
-    maskbits, relbits, attrbits, keybits = bits(blk.attrs, blk.nobj, blk.relcode, nvals(), all_keys().numpy())
+    maskbits, relbits, attrbits, keybits = bits(blk.attrs, blk.nobj, blk.relcode, nvals(), _keys())
     return blk.attrs, maskbits, relbits, attrbits, keybits, blk.nobj
 
 
@@ -187,8 +201,8 @@ def compiled_columns(store, templates: list, synonyms: dict, opt, start: int, st
     """Scenes [start, stop) of a static store -> the questions, compiled end to end, as ``blocks``:
     per block of scenes ``question``, ``program``, ``answer`` as (bytes, offsets), ``scene`` (row
     from ``start``) and ``template`` per question; and the scenes' ``split``, ``image_filename``,
-    ``image_index``. Raises :class:`plan.NotCompilable` where a scene has more objects than a word
-    holds."""
+    ``image_index`` (the first two as the store's bytes: :func:`stored_bytes`). Raises
+    :class:`plan.NotCompilable` where a scene has more objects than a word holds."""
     from tensorqa.clevr.compiled_records import write_block
     from tensorqa.clevr.plan import plans
 
@@ -204,11 +218,15 @@ def compiled_columns(store, templates: list, synonyms: dict, opt, start: int, st
                                                      opt.semantics.other_thing_is_value)
         blocks.append({"question": (qb, qo), "program": (pb, po), "answer": (abuf, ao),
                        "scene": acc[0] + (pos[0] - start), "template": acc[1]})
-        splits += batch.texts("splits")
-        names += batch.texts("image_filenames")
+        splits.append(stored_bytes(batch.splits))
+        names.append(stored_bytes(batch.image_filenames))
         indices.append(batch.image_indices)
-    return {"blocks": blocks, "split": splits, "image_filename": names,
+    return {"blocks": blocks, "split": _joined(splits), "image_filename": _joined(names),
             "image_index": np.concatenate(indices) if indices else np.zeros(0, np.int64), "stats": book.stats}
+
+
+def _joined(parts: list) -> np.ndarray:
+    return np.concatenate(parts) if parts else np.zeros(0, "S1")
 
 
 def stream_questions_json(path, store, templates: list, synonyms: dict, opt, start: int, stop: int,
@@ -278,8 +296,8 @@ def concat_columns(parts: list[dict]) -> dict:
     for x in parts:
         blocks += [b | {"scene": b["scene"] + base} for b in x["blocks"]]
         base += len(x["split"])
-    return {"blocks": blocks, "split": [s for x in parts for s in x["split"]],
-            "image_filename": [s for x in parts for s in x["image_filename"]],
+    return {"blocks": blocks, "split": _joined([x["split"] for x in parts]),
+            "image_filename": _joined([x["image_filename"] for x in parts]),
             "image_index": np.concatenate([x["image_index"] for x in parts]), "stats": sum(x["stats"] for x in parts)}
 
 
@@ -297,13 +315,7 @@ def write_questions_json(path, cols: dict, templates: list, synonyms: dict, info
     from tensorqa.errors import TensorQAError
 
     _, tp = plans(templates, synonyms)
-    pieces = []
-    for s, f, i in zip(cols["split"], cols["image_filename"], cols["image_index"].tolist()):
-        pieces.append(b'"split":' + orjson.dumps(s) + b',"image_filename":' + orjson.dumps(f) + b',"image_index":'
-                      + str(i).encode() + b',"image":' + orjson.dumps(f.rsplit(".", 1)[0]) + b",")
-    scene_off = np.zeros(len(pieces) + 1, np.int64)
-    scene_off[1:] = np.cumsum([len(x) for x in pieces])
-    scene_json = np.frombuffer(b"".join(pieces) or b"\0", np.uint8)
+    pieces, scene_off = scene_json(cols["split"], cols["image_filename"], cols["image_index"])
     p = Path(path)
     if not p.parent.is_dir():
         raise TensorQAError(f"{p}: output directory {p.parent} does not exist")
@@ -317,7 +329,7 @@ def write_questions_json(path, cols: dict, templates: list, synonyms: dict, info
                 continue
             if first:
                 f.write(b",")
-            f.write(join_records(qb, qo, pb, po, ab, ao, blk["scene"], scene_json, scene_off, blk["template"],
+            f.write(join_records(qb, qo, pb, po, ab, ao, blk["scene"], pieces, scene_off, blk["template"],
                                  tp.filename, tp.family, tp.strings, tp.str_off, first))
             first += len(blk["scene"])
         f.write(b"]}")
@@ -340,6 +352,7 @@ def write_parquet_columns(folder, cols: dict, templates: list, shard: int = 0, n
     from pathlib import Path
 
     import pyarrow as pa
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     from tensorqa.clevr.records import PARQUET_COLUMNS
@@ -352,12 +365,13 @@ def write_parquet_columns(folder, cols: dict, templates: list, shard: int = 0, n
     strings = {c: pa.chunked_array([_arrow_strings(*b[c]) for b in blocks], pa.string()) for c in
                ("question", "answer", "program")}  # one chunk per block: no copy
     n = len(scene)
-    names = pa.array(cols["image_filename"], pa.string())
-    images = pa.array([f.rsplit(".", 1)[0] for f in cols["image_filename"]], pa.string())
+    names = pa.array(stored_bytes(cols["image_filename"]), pa.binary()).cast(pa.string())  # (UTF-8 checked)
+    images = pc.replace_substring_regex(names, pattern=r"\.[^.]*$", replacement="", max_replacements=1)  # rsplit(".", 1)[0]
+    split_bytes = stored_bytes(cols["split"])
     at_scene = pa.array(scene)
     table = pa.table({
         "question_index": pa.array(np.arange(n, dtype=np.int64)),
-        "split": pa.array(cols["split"], pa.string()).take(at_scene),
+        "split": pa.array(split_bytes, pa.binary()).cast(pa.string()).take(at_scene),
         "image_filename": names.take(at_scene),
         "image_index": pa.array(cols["image_index"][scene].astype(np.int64)),
         "image": images.take(at_scene),
@@ -369,10 +383,9 @@ def write_parquet_columns(folder, cols: dict, templates: list, shard: int = 0, n
     })
     assert tuple(table.column_names) == PARQUET_COLUMNS
     out = []
-    split_names = sorted(set(cols["split"]))
-    code_of_scene = np.array([split_names.index(s) for s in cols["split"]], np.int64)
-    code_of_q = code_of_scene[scene] if n else np.zeros(0, np.int64)
-    for c, name in enumerate(split_names):
+    distinct, code_of_scene = np.unique(split_bytes, return_inverse=True)  # byte order = str order (UTF-8)
+    code_of_q = code_of_scene.reshape(-1)[scene] if n else np.zeros(0, np.int64)
+    for c, name in enumerate(v.decode() for v in distinct):
         rows = np.flatnonzero(code_of_q == c)
         if not len(rows):
             continue

@@ -450,8 +450,8 @@ def _as_columns(part: dict, templates_dir, synonyms_path) -> dict:
         strs[c] = [bytes(data[a:z]).decode() for a, z in itertools.pairwise(off)]
     sc = np.concatenate([b["scene"] for b in blocks]) if blocks else np.zeros(0, np.int64)
     tm = np.concatenate([b["template"] for b in blocks]) if blocks else np.zeros(0, np.int64)
-    names = np.array(part["image_filename"], dtype=object)
-    return {"split": np.array(part["split"], dtype=object)[sc], "image_filename": names[sc],
+    names = np.array([v.decode() for v in part["image_filename"]], dtype=object)  # (the store's bytes)
+    return {"split": np.array([v.decode() for v in part["split"]], dtype=object)[sc], "image_filename": names[sc],
             "image_index": part["image_index"][sc], "image": np.array([f.rsplit(".", 1)[0] for f in names], dtype=object)[sc],
             "question": np.array(strs["question"], dtype=object),
             "answer": np.array([_answer(a) for a in strs["answer"]], dtype=object),
