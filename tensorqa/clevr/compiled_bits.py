@@ -95,11 +95,12 @@ def uniform(seed, scene, tid, draw, node):
 
 
 @njit(cache=True, nogil=True)
-def scene_bits(attrs, nobj, relcode, nvals, keys):
+def scene_bits(attrs, nobj, relcode, nvals):
     """Object sets of a block as int64 bits, from attrs int64[B, N, 4], nobj int64[B] (objects 0..n-1
     are real) and relcode uint8[B, N, N] (bit r: j is relation r of i, the store's ``rel_bits``):
     (maskbits [B], relbits [B, N, 4] (the objects j that are relation r of i), attrbits [B, 4, 8]
-    (objects with value v of attribute a), keybits [B, K] (objects each filter key matches))."""
+    (objects with value v of attribute a), keybits [B, K] (objects each filter key matches, in
+    keys.all_keys' order))."""
     B, N = attrs.shape[0], attrs.shape[1]
     maskbits = np.zeros(B, np.int64)
     relbits = np.zeros((B, N, 4), np.int64)
@@ -122,8 +123,16 @@ def scene_bits(attrs, nobj, relcode, nvals, keys):
             ext[a, 0] = maskbits[b]
             for v in range(nvals[a]):
                 ext[a, v + 1] = attrbits[b, a, v]
-        for k in range(K):
-            keybits[b, k] = ext[0, keys[k, 0] + 1] & ext[1, keys[k, 1] + 1] & ext[2, keys[k, 2] + 1] & ext[3, keys[k, 3] + 1]
+        k = 0  # keys.all_keys' order: size slowest, each attribute's "unspecified" (the whole scene) first
+        for v0 in range(nvals[0] + 1):
+            x0 = ext[0, v0]
+            for v1 in range(nvals[1] + 1):
+                x1 = x0 & ext[1, v1]
+                for v2 in range(nvals[2] + 1):
+                    x2 = x1 & ext[2, v2]
+                    for v3 in range(nvals[3] + 1):
+                        keybits[b, k] = x2 & ext[3, v3]
+                        k += 1
     return maskbits, relbits, attrbits, keybits
 
 

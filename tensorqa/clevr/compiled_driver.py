@@ -4,23 +4,16 @@ attribute), and the bookkeeping it carries from block to block."""
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from tensorqa.clevr.keys import all_keys
 from tensorqa.clevr.plan import Plan
 from tensorqa.scenes.static_batch import ATTRS, StaticBatch, clevr_vocab
 
 MAX_OBJECTS = 62  # object sets are int64 words
 ROUNDS = np.array((4, 4, 8, 16, 32), np.int64)  # generate.ROUNDS
-
-
-@functools.cache
-def _keys() -> np.ndarray:
-    return all_keys().numpy()
 
 
 def nvals() -> np.ndarray:
@@ -101,7 +94,7 @@ def scene_bits(batch) -> tuple:
     from tensorqa.clevr.compiled_bits import scene_bits as bits
 
     blk = batch if isinstance(batch, SceneBlock) else SceneBlock.of_batch(batch)
-    maskbits, relbits, attrbits, keybits = bits(blk.attrs, blk.nobj, blk.relcode, nvals(), _keys())
+    maskbits, relbits, attrbits, keybits = bits(blk.attrs, blk.nobj, blk.relcode, nvals())
     return blk.attrs, maskbits, relbits, attrbits, keybits, blk.nobj
 
 

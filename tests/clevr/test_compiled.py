@@ -56,3 +56,18 @@ def test_compiled_rows_equal_the_grids_on_crowded_scenes():
         got = [(int(ab[i]), int(at[i]), int(am[i]), int(aa[i]),
                 {p: int(v) for p, v in zip(param_order(templates[at[i]]), ap[i])}) for i in range(len(ab))]
         assert len(want) > 2000 and got == want
+
+
+def test_scene_bits_are_the_objects_each_key_matches():
+    """``compiled_bits.scene_bits`` against ``keys.scene_match`` (the torch grid's key table): for
+    every filter key of ``keys.all_keys``, in its order, the objects it matches."""
+    from tensorqa.clevr.compiled_driver import scene_bits
+    from tensorqa.clevr.keys import scene_match
+    from tensorqa.scenes.clevr_sampler import sample_scenes
+
+    batch = StaticBatch.from_scenes(sample_scenes(30, seed=11), "cpu")
+    _, maskbits, _, _, keybits, nobj = scene_bits(batch)
+    match = scene_match(batch.attrs, batch.mask).numpy() > 0  # [B, N, K]
+    want = (match.astype(np.int64) << np.arange(match.shape[1])[None, :, None]).sum(1)
+    np.testing.assert_array_equal(keybits, want)
+    assert (maskbits == (1 << nobj) - 1).all()
