@@ -256,10 +256,10 @@ def stream_questions_json(path, store, templates: list, synonyms: dict, opt, sta
     try:
         f.put(b'{"info":' + orjson.dumps(info) + b',"questions":[')
         for batch, bits, pos, acc in _blocks(store, plan, opt, start, stop, book):
-            scene_json, scene_off = batch.scene_json()
+            pieces, offsets = batch.scene_json()
             q, Q = 0, len(acc[0])
             while q < Q:
-                rec = (f.buf, scene_json, scene_off, q, n, f.fill)
+                rec = (f.buf, pieces, offsets, q, n, f.fill)
                 q1, end = write_block(*acc, pos, opt.seed, with_output, True, P, plan.ptype, plan.nparams, bits[2],
                                       bits[3], TP, opt.semantics.other_thing_is_value, rec)[:2]
                 if q1 == q and end == f.fill:  # the next record does not fit: a larger buffer
