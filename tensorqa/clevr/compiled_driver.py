@@ -14,6 +14,10 @@ from tensorqa.scenes.static_batch import ATTRS, StaticBatch, clevr_vocab
 
 MAX_OBJECTS = 62  # object sets are int64 words
 ROUNDS = np.array((4, 4, 8, 16, 32), np.int64)  # generate.ROUNDS
+# The streamed questions JSON generates a block in parts of this many scenes (~2.8 MB of records with
+# CLEVR's defaults): each part's records go to the device while the next part is generated, so a run
+# waits at its end only for the last part's write.
+GEN_SCENES = 250
 
 
 def nvals() -> np.ndarray:
@@ -172,9 +176,12 @@ def _concat_strings(parts: list[tuple]) -> tuple[np.ndarray, np.ndarray]:
     return data, off
 
 
-def _blocks(store, plan: Plan, opt, start: int, stop: int, book: Book):
+def _blocks(store, plan: Plan, opt, start: int, stop: int, book: Book, step: int | None = None):
     """Per block of scenes [start, stop) of a static store: (the block, its :func:`scene_bits`,
-    its scenes' positions, the accepted questions). Raises :class:`plan.NotCompilable` where the
+    its scenes' positions, the accepted questions). ``step``: generate a read block in parts of that
+    many scenes, each yielded as it is done (the block, its parts' bits, positions and questions, and
+    where the part starts in the block), so that a writer can send one part's output while the next
+    is generated; the questions do not depend on it. Raises :class:`plan.NotCompilable` where the
     store's scenes have more object slots than a word holds."""
     from tensorqa.clevr.plan import NotCompilable
 
@@ -186,7 +193,12 @@ def _blocks(store, plan: Plan, opt, start: int, stop: int, book: Book):
             raise NotCompilable(f"a scene has more than {MAX_OBJECTS} objects")
         pos = np.arange(lo, hi, dtype=np.int64)
         bits = scene_bits(batch)
-        yield batch, bits, pos, gen(bits, pos)
+        if step is None:
+            yield batch, bits, pos, gen(bits, pos)
+            continue
+        for a in range(0, hi - lo, step):  # leading-axis slices: C-contiguous views
+            part, ppos = tuple(x[a:a + step] for x in bits), pos[a:a + step]
+            yield batch, part, ppos, gen(part, ppos), a
 
 
 def compiled_columns(store, templates: list, synonyms: dict, opt, start: int, stop: int, with_output: bool,
@@ -255,11 +267,13 @@ def stream_questions_json(path, store, templates: list, synonyms: dict, opt, sta
         raise TensorQAError(f"{p}: cannot write ({e.strerror or e})") from None
     try:
         f.put(b'{"info":' + orjson.dumps(info) + b',"questions":[')
-        for batch, bits, pos, acc in _blocks(store, plan, opt, start, stop, book):
-            pieces, offsets = batch.scene_json()
+        pieces, offsets, of = None, None, None
+        for batch, bits, pos, acc, a in _blocks(store, plan, opt, start, stop, book, GEN_SCENES):
+            if of is not batch:
+                (pieces, offsets), of = batch.scene_json(), batch
             q, Q = 0, len(acc[0])
             while q < Q:
-                rec = (f.buf, pieces, offsets, q, n, f.fill)
+                rec = (f.buf, pieces, offsets[a:], q, n, f.fill)
                 q1, end = write_block(*acc, pos, opt.seed, with_output, True, P, plan.ptype, plan.nparams, bits[2],
                                       bits[3], TP, opt.semantics.other_thing_is_value, rec)[:2]
                 if q1 == q and end == f.fill:  # the next record does not fit: a larger buffer

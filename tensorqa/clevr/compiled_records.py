@@ -140,6 +140,23 @@ def _fixed_copy(size: int):
 
 
 _copy16 = _fixed_copy(16)
+_copy24 = _fixed_copy(24)
+_copy48 = _fixed_copy(48)
+
+
+def _set_texts(bits: int = 10):
+    """The JSON text of every set of objects 0 .. bits - 1 ('[]', '[0]', '[0,1]', ...), 24 bytes apart, and
+    the lengths: a node's ``_output`` in one copy for CLEVR-sized scenes."""
+    n = 1 << bits
+    table, length = np.zeros(n * 24 + 8, np.uint8), np.zeros(n, np.int64)
+    for v in range(n):
+        s = ("[" + ",".join(str(i) for i in range(bits) if v >> i & 1) + "]").encode()
+        table[v * 24:v * 24 + len(s)] = np.frombuffer(s, np.uint8)
+        length[v] = len(s)
+    return table, length
+
+
+_SET_TEXT, _SET_LEN = _set_texts()
 
 
 @njit(cache=True, inline="always")
@@ -205,6 +222,37 @@ def replace_all(src, n, old, new, dst):
     return at
 
 
+@njit(cache=True, nogil=True)
+def node_texts(strings, str_off, with_output):
+    """A program node's JSON text around its inputs, per string of the table, 48 bytes apart:
+    '{"type":"<s>","inputs":[' (``head``, per type string) and '],"value_inputs":["<s>"]' (+
+    ',"_output":' if ``with_output``; ``mid`` at sid + 1, at 0 with no value), so that a node is
+    two copies of constant size around its input digits. Lengths -1 where the text exceeds 48 bytes
+    (the writer then puts the pieces one by one)."""
+    NS = str_off.shape[0] - 1
+    head, mid = np.zeros(NS * 48 + 64, np.uint8), np.zeros((NS + 1) * 48 + 64, np.uint8)
+    head_n, mid_n = np.full(NS, -1, np.int64), np.full(NS + 1, -1, np.int64)
+    for sid in range(-1, NS):
+        ln = 0 if sid < 0 else str_off[sid + 1] - str_off[sid]
+        if sid >= 0 and _B_TYPE.shape[0] + ln + _B_INPUTS.shape[0] <= 48:
+            at = put_bytes(head, sid * 48, _B_TYPE)
+            at = put_range(head, at, strings, str_off[sid], str_off[sid + 1])
+            head_n[sid] = put_bytes(head, at, _B_INPUTS) - sid * 48
+        if _B_VALUE_INPUTS.shape[0] + ln + 3 + _B_OUTPUT.shape[0] <= 48:
+            at = put_bytes(mid, (sid + 1) * 48, _B_VALUE_INPUTS)
+            if sid >= 0:
+                mid[at] = 34
+                at = put_range(mid, at + 1, strings, str_off[sid], str_off[sid + 1])
+                mid[at] = 34
+                at += 1
+            mid[at] = 93
+            at += 1
+            if with_output:
+                at = put_bytes(mid, at, _B_OUTPUT)
+            mid_n[sid + 1] = at - (sid + 1) * 48
+    return head, head_n, mid, mid_n
+
+
 @njit(cache=True, nogil=True)  # nogil: the output file's writer thread runs meanwhile
 def write_block(acc_b, acc_t, acc_m, acc_a, acc_p, acc_v, pos, seed, with_output, answer_json, P, ptype, nparams,
                 relbits, attrbits, TP, other_thing_is_value, rec=None):
@@ -239,6 +287,8 @@ def write_block(acc_b, acc_t, acc_m, acc_a, acc_p, acc_v, pos, seed, with_output
     qb, pb, ab = np.empty(Qc * 96 + 64, np.uint8), np.empty(Qc * (1024 if with_output else 700) + 64, np.uint8), \
         np.empty(Qc * 8 + 64, np.uint8)
     qo, po, ao = np.zeros(Qc + 1, np.int64), np.zeros(Qc + 1, np.int64), np.zeros(Qc + 1, np.int64)
+
+    HEAD, head_n, MID, mid_n = node_texts(strings, str_off, with_output)
 
     def t_put(at, sid):  # string sid into T2
         a, z = str_off[sid], str_off[sid + 1]
@@ -279,6 +329,9 @@ def write_block(acc_b, acc_t, acc_m, acc_a, acc_p, acc_v, pos, seed, with_output
 
     def p_output(at, kd, a, v):  # a node's _output
         if kd == SET:
+            if v < 1024:
+                _copy24(PS, at, _SET_TEXT, v * 24)
+                return at + _SET_LEN[v]
             PS[at] = 91
             at += 1
             first = True
@@ -304,24 +357,35 @@ def write_block(acc_b, acc_t, acc_m, acc_a, acc_p, acc_v, pos, seed, with_output
         if not first:
             PS[at] = 44
             at += 1
-        at = p_lit(at, _B_TYPE)
-        at = p_put(at, type_sid)
-        at = p_lit(at, _B_INPUTS)
+        hn = head_n[type_sid]
+        if hn >= 0:
+            _copy48(PS, at, HEAD, type_sid * 48)
+            at += hn
+        else:
+            at = p_lit(at, _B_TYPE)
+            at = p_put(at, type_sid)
+            at = p_lit(at, _B_INPUTS)
         if in_a >= 0:
             at = p_int(at, in_a)
             if in_b >= 0:
                 PS[at] = 44
                 at = p_int(at + 1, in_b)
-        at = p_lit(at, _B_VALUE_INPUTS)
-        if value_sid >= 0:
-            PS[at] = 34
-            at = p_put(at + 1, value_sid)
-            PS[at] = 34
+        mn = mid_n[value_sid + 1]
+        if mn >= 0:
+            _copy48(PS, at, MID, (value_sid + 1) * 48)
+            at += mn
+        else:
+            at = p_lit(at, _B_VALUE_INPUTS)
+            if value_sid >= 0:
+                PS[at] = 34
+                at = p_put(at + 1, value_sid)
+                PS[at] = 34
+                at += 1
+            PS[at] = 93
             at += 1
-        PS[at] = 93
-        at += 1
+            if with_output:
+                at = p_lit(at, _B_OUTPUT)
         if with_output:
-            at = p_lit(at, _B_OUTPUT)
             at = p_output(at, kd, a, v)
         PS[at] = 125
         return at + 1

@@ -322,8 +322,7 @@ _CACHE: dict = {}
 
 def plans(templates: list[Template], synonyms: dict) -> tuple[Plan, TextPlan]:
     """Both plans, compiled once per template set and synonyms (einops-style cache, keyed by content)."""
-    key = orjson.dumps([[t.filename, t.index, t.text, t.nodes, t.params, t.constraints] for t in templates]
-                       + [synonyms], option=orjson.OPT_SORT_KEYS)
+    key = b"".join(t.content_key for t in templates) + orjson.dumps(synonyms, option=orjson.OPT_SORT_KEYS)
     if key not in _CACHE:
         plan = compile_plan(templates)
         _CACHE.clear()  # one template set at a time is the common case

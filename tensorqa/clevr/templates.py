@@ -7,6 +7,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+import orjson
+
 from tensorqa.errors import TensorQAError
 
 PARAM_TYPES = ("Size", "Color", "Material", "Shape", "Relation")
@@ -44,6 +46,15 @@ class Template:
 
     def null_params(self) -> frozenset[str]:
         return self._nulls
+
+    @functools.cached_property
+    def content_key(self) -> bytes:
+        """Everything that defines the template, as canonical JSON (a template is a value: its
+        fields are not changed after loading): the plan cache's key, computed once per template."""
+        import orjson
+
+        return orjson.dumps([self.filename, self.index, self.text, self.nodes, self.params, self.constraints],
+                            option=orjson.OPT_SORT_KEYS)
 
 
 def _check_template(t: dict, where: str, index: int, filename: str) -> Template:

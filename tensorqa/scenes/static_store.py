@@ -120,26 +120,29 @@ class StaticStore:
         if a.get("vocab_hash") != clevr_vocab().hash:
             raise TensorQAError(f"{p}: vocabulary mismatch (vocab_hash {a.get('vocab_hash')} in the file, {clevr_vocab().hash} here); repack it")
         S = None
+        ds = {}  # each dataset opened once (an h5py lookup is ~50 us)
         for name, (dtype, rank) in _DATASETS.items():
-            d = self._f.get(name)
+            ds[name] = d = self._f.get(name)
             if not isinstance(d, h5py.Dataset):
                 raise TensorQAError(f"{p}: missing dataset '{name}'")
-            if d.ndim != rank or (S is not None and d.shape[0] != S) or d.dtype.kind != np.dtype(dtype if dtype != "S" else "S1").kind:
-                raise TensorQAError(f"{p}: dataset '{name}' has shape {d.shape} / dtype {d.dtype}, not rank {rank} {dtype} over {S} scenes")
-            S = d.shape[0]
-        self.num_objects = self._f["num_objects"][:].astype(np.int64)
-        N = self._f["attrs"].shape[1]
+            shape = d.shape
+            if len(shape) != rank or (S is not None and shape[0] != S) or d.dtype.kind != np.dtype(dtype if dtype != "S" else "S1").kind:
+                raise TensorQAError(f"{p}: dataset '{name}' has shape {shape} / dtype {d.dtype}, not rank {rank} {dtype} over {S} scenes")
+            S = shape[0]
+        self._ds = ds
+        self.num_objects = ds["num_objects"][:].astype(np.int64)
+        N = ds["attrs"].shape[1]
         if (self.num_objects < 0).any() or (self.num_objects > N).any():
             raise TensorQAError(f"{p}: dataset 'num_objects' out of range 0..{N}")
-        at = self._f["attrs"][:]
+        at = ds["attrs"][:]
         v = clevr_vocab()
         for k, name in enumerate(("size", "color", "material", "shape")):
             if (at[..., k] < 0).any() or (at[..., k] >= len(v.values(name))).any():
                 raise TensorQAError(f"{p}: dataset 'attrs' holds a {name} id outside 0..{len(v.values(name)) - 1}")
         self._attrs = at  # read once here (validated), sliced by arrays()
         self._span: dict = {}  # dataset -> (lo, hi, rows) last read by _rows
-        self.raw_image_filenames = self._f["image_filename"][:]  # fixed-width bytes, decoded on first use
-        self.raw_splits = self._f["split"][:]
+        self.raw_image_filenames = ds["image_filename"][:]  # fixed-width bytes, decoded on first use
+        self.raw_splits = ds["split"][:]
         self.source = str(a.get("source", ""))
         self.info = json.loads(a.get("info_json", "{}"))
 
@@ -148,9 +151,9 @@ class StaticStore:
 
     def scenes(self, start: int = 0, stop: int | None = None) -> list[StaticScene]:
         stop = len(self) if stop is None else min(stop, len(self))
-        at = self._f["attrs"][start:stop].astype(np.int64)
-        bits = self._f["rel_bits"][start:stop].astype(np.int64)
-        co = self._f["coords"][start:stop]
+        at = self._ds["attrs"][start:stop].astype(np.int64)
+        bits = self._ds["rel_bits"][start:stop].astype(np.int64)
+        co = self._ds["coords"][start:stop]
         out = []
         for k in range(stop - start):
             n, fname = int(self.num_objects[start + k]), self.image_filenames[start + k]
@@ -175,7 +178,7 @@ class StaticStore:
         chunking (stores written before whole-scene chunks included)."""
         lo, hi, rows = self._span.get(name, (0, 0, None))
         if rows is None or start < lo or stop > hi:
-            d = self._f[name]
+            d = self._ds[name]
             c = d.chunks[0] if d.chunks else max(1, stop - start)
             lo, hi = start - start % c, min(len(self), -(-stop // c) * c)
             rows = d[lo:hi]
@@ -197,7 +200,7 @@ class StaticStore:
         return tuple(x.decode() for x in self.raw_splits)
 
     def batch(self, start: int, stop: int, device: str | torch.device = "cpu") -> StaticBatch:
-        return StaticBatch.from_scenes(self.scenes(start, stop), device, num_objects=self._f["attrs"].shape[1])
+        return StaticBatch.from_scenes(self.scenes(start, stop), device, num_objects=self._ds["attrs"].shape[1])
 
     def close(self) -> None:
         self._f.close()

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
 from tensorqa.clevr.generate import Options, generate_store
 from tensorqa.clevr.semantics import CLEVR, STRICT
-from tensorqa.scenes.clevr_sampler import sample_scenes
+from tensorqa.scenes.clevr_sampler import relations_from_coords, sample_scenes
+from tensorqa.scenes.static_batch import StaticScene
 from tensorqa.scenes.loaders.clevr import load_clevr_scenes
 from tensorqa.scenes.static_store import write_static_store
 
@@ -52,9 +54,33 @@ def test_compiled_files_equal_the_torch_grids(store, tmp_path, sem, kw):
     assert len(qs) >= 90 and len({(q["template_filename"], q["question_family_index"]) for q in qs}) > 20
 
 
-def test_compiled_output_does_not_depend_on_blocks_shards_or_processes(store, tmp_path):
+def test_compiled_files_equal_the_torch_grids_on_scenes_of_many_objects(tmp_path):
+    """Scenes of 11 to 20 objects (two sampled scenes side by side): object indices past 9, whose
+    ``_output`` sets the writer spells digit by digit rather than from its table of small sets."""
+    a, b = sample_scenes(40, seed=3), sample_scenes(40, seed=4)
+    scenes = []
+    for i, (x, y) in enumerate(zip(a, b)):
+        coords = np.concatenate([x.coords, y.coords + np.array([7.0, 0.0, 0.0], np.float32)])
+        if len(coords) <= 10:
+            continue
+        scenes.append(StaticScene(f"CLEVR_new_{i:06d}.png", "new", np.concatenate([x.attrs, y.attrs]),
+                                  relations_from_coords(coords.astype(np.float64)), coords, i))
+    store = write_static_store(tmp_path / "big.h5", scenes)
+    (tj, _), (cj, _) = _outputs(store, tmp_path)
+    assert tj == cj
+    outputs = [set(n["_output"]) for q in json.loads(cj)["questions"] for n in q["program"]
+               if isinstance(n["_output"], list)]
+    assert any(max(s, default=0) >= 10 for s in outputs) and len(scenes) >= 20
+
+
+def test_compiled_output_does_not_depend_on_blocks_shards_or_processes(store, tmp_path, monkeypatch):
+    import tensorqa.clevr.compiled_driver as cd
+
     one = generate_store(store, tmp_path / "a.json", opt=Options(engine="compiled", batch_scenes=90))
     generate_store(store, tmp_path / "b.json", opt=Options(engine="compiled", batch_scenes=13))
+    monkeypatch.setattr(cd, "GEN_SCENES", 7)  # blocks of 40 generated in parts of 7, 7, .., 5
+    generate_store(store, tmp_path / "e.json", opt=Options(engine="compiled", batch_scenes=40))
+    assert (tmp_path / "a.json").read_bytes() == (tmp_path / "e.json").read_bytes()
     generate_store(store, tmp_path / "c.json", opt=Options(engine="compiled", batch_scenes=50, reset_counts_every=30),
                    jobs=2)
     generate_store(store, tmp_path / "d.json", opt=Options(engine="compiled", batch_scenes=50, reset_counts_every=30))
