@@ -51,8 +51,6 @@ class Template:
     def content_key(self) -> bytes:
         """Everything that defines the template, as canonical JSON (a template is a value: its
         fields are not changed after loading): the plan cache's key, computed once per template."""
-        import orjson
-
         return orjson.dumps([self.filename, self.index, self.text, self.nodes, self.params, self.constraints],
                             option=orjson.OPT_SORT_KEYS)
 

@@ -14,8 +14,8 @@ import pytest
 from tensorqa.clevr.generate import Options, generate_store
 from tensorqa.clevr.semantics import CLEVR, STRICT
 from tensorqa.scenes.clevr_sampler import relations_from_coords, sample_scenes
-from tensorqa.scenes.static_batch import StaticScene
 from tensorqa.scenes.loaders.clevr import load_clevr_scenes
+from tensorqa.scenes.static_batch import StaticScene
 from tensorqa.scenes.static_store import write_static_store
 
 
