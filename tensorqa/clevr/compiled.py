@@ -93,7 +93,7 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
     object slots. Returns the accepted questions in order: (scene row, template, draw, answer code,
     params int64[Q, Pmax], node outputs int64[Q, L])."""
     (op, in0, in1, suffix, related, attr, kind, kp, kpa, rp, sp, ctid, nnodes, nvals, keys,
-     ct_base, ct_related, ct_allowed, ct_nallowed) = P
+     ct_base, ct_related, ct_allowed, ct_nallowed, ct_null) = P
     out_neq_counts, neq_inverted, faithful = sem_flags[0], sem_flags[1], sem_flags[2]
     T = nparams.shape[0]
     B, N = relbits.shape[0], relbits.shape[1]
@@ -106,6 +106,13 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
     KW = (K + 63) // 64
     obj_keys = np.zeros((max(N, 1), KW), np.int64)  # per object: the present keys that match it
     scnt1 = np.zeros(KW, np.int64)  # the present keys that match one object
+    key_null = np.zeros(K, np.int64)  # per key: its unspecified attributes (bit a)
+    for k in range(K):
+        for a in range(4):
+            if keys[k, a] < 0:
+                key_null[k] |= 1 << a
+    null_words = np.zeros((4, KW), np.int64)  # per attribute: the present keys that leave it unspecified
+    present_words = np.zeros(KW, np.int64)  # every present key
     words_box = np.zeros(1, np.int64)
     maskbits_box = np.zeros(1, np.int64)
     sets = np.zeros(4, np.int64)
@@ -133,13 +140,16 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
     acc_v = np.zeros((Qmax, L), np.int64)
 
     def refresh_allowed(ct):
-        """allowed_bits[ct]: the present keys that table ``ct``'s NULL constraints allow (once per scene)."""
+        """allowed_bits[ct]: the present keys that table ``ct``'s NULL constraints allow (once per scene):
+        those that leave each of its NULL attributes unspecified."""
         if allowed_stamp[ct] != scene_box[0]:
+            r = ct_null[ct]
             for w in range(words_box[0]):
-                allowed_bits[ct, w] = 0
-            for p in range(npk_box[0]):
-                if ct_allowed[ct, pk[p]]:
-                    allowed_bits[ct, p >> 6] |= np.int64(1) << (p & 63)
+                x = present_words[w]
+                for a in range(4):
+                    if (r >> a) & 1:
+                        x &= null_words[a, w]
+                allowed_bits[ct, w] = x
             allowed_stamp[ct] = scene_box[0]
 
     def class_table(ct, J, whole, slot):
@@ -515,10 +525,18 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
         maskbits_box[0] = maskbits[b]
         for w in range(words_box[0]):
             scnt1[w] = 0
+            present_words[w] = 0
+            for a in range(4):
+                null_words[a, w] = 0
             for i in range(N):
                 obj_keys[i, w] = 0
         for p in range(npk_box[0]):
             bit = np.int64(1) << (p & 63)
+            present_words[p >> 6] |= bit
+            m = key_null[pk[p]]
+            for a in range(4):
+                if (m >> a) & 1:
+                    null_words[a, p >> 6] |= bit
             if pkscnt[p] == 1:
                 scnt1[p >> 6] |= bit
             x = pkbits[p]

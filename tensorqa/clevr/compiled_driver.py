@@ -106,7 +106,7 @@ def plan_tuple(plan: Plan) -> tuple:
     """The plan's node arrays in the order ``compiled.run_nodes`` unpacks them."""
     return (plan.op, plan.in0, plan.in1, plan.suffix, plan.related, plan.attr, plan.kind, plan.kp, plan.kp_attr,
             plan.rp, plan.sp, plan.ctid, plan.nnodes, nvals(), plan.keys, plan.ct_base, plan.ct_related,
-            plan.ct_allowed, plan.ct_nallowed)
+            plan.ct_allowed, plan.ct_nallowed, plan.ct_null)
 
 
 @dataclass

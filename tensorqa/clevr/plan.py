@@ -101,6 +101,7 @@ class Plan:
     ct_related: np.ndarray  # int64[CT]
     ct_allowed: np.ndarray  # bool[CT, K] the keys NULL constraints allow
     ct_nallowed: np.ndarray  # int64[CT]
+    ct_null: np.ndarray  # int64[CT] the attributes (bit a) that its NULL constraints keep unspecified
     keys: np.ndarray  # int64[K, 4]
 
 
@@ -192,13 +193,14 @@ def compile_plan(templates: list[Template]) -> Plan:
         nbins[ti] = len(answer_domain(t)[1])
     CT = max(1, len(tables))
     ct_base, ct_related = np.zeros(CT, np.int64), np.zeros(CT, np.int64)
-    ct_allowed = np.ones((CT, len(keys)), bool)
+    ct_allowed, ct_null = np.ones((CT, len(keys)), bool), np.zeros(CT, np.int64)
     for (base, rel, null_attrs), i in tables.items():
         ct_base[i], ct_related[i] = base, rel
         for a in null_attrs:
             ct_allowed[i] &= keys[:, a] < 0
+            ct_null[i] |= 1 << a
     return Plan(T, op, in0, in1, suffix, related, attr, kind, kp, kp_attr, rp, sp, ctid, nnodes, nparams, ptype, cons,
-                ncons, nbins, ct_base, ct_related, ct_allowed, ct_allowed.sum(1).astype(np.int64), keys)
+                ncons, nbins, ct_base, ct_related, ct_allowed, ct_allowed.sum(1).astype(np.int64), ct_null, keys)
 
 
 @dataclass
