@@ -24,6 +24,7 @@ from tensorqa.clevr.plan import (
     COUNTED,
     FILTER,
     FILTER_ATTR,
+    GAP,
     INT,
     LIT,
     OBJECT,
@@ -279,7 +280,11 @@ def write_block(acc_b, acc_t, acc_m, acc_a, acc_p, acc_v, pos, seed, with_output
     Q = acc_b.shape[0]
     L = op.shape[1]
     T1, T2 = np.empty(8192, np.uint8), np.empty(8192, np.uint8)  # a question's text (T2), scratch (T1)
-    PS = np.empty(1024 + L * 6 * (200 + 4 * relbits.shape[1]), np.uint8)  # a question's program
+    PSN = 1024 + L * 6 * (200 + 4 * relbits.shape[1])  # bytes a question's program may take
+    if rec is not None:
+        PS = rec[0]  # programs go straight into the output (a record is written where there is room for PSN)
+    else:
+        PS = np.empty(PSN, np.uint8)  # a question's program
     AS = np.empty(256, np.uint8)  # its answer
     shown = np.zeros(max(1, ptype.shape[1]), np.int64)
     imap = np.zeros(L, np.int64)
@@ -407,6 +412,10 @@ def write_block(acc_b, acc_t, acc_m, acc_a, acc_p, acc_v, pos, seed, with_output
         n, j, skip, gap = 0, 0, False, False
         for x in range(var_ops_start[v], var_ops_start[v + 1]):
             kd, arg = ops[x, 0], ops[x, 1]
+            if kd >= GAP:  # a literal of whitespace only came before
+                kd -= GAP
+                if not skip:
+                    gap = True
             if kd == OPEN:
                 skip = pick(k, BRACKET_SLOT + j, 2) != 1
                 j += 1
@@ -434,10 +443,10 @@ def write_block(acc_b, acc_t, acc_m, acc_a, acc_p, acc_v, pos, seed, with_output
                 n = replace_all(T1, n, _B_ANOTHER, _B_A, T2)
         return n
 
-    def program(q):  # records.expand_program of question q as JSON text into PS; returns its length
+    def program(q, at):  # records.expand_program of question q as JSON text into PS[at:]; returns the end
         ti, b = acc_t[q], acc_b[q]
-        PS[0] = 91
-        at = 1
+        PS[at] = 91
+        at += 1
         e = 0  # emitted nodes
         for k in range(nnodes[ti]):
             o_ = op[ti, k]
@@ -488,9 +497,7 @@ def write_block(acc_b, acc_t, acc_m, acc_a, acc_p, acc_v, pos, seed, with_output
             _memcpy(AS, 0, lit, 0, lit.shape[0])
             return lit.shape[0]
         if akind == INT:
-            n = p_int(0, code)  # digits via PS, then moved
-            _memcpy(AS, 0, PS, 0, n)
-            return n
+            return put_int(AS, 0, code)
         sid = attr_word[answer_attr[ti], code]
         a, z = str_off[sid], str_off[sid + 1]
         if answer_json:
@@ -506,10 +513,9 @@ def write_block(acc_b, acc_t, acc_m, acc_a, acc_p, acc_v, pos, seed, with_output
         filename, family = TP[18], TP[19]
         cap, q = out.shape[0], q_start
         while q < Q:
-            nt, na = text(q), answer(q)  # answer() passes its digits through PS: before program()
-            npg = program(q)
+            nt, na = text(q), answer(q)
             s, t = acc_b[q], acc_t[q]
-            need = nt + npg + na + scene_off[s + 1] - scene_off[s] + 256 + str_off[filename[t] + 1] - str_off[filename[t]]
+            need = nt + PSN + na + scene_off[s + 1] - scene_off[s] + 256 + str_off[filename[t] + 1] - str_off[filename[t]]
             if at + need > cap:
                 break
             if first_index + q > 0:
@@ -522,7 +528,7 @@ def write_block(acc_b, acc_t, acc_m, acc_a, acc_p, acc_v, pos, seed, with_output
             at = put_bytes(out, at, _B_ANSWER)
             at = put_range(out, at, AS, 0, na)
             at = put_bytes(out, at, _B_PROGRAM)
-            at = put_range(out, at, PS, 0, npg)
+            at = program(q, at)
             at = put_bytes(out, at, _B_TEMPLATE_FILENAME)
             at = put(out, at, strings, str_off, filename[t])
             at = put_bytes(out, at, _B_QUESTION_FAMILY_INDEX)
@@ -539,7 +545,7 @@ def write_block(acc_b, acc_t, acc_m, acc_a, acc_p, acc_v, pos, seed, with_output
         qb = grow(qb, jq, n + 16)
         jq = put_range(qb, jq, T2, 0, n)
         qo[q + 1] = jq
-        n = program(q)
+        n = program(q, 0)
         pb = grow(pb, jp, n + 16)
         jp = put_range(pb, jp, PS, 0, n)
         po[q + 1] = jp

@@ -40,6 +40,7 @@ SET, OBJECT, INT, BOOL, ATTR = range(5)
 NEQ, OUT_NEQ = range(2)
 # text ops
 LIT, PARAM, OPEN, CLOSE = range(4)
+GAP = 8  # added to an op's kind: a literal of whitespace only came before it (its one effect: a space)
 RELATION_TYPE = 4  # a parameter's type: 0..3 the attribute (ATTRS order), 4 a relation
 _TOKENS = re.compile(r"(\[[^\[\]]*\]|<[A-Z]+\d*>)")
 _SUFFIX = {"filter": PLAIN, "filter_unique": ONE, "filter_count": COUNTED, "filter_exist": EXISTS}
@@ -212,7 +213,8 @@ class TextPlan:
     str_off: np.ndarray  # int64[S + 1]
     var_start: np.ndarray  # int64[T + 1] each template's variants in var_ops_start
     var_ops_start: np.ndarray  # int64[V + 1] each variant's ops in ops
-    ops: np.ndarray  # int64[X, 2] (LIT, string) / (PARAM, param index) / (OPEN, 0) / (CLOSE, 0)
+    ops: np.ndarray  # int64[X, 2] (LIT, string) / (PARAM, param index) / (OPEN, 0) / (CLOSE, 0), kind + GAP
+    # after a literal of whitespace only (not an op of its own) and empty literals left out
     word: np.ndarray  # int64[5, 9] string of (param type, code + 1): '' / 'thing' for -1
     syn_start: np.ndarray  # int64[5, 9] a word's synonyms in syn_ids (count 0: the word itself)
     syn_count: np.ndarray
@@ -241,14 +243,22 @@ def compile_text(templates: list[Template], plan: Plan, synonyms: dict) -> TextP
     for t in templates:
         pidx = {p: i for i, p in enumerate(param_order(t))}
         for pattern in t.text:
+            pieces: list = []
             for tok in _TOKENS.split(pattern):
                 if tok.startswith("[") and tok.endswith("]"):
-                    ops.append((OPEN, 0))
-                    for x in _TOKENS.split(tok[1:-1]):
-                        ops.append((PARAM, pidx[x]) if x in pidx else (LIT, st.add(x)))
-                    ops.append((CLOSE, 0))
+                    pieces += [(OPEN, 0)] + [(PARAM, pidx[x]) if x in pidx else x for x in _TOKENS.split(tok[1:-1])]
+                    pieces.append((CLOSE, 0))
                 elif tok:
-                    ops.append((PARAM, pidx[tok]) if tok in pidx else (LIT, st.add(tok)))
+                    pieces.append((PARAM, pidx[tok]) if tok in pidx else tok)
+            gap = 0
+            for x in pieces:
+                if isinstance(x, str):
+                    if not _WS.sub("", x):  # empty: nothing; whitespace only: a gap before the next piece
+                        gap = gap or (GAP if x else 0)
+                        continue
+                    x = (LIT, st.add(x))
+                ops.append((x[0] + gap, x[1]))
+                gap = 0
             var_ops_start.append(len(ops))
         var_start.append(len(var_ops_start) - 1)
     word, syn_start, syn_count = (np.zeros((5, 9), np.int64) for _ in range(3))
