@@ -127,7 +127,7 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
     # the current row: params, node outputs and filter inputs (row 1: the degeneracy test's re-run)
     PRM = np.full(Pmax, -1, np.int64)
     VALS, PRE = np.zeros((2, L), np.int64), np.zeros((2, L), np.int64)
-    sorted_buf = np.zeros(MAX_BINS, np.int64)
+    hsort = np.zeros((T, MAX_BINS), np.int64)  # each template's answer counts (hist), sorted
     npk_box = np.zeros(1, np.int64)  # the current scene's present keys and id, read by run()
     scene_box = np.zeros(1, np.int64)
     hs_box = np.zeros(1, np.int64)  # the scene's scene_hash
@@ -499,19 +499,34 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
                 return True
         return False
 
+    def sort_hist(ti):
+        """hsort[ti]: template ti's answer counts in ascending order (insertion sort: at most 11 bins)."""
+        for i in range(nbins[ti]):
+            v = hist[ti, i]
+            j = i
+            while j > 0 and hsort[ti, j - 1] > v:
+                hsort[ti, j] = hsort[ti, j - 1]
+                j -= 1
+            hsort[ti, j] = v
+
+    def count_answer(ti, a):
+        """hist[ti, a] += 1, hsort kept sorted: the last of the counts equal to the old one goes up."""
+        c = hist[ti, a]
+        hist[ti, a] = c + 1
+        j = nbins[ti] - 1
+        while j >= 0 and hsort[ti, j] != c:
+            j -= 1
+        if j >= 0:  # (an answer outside the template's bins is counted, not ranked, as generate.rejected)
+            hsort[ti, j] = c + 1
+
     def rejected(ti, a):
         """``generate.rejected``: c > 1.1 x the runner-up count, or c > 5 x max(median, 5)."""
         nb = nbins[ti]
-        for i in range(nb):  # insertion sort: at most 11 bins
-            v = hist[ti, i]
-            j = i
-            while j > 0 and sorted_buf[j - 1] > v:
-                sorted_buf[j] = sorted_buf[j - 1]
-                j -= 1
-            sorted_buf[j] = v
         c = hist[ti, a]
-        return np.float64(c) > 1.1 * np.float64(sorted_buf[nb - 2]) or c > 5 * max(sorted_buf[nb // 2], 5)
+        return np.float64(c) > 1.1 * np.float64(hsort[ti, nb - 2]) or c > 5 * max(hsort[ti, nb // 2], 5)
 
+    for ti in range(T):
+        sort_hist(ti)
     answers_false = np.zeros(T, np.bool_)
     for ti in range(T):
         answers_false[ti] = only_false(ti)
@@ -520,6 +535,7 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
         if (fresh and b == 0) or pos[b] % reset_every == 0:
             use[:] = 0
             hist[:, :] = 0
+            hsort[:, :] = 0
         npk_box[0] = scene_keys(keybits[b], present, pk, pkbits, pkscnt)
         words_box[0] = (npk_box[0] + 63) >> 6
         maskbits_box[0] = maskbits[b]
@@ -575,7 +591,7 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
                                 dup = True
                                 break
                     if not dup and not rejected(ti, a):
-                        hist[ti, a] += 1
+                        count_answer(ti, a)
                         acc_b[q], acc_t[q], acc_m[q], acc_a[q] = b, ti, d, a
                         for i in range(nparams[ti]):  # (the rest stays -1)
                             acc_p[q, i] = PRM[i]
