@@ -271,7 +271,7 @@ def write_block(acc_b, acc_t, acc_m, acc_a, acc_p, acc_v, pos, seed, with_output
 
     Each question is written into fixed scratch buffers by closures over the block's arrays (numba
     refcounts every array passed to a function, even an inlined one, with an atomic operation), then
-    copied once into the columns or ``out``."""
+    copied once into the columns or ``out``; with ``rec`` the program is written in ``out`` directly."""
     (op, in0, in1, suffix, related, attr, kind, kp, kpa, rp, sp, _ctid, nnodes, _nvals, _keys,
      _ct_base, _ct_related, _ct_allowed, _ct_nallowed, _ct_null) = P
     (strings, str_off, var_start, var_ops_start, ops, word, syn_start, syn_count, syn_ids, other, pair, node_type,

@@ -412,8 +412,8 @@ def _templates_and_synonyms(templates_dir, synonyms_path) -> tuple[list[Template
                             "give --templates-dir (CLEVR's question_generation/CLEVR_1.0_templates) and --synonyms")
     spath = synonyms_path if synonyms_path else (SHARED_CLEVR / "synonyms.json" if not templates_dir else None)
     files = sorted(tdir.glob("*.json")) if tdir.is_dir() else []
-    stamp = tuple((str(f), f.stat().st_mtime_ns, f.stat().st_size) for f in files + ([Path(spath)] if spath and
-                                                                                         Path(spath).is_file() else []))
+    stamp = tuple((str(f), s.st_mtime_ns, s.st_size) for f in files + ([Path(spath)] if spath and Path(spath).is_file()
+                                                                       else []) for s in (f.stat(),))
     key = (str(tdir), str(spath), stamp)
     if key not in _LOADED:
         _LOADED.clear()
