@@ -344,61 +344,47 @@ def write_questions_json(path, cols: dict, templates: list, synonyms: dict, info
     return p
 
 
-def _arrow_strings(data: np.ndarray, off: np.ndarray):
-    import pyarrow as pa
-
-    n = len(off) - 1
-    if off[-1] >= 2**31:
-        raise ValueError("a block's strings exceed 2 GiB: use smaller --batch-videos")
-    return pa.StringArray.from_buffers(n, pa.py_buffer(off.astype(np.int32)), pa.py_buffer(data))
-
-
 def write_parquet_columns(folder, cols: dict, templates: list, shard: int = 0, num_shards: int = 1) -> list:
     """``records.write_parquet``'s layout and columns from compiled columns (Arrow buffers, no
-    Python string per question)."""
-    from pathlib import Path
+    Python string per question), through :class:`compiled_parquet.ParquetShard`."""
+    from tensorqa.clevr.compiled_parquet import ParquetShard, SceneColumns
 
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
+    scenes = SceneColumns(stored_bytes(cols["split"]), stored_bytes(cols["image_filename"]), cols["image_index"])
+    w = ParquetShard(folder, templates, shard, num_shards)
+    try:
+        for b in cols["blocks"]:
+            w.write(b, scenes, b["scene"])
+        return w.close()
+    except BaseException:
+        w.abort()
+        raise
 
-    from tensorqa.clevr.records import PARQUET_COLUMNS
 
-    d = Path(folder) / "data"
-    d.mkdir(parents=True, exist_ok=True)
-    blocks = cols["blocks"]
-    scene = np.concatenate([b["scene"] for b in blocks]) if blocks else np.zeros(0, np.int64)
-    tmpl = np.concatenate([b["template"] for b in blocks]) if blocks else np.zeros(0, np.int64)
-    strings = {c: pa.chunked_array([_arrow_strings(*b[c]) for b in blocks], pa.string()) for c in
-               ("question", "answer", "program")}  # one chunk per block: no copy
-    n = len(scene)
-    names = pa.array(stored_bytes(cols["image_filename"]), pa.binary()).cast(pa.string())  # (UTF-8 checked)
-    images = pc.replace_substring_regex(names, pattern=r"\.[^.]*$", replacement="", max_replacements=1)  # rsplit(".", 1)[0]
-    split_bytes = stored_bytes(cols["split"])
-    at_scene = pa.array(scene)
-    table = pa.table({
-        "question_index": pa.array(np.arange(n, dtype=np.int64)),
-        "split": pa.array(split_bytes, pa.binary()).cast(pa.string()).take(at_scene),
-        "image_filename": names.take(at_scene),
-        "image_index": pa.array(cols["image_index"][scene].astype(np.int64)),
-        "image": images.take(at_scene),
-        "question": strings["question"],
-        "answer": strings["answer"],
-        "program": strings["program"],
-        "template_filename": pa.array([t.filename for t in templates], pa.string()).take(pa.array(tmpl)),
-        "question_family_index": pa.array(np.array([t.index for t in templates], np.int64)[tmpl]),
-    })
-    assert tuple(table.column_names) == PARQUET_COLUMNS
-    out = []
-    distinct, code_of_scene = np.unique(split_bytes, return_inverse=True)  # byte order = str order (UTF-8)
-    code_of_q = code_of_scene.reshape(-1)[scene] if n else np.zeros(0, np.int64)
-    for c, name in enumerate(v.decode() for v in distinct):
-        rows = np.flatnonzero(code_of_q == c)
-        if not len(rows):
-            continue
-        p = d / f"{name}-{shard:05d}-of-{num_shards:05d}.parquet"
-        part = table if len(rows) == n else table.take(pa.array(rows))
-        # dictionary pages only for the columns whose values repeat (programs and texts rarely do)
-        pq.write_table(part, p, use_dictionary=["split", "image_filename", "image", "answer", "template_filename"])
-        out.append(p)
-    return out
+def stream_parquet(folder, store, templates: list, synonyms: dict, opt, start: int, stop: int, shard: int = 0,
+                   num_shards: int = 1) -> int:
+    """Scenes [start, stop) of a static store -> the Parquet shard :func:`write_parquet_columns`
+    writes, generated and written block by block (memory holds a block and at most a row group per
+    split, whatever the shard's size). Returns the number of questions; a failed run leaves no file
+    of this shard. Raises :class:`plan.NotCompilable` as :func:`compiled_columns` does."""
+    from tensorqa.clevr.compiled_parquet import ParquetShard, SceneColumns
+    from tensorqa.clevr.compiled_records import write_block
+    from tensorqa.clevr.plan import NotCompilable, plans
+
+    plan, tp = plans(templates, synonyms)
+    P, TP = plan_tuple(plan), text_tuple(tp)
+    if store.arrays(0, 0)["attrs"].shape[1] > MAX_OBJECTS:  # before any file is opened
+        raise NotCompilable(f"a scene has more than {MAX_OBJECTS} objects")
+    book = Book(plan.T)
+    w = ParquetShard(folder, templates, shard, num_shards)
+    try:
+        for batch, bits, pos, acc in _blocks(store, plan, opt, start, stop, book):
+            _, _, qb, qo, pb, po, abuf, ao = write_block(*acc, pos, opt.seed, False, False, P, plan.ptype, plan.nparams,
+                                                         bits[2], bits[3], TP, opt.semantics.other_thing_is_value)
+            scenes = SceneColumns(stored_bytes(batch.splits), stored_bytes(batch.image_filenames), batch.image_indices)
+            w.write({"question": (qb, qo), "program": (pb, po), "answer": (abuf, ao), "template": acc[1]}, scenes,
+                    acc[0])
+        w.close()
+    except BaseException:
+        w.abort()
+        raise
+    return w.rows

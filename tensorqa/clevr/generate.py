@@ -324,8 +324,8 @@ def generate_store(store_path, out, templates_dir=None, synonyms_path=None, fmt:
         else:
             qs = columns.concat([_as_columns(p[0], templates_dir, synonyms_path) for p in parts])
     else:
-        streamed = _stream_json(store_path, out, templates_dir, synonyms_path, opt, num_shards, shard_index,
-                                max_scenes) if fmt == "clevr-json" else None
+        stream = _stream_json if fmt == "clevr-json" else _stream_parquet
+        streamed = stream(store_path, out, templates_dir, synonyms_path, opt, num_shards, shard_index, max_scenes)
         if streamed is not None:
             return streamed | {"seconds": time.perf_counter() - t0}
         qs, info, scenes = _shard_questions(store_path, templates_dir, synonyms_path, opt, num_shards, shard_index,
@@ -383,6 +383,29 @@ def _stream_json(store_path, out, templates_dir, synonyms_path, opt: Options, nu
         try:
             q = stream_questions_json(_json_path(out, "clevr-json", num_shards, shard_index), st, templates, syn, opt,
                                       a, z, opt.semantics.keep_output, info)
+        except NotCompilable:
+            if opt.engine == "compiled":
+                raise
+            return None
+    return {"questions": q, "scenes": z - a, "engine": "compiled"}
+
+
+def _stream_parquet(store_path, out, templates_dir, synonyms_path, opt: Options, num_shards: int, shard_index: int,
+                    max_scenes: int | None) -> dict | None:
+    """The Parquet shard of one process, generated and written block by block by the compiled
+    engine (``compiled_driver.stream_parquet``); None where the compiled engine does not run."""
+    from tensorqa.clevr.plan import NotCompilable
+
+    templates, syn = _templates_and_synonyms(templates_dir, synonyms_path)
+    if not use_compiled(opt, templates, syn):
+        return None
+    from tensorqa.clevr.compiled_driver import stream_parquet
+
+    with _no_gc(), StaticStore(store_path) as st:
+        n = len(st) if max_scenes is None else min(max_scenes, len(st))
+        a, z = shard_range(n, num_shards, shard_index, opt.reset_counts_every)
+        try:
+            q = stream_parquet(out, st, templates, syn, opt, a, z, shard_index, num_shards)
         except NotCompilable:
             if opt.engine == "compiled":
                 raise

@@ -148,3 +148,43 @@ def test_streamed_questions_json_does_not_depend_on_its_buffer(store, tmp_path):
     finally:
         cr.scene_pieces, cr.stored_scene_pieces = keep
     assert files[0].read_bytes() == before and not list(tmp_path.glob("*.partial"))
+
+
+def test_streamed_parquet_does_not_depend_on_blocks_and_a_failed_run_leaves_the_old_files(store, tmp_path,
+                                                                                         monkeypatch):
+    """The Parquet shard is written block by block in fixed row groups: the files are the same bytes
+    whatever the block size, the same as from the columns of two processes (``--jobs 2``), and
+    several row groups read back as the one-row-group files; a run that fails part way leaves the
+    shard's earlier files as they were and no partial file."""
+    import tensorqa.clevr.compiled_parquet as cp
+    import tensorqa.clevr.compiled_records as cr
+
+    def files(folder):
+        return {p.name: p.read_bytes() for p in sorted((folder / "data").iterdir())}
+
+    generate_store(store, tmp_path / "one", fmt="parquet", opt=Options(engine="compiled"))
+    monkeypatch.setattr(cp, "ROW_GROUP", 64)
+    for name, kw, jobs in (("a", {"batch_scenes": 90}, 1), ("b", {"batch_scenes": 13}, 1),
+                           ("c", {"batch_scenes": 50, "reset_counts_every": 30}, 2),
+                           ("d", {"batch_scenes": 7, "reset_counts_every": 30}, 1)):
+        generate_store(store, tmp_path / name, fmt="parquet", opt=Options(engine="compiled", **kw), jobs=jobs)
+    assert files(tmp_path / "a") == files(tmp_path / "b")
+    assert files(tmp_path / "c") == files(tmp_path / "d")
+    groups = pq.ParquetFile(next((tmp_path / "a" / "data").iterdir())).metadata.num_row_groups
+    assert groups > 1 and pq.ParquetFile(next((tmp_path / "one" / "data").iterdir())).metadata.num_row_groups == 1
+    read = [pq.read_table(p).to_pylist() for p in sorted((tmp_path / "a" / "data").iterdir())]
+    assert read == [pq.read_table(p).to_pylist() for p in sorted((tmp_path / "one" / "data").iterdir())]
+
+    before, calls = files(tmp_path / "a"), []
+    write_block = cr.write_block
+
+    def fails_on_the_third_block(*a, **k):
+        calls.append(1)
+        if len(calls) == 3:
+            raise OSError(28, "No space left on device")
+        return write_block(*a, **k)
+
+    monkeypatch.setattr(cr, "write_block", fails_on_the_third_block)
+    with pytest.raises(OSError):
+        generate_store(store, tmp_path / "a", fmt="parquet", opt=Options(engine="compiled", batch_scenes=30, seed=9))
+    assert len(calls) == 3 and files(tmp_path / "a") == before  # no partial file either

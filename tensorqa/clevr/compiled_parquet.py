@@ -1,0 +1,147 @@
+"""The compiled engine's Parquet shard (``records.write_parquet``'s layout and columns), written
+block by block as the blocks are generated: one writer per split on a ``.partial`` file, renamed
+into place when the shard is complete (removed if it fails), rows in row groups of exactly
+``row_group`` rows whatever the block size (the files' bytes do not depend on ``--batch-scenes``),
+so memory holds at most a row group per split, not the shard.
+
+Strings come as the compiled writer's (bytes, offsets) and go to Arrow without a Python string
+per question; the scenes' names and splits as the store's bytes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from tensorqa.clevr.records import PARQUET_COLUMNS
+from tensorqa.writers.parquet import fixed_chunks
+
+ROW_GROUP = 1 << 18  # rows per row group (~180 MB of columns at CLEVR's ~700 bytes a question)
+# dictionary pages only for the columns whose values repeat (programs and texts rarely do)
+DICTIONARY = ["split", "image_filename", "image", "answer", "template_filename"]
+
+
+def arrow_strings(data: np.ndarray, off: np.ndarray) -> pa.Array:
+    """(bytes, offsets int64[n + 1]) as an Arrow string array, without copying the bytes."""
+    n = len(off) - 1
+    if off[-1] >= 2**31:
+        raise ValueError("a block's strings exceed 2 GiB: use smaller --batch-scenes")
+    return pa.StringArray.from_buffers(n, pa.py_buffer(off.astype(np.int32)), pa.py_buffer(data))
+
+
+class SceneColumns:
+    """Per scene: its split (the store's bytes), image file name and stem (Arrow strings) and image
+    index, for the rows that refer to these scenes by position."""
+
+    def __init__(self, split: np.ndarray, image_filename: np.ndarray, image_index: np.ndarray):
+        self.split = split
+        names = pa.array(image_filename, pa.binary()).cast(pa.string())  # (UTF-8 checked)
+        self.names = names
+        self.images = pc.replace_substring_regex(names, pattern=r"\.[^.]*$", replacement="", max_replacements=1)
+        self.splits = pa.array(split, pa.binary()).cast(pa.string())
+        self.image_index = np.asarray(image_index, np.int64)
+        # byte order = str order (UTF-8): each scene's split as a code into ``distinct``
+        distinct, code = np.unique(split, return_inverse=True)
+        self.distinct = [v.decode() for v in distinct]
+        self.code = code.reshape(-1)
+
+
+class ParquetShard:
+    """Blocks of questions -> ``<folder>/data/<split>-<shard>-of-<count>.parquet``: :meth:`write`
+    per block, :meth:`close` publishes the files, :meth:`abort` removes them."""
+
+    def __init__(self, folder, templates: list, shard: int = 0, num_shards: int = 1, row_group: int | None = None):
+        self.data = Path(folder) / "data"
+        self.data.mkdir(parents=True, exist_ok=True)
+        self.shard, self.num_shards, self.row_group = shard, num_shards, row_group or ROW_GROUP
+        self.template_filename = pa.array([t.filename for t in templates], pa.string())
+        self.family = np.array([t.index for t in templates], np.int64)
+        self.rows = 0  # questions written (the next question_index)
+        self._writers: dict[str, pq.ParquetWriter] = {}
+        self._pending: dict[str, list[pa.Table]] = {}
+        self._pending_rows: dict[str, int] = {}
+
+    def path(self, split: str) -> Path:
+        return self.data / f"{split}-{self.shard:05d}-of-{self.num_shards:05d}.parquet"
+
+    def write(self, block: dict, scenes: SceneColumns, scene: np.ndarray) -> None:
+        """One block's questions: ``block`` as ``compiled_driver.compiled_columns`` gives it
+        (question, program, answer as (bytes, offsets); template), ``scene`` each question's scene
+        as a position in ``scenes``."""
+        n = len(scene)
+        if not n:
+            return
+        at = pa.array(scene)
+        tmpl = block["template"]
+        table = pa.table({
+            "question_index": pa.array(np.arange(self.rows, self.rows + n, dtype=np.int64)),
+            "split": scenes.splits.take(at),
+            "image_filename": scenes.names.take(at),
+            "image_index": pa.array(scenes.image_index[scene]),
+            "image": scenes.images.take(at),
+            "question": arrow_strings(*block["question"]),
+            "answer": arrow_strings(*block["answer"]),
+            "program": arrow_strings(*block["program"]),
+            "template_filename": self.template_filename.take(pa.array(tmpl)),
+            "question_family_index": pa.array(self.family[tmpl]),
+        })
+        assert tuple(table.column_names) == PARQUET_COLUMNS
+        self.rows += n
+        code = scenes.code[scene]
+        for c, name in enumerate(scenes.distinct):
+            rows = np.flatnonzero(code == c)
+            if len(rows):
+                self._add(name, table if len(rows) == n else table.take(pa.array(rows)))
+
+    def _add(self, split: str, part: pa.Table) -> None:
+        self._pending.setdefault(split, []).append(part)
+        self._pending_rows[split] = self._pending_rows.get(split, 0) + part.num_rows
+        if self._pending_rows[split] >= self.row_group:
+            self._flush(split, final=False)
+
+    def _flush(self, split: str, final: bool) -> None:
+        """Whole row groups of the split's pending rows (and the rest if ``final``), each handed to
+        the writer in fixed chunks (``writers.parquet.fixed_chunks``: pages cut by row position)."""
+        pending = pa.concat_tables(self._pending[split])
+        if split not in self._writers:
+            self._writers[split] = pq.ParquetWriter(self._partial(split), pending.schema, use_dictionary=DICTIONARY)
+        n = self.row_group
+        end = pending.num_rows if final else pending.num_rows // n * n
+        for a in range(0, end, n):
+            part = pending.slice(a, min(n, end - a))
+            self._writers[split].write_table(fixed_chunks(part), row_group_size=n)
+        rest = pending.slice(end)
+        self._pending[split] = [rest] if rest.num_rows else []
+        self._pending_rows[split] = rest.num_rows
+
+    def _partial(self, split: str) -> Path:
+        p = self.path(split)
+        return p.with_name(p.name + ".partial")
+
+    def close(self) -> list[Path]:
+        """Write the rest, close the files and rename them into place; returns their paths."""
+        for split in list(self._pending):
+            if self._pending_rows[split] or split not in self._writers:
+                self._flush(split, final=True)
+        out = []
+        for split, w in sorted(self._writers.items()):
+            w.close()
+            os.replace(self._partial(split), self.path(split))
+            out.append(self.path(split))
+        self._writers.clear()
+        return out
+
+    def abort(self) -> None:
+        """Close and remove the partial files (a failed run leaves no file of this shard)."""
+        for w in self._writers.values():
+            with contextlib.suppress(Exception):
+                w.close()
+        for split in list(self._writers) + list(self._pending):
+            self._partial(split).unlink(missing_ok=True)
+        self._writers.clear()
