@@ -127,25 +127,37 @@ PARQUET_COLUMNS = ("question_index", "split", "image_filename", "image_index", "
 def write_parquet(folder: str | Path, questions: dict, shard: int = 0, num_shards: int = 1) -> list[Path]:
     """Hugging Face layout as the AGQA pools: ``<folder>/data/<split>-%05d-of-%05d.parquet``;
     answers as strings as in released CLEVR v1.0 ("yes", "3"), programs as JSON strings.
-    ``questions``: columns (``columns.COLUMNS``, numpy arrays), ``question_index`` their position."""
+    ``questions``: columns (``columns.COLUMNS``, numpy arrays), ``question_index`` their position.
+    Each file is written aside (``.partial``) and all are renamed once all are written: a failure
+    leaves the shard's earlier files as they were."""
+    d = Path(folder) / "data"
+    d.mkdir(parents=True, exist_ok=True)
+    names = sorted(set(questions["split"].tolist()))
+    out = [d / f"{name}-{shard:05d}-of-{num_shards:05d}.parquet" for name in names]
+    try:
+        for name, p in zip(names, out):
+            _write_split(p.with_name(p.name + ".partial"), questions, name)
+        for p in out:
+            os.replace(p.with_name(p.name + ".partial"), p)
+    except BaseException:
+        for p in out:
+            p.with_name(p.name + ".partial").unlink(missing_ok=True)
+        raise
+    return out
+
+
+def _write_split(path: Path, questions: dict, name: str) -> None:
+    """The rows of split ``name`` as one Parquet file."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    d = Path(folder) / "data"
-    d.mkdir(parents=True, exist_ok=True)
-    split = questions["split"]
-    out = []
-    for name in sorted(set(split.tolist())):
-        rows = np.flatnonzero(split == name)
-        cols = {"question_index": rows}
-        for c in PARQUET_COLUMNS[1:]:
-            cols[c] = questions[c][rows]
-        cols["answer"] = np.array([("yes" if a else "no") if isinstance(a, bool) else str(a) for a in cols["answer"]],
-                                  dtype=object)
-        cols["program"] = np.array([p if isinstance(p, str) else orjson.dumps(p).decode() for p in cols["program"]],
-                                   dtype=object)
-        p = d / f"{name}-{shard:05d}-of-{num_shards:05d}.parquet"
-        pq.write_table(pa.table({c: pa.array(cols[c].tolist()) for c in PARQUET_COLUMNS}), p)  # lists: no pandas
-        out.append(p)
-    return out
+    rows = np.flatnonzero(questions["split"] == name)
+    cols = {"question_index": rows}
+    for c in PARQUET_COLUMNS[1:]:
+        cols[c] = questions[c][rows]
+    cols["answer"] = np.array([("yes" if a else "no") if isinstance(a, bool) else str(a) for a in cols["answer"]],
+                              dtype=object)
+    cols["program"] = np.array([p if isinstance(p, str) else orjson.dumps(p).decode() for p in cols["program"]],
+                               dtype=object)
+    pq.write_table(pa.table({c: pa.array(cols[c].tolist()) for c in PARQUET_COLUMNS}), path)  # lists: no pandas
