@@ -60,14 +60,15 @@ def _pdep(typingctx, x, mask):
 
 
 def fast_pdep() -> bool:
-    """Whether numba compiles for this machine's CPU (no ``NUMBA_CPU_NAME``) and it runs PDEP as one
-    instruction: x86 with BMI2, but not AMD before Zen 3 (microcode, hundreds of cycles)."""
+    """Whether numba compiles for this machine's CPU (no ``NUMBA_CPU_NAME`` or ``NUMBA_CPU_FEATURES``)
+    and it runs PDEP as one instruction: x86 with BMI2, but not AMD before Zen 3 (microcode, hundreds
+    of cycles)."""
     import platform
 
     from llvmlite import binding as llvm
     from numba.core import config
 
-    if config.CPU_NAME or platform.machine().lower() not in ("x86_64", "amd64"):
+    if config.CPU_NAME or config.CPU_FEATURES or platform.machine().lower() not in ("x86_64", "amd64"):
         return False
     try:
         name, features = llvm.get_host_cpu_name(), llvm.get_host_cpu_features()
