@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tensorqa.clevr import compiled_bits
@@ -21,6 +21,7 @@ def test_uniforms_equal_the_grids_hashes():
     assert np.array_equal(np.array(got), want)
 
 
+@settings(deadline=None)  # the first example compiles the functions (numba)
 @given(st.integers(min_value=0, max_value=2**62 - 1), st.integers(min_value=0, max_value=61))
 def test_popcount_lowest_and_select_bit(x, r):
     assert compiled_bits.popcount(x) == x.bit_count()
@@ -33,6 +34,7 @@ def test_popcount_lowest_and_select_bit(x, r):
                 assert compiled_bits.select_bit_pdep(x, r) == ones[r]
 
 
+@settings(deadline=None)
 @given(st.integers(min_value=-(2**63), max_value=2**63 - 1), st.integers(min_value=0, max_value=63))
 def test_select_bit_on_whole_words(x, r):
     """Words of 64 keys (bit 63 set: a negative int64) select like their unsigned bits."""
