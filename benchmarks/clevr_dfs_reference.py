@@ -22,10 +22,10 @@ from pathlib import Path
 
 import numpy as np
 
-from tensorqa.clevr.generate import SHARED_CLEVR, Options, generate_scenes, rejected
+from tensorqa.clevr.generate import Options, generate_scenes, rejected
 from tensorqa.clevr.records import expand_program, param_words
 from tensorqa.clevr.scalar import INVALID, is_degenerate, run_program
-from tensorqa.clevr.templates import KEY_TYPES, load_synonyms, load_templates
+from tensorqa.clevr.templates import DEFAULT_SYNONYMS, DEFAULT_TEMPLATES_DIR, KEY_TYPES, load_synonyms, load_templates
 from tensorqa.clevr.validity import answer_domain
 from tensorqa.scenes.clevr_sampler import sample_scenes
 from tensorqa.scenes.static_batch import ATTRS, RELATIONS, clevr_vocab
@@ -135,7 +135,7 @@ def main() -> None:
     ap.add_argument("--dfs-cache", metavar="FILE",
                     help="reuse the DFS questions saved here for the same --scenes (or save them): rerun the grid side alone")
     a = ap.parse_args()
-    templates = load_templates(SHARED_CLEVR / "CLEVR_1.0_templates")
+    templates = load_templates(DEFAULT_TEMPLATES_DIR)
     scenes = sample_scenes(a.scenes, seed=5)
     rng = random.Random(0)
     t0 = time.perf_counter()
@@ -181,7 +181,7 @@ def _compare(a, templates, scenes, dfs_q, dfs_secs) -> None:
         store = write_static_store(Path(d) / "s.h5", scenes)
         t0 = time.perf_counter()
         with StaticStore(store) as st:
-            grid = generate_scenes(st, templates, load_synonyms(SHARED_CLEVR / "synonyms.json"), Options(batch_scenes=1000))
+            grid = generate_scenes(st, templates, load_synonyms(DEFAULT_SYNONYMS), Options(batch_scenes=1000))
         grid_secs = time.perf_counter() - t0
     grid_q = [(f"{q['template_filename']}#{q['question_family_index']}", q["program"][-1]["type"], q["answer"]) for q in grid]
     fam = {"dfs": Counter(q[0] for q in dfs_q), "grid": Counter(q[0] for q in grid_q)}

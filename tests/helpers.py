@@ -10,7 +10,6 @@ from tensorqa import vocab
 from tensorqa.scenes.batch import VideoScene
 
 REPO = Path(__file__).resolve().parents[1]  # the checkout
-SHARED = REPO.parent / "shared"  # the project's shared facts and real data (read, never copied)
 
 
 def make_scene(video_id: str, frames: list[tuple[int, float]], relations=(), objects=(), actions=(), split="train") -> VideoScene:

@@ -5,7 +5,6 @@ import sys
 
 import pytest
 
-from helpers import SHARED
 
 
 def tensorqa(*args, cwd=None):
@@ -51,10 +50,10 @@ def test_a_closed_pipe_ends_quietly(small_store):
     assert p.wait() == 141 and err == "", err
 
 
-def test_pack_charades_real_csv(tmp_path):
+def test_pack_charades_real_csv(tmp_path, shared_data):
     # the real test CSV: 1,863 videos with their real action intervals
     out = tmp_path / "charades.h5"
-    r = tensorqa("pack", "--charades", SHARED / "data/charades/Charades_v1_test.csv", "--out", out, "--quiet")
+    r = tensorqa("pack", "--charades", shared_data / "charades/Charades_v1_test.csv", "--out", out, "--quiet")
     assert r.returncode == 0, r.stderr
     assert "1,863 videos" in r.stdout
 
@@ -63,8 +62,10 @@ def test_missing_inputs(tmp_path):
     assert_user_error(tensorqa("info", tmp_path / "nope.h5"), "nope.h5", "no such file")
     assert_user_error(tensorqa("pack", "--charades", tmp_path / "nope.csv", "--out", tmp_path / "x.h5"), "nope.csv")
     assert_user_error(tensorqa("pack", "--agqa-stsgs", tmp_path / "nope.pkl", "--out", tmp_path / "x.h5"), "nope.pkl")
-    assert_user_error(tensorqa("pack", "--action-genome", tmp_path, "--charades", SHARED / "data/charades/Charades_v1_test.csv",
-                               "--out", tmp_path / "x.h5"))
+    csv = tmp_path / "Charades_v1_test.csv"  # a well-formed one-video CSV: the Action Genome folder is what is missing
+    csv.write_text("id,subject,scene,quality,relevance,verified,script,objects,descriptions,actions,length\n"
+                   "AB12C,s,Kitchen,6,7,Yes,x,cup,x,c061 1.0 5.0,20.0\n")
+    assert_user_error(tensorqa("pack", "--action-genome", tmp_path, "--charades", csv, "--out", tmp_path / "x.h5"))
 
 
 def test_wrong_format_inputs(tmp_path):

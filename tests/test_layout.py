@@ -51,6 +51,10 @@ def test_wheel_holds_the_kernels_and_the_data(wheel):
         assert f"tensorqa/data/{table.name}" in names
     assert "tensorqa/data/charades_profile.json" in names
     assert "tensorqa/agqa/templates/frames.tsv" in names
+    # CLEVR 1.0's definition, shipped with its licence: the 9 template files, synonyms, function catalogue
+    clevr = {n for n in names if n.startswith("tensorqa/data/clevr/")}
+    assert {f"tensorqa/data/clevr/{f}" for f in ("LICENSE", "README.md", "metadata.json", "synonyms.json")} <= clevr
+    assert len({n for n in clevr if n.startswith("tensorqa/data/clevr/CLEVR_1.0_templates/")}) == 9
     assert not any(n.startswith(("kernels/", "data/", "tests/", "benchmarks/")) for n in names)
 
 
@@ -60,13 +64,15 @@ def test_installed_wheel_runs_outside_the_checkout(wheel, tmp_path):
                    check=True, capture_output=True)
     code = ("import tensorqa, tensorqa.kernels, tensorqa.data; "
             "from tensorqa.agqa.templates import TEMPLATES; from tensorqa.engine.grid import evaluate; "
-            "print(tensorqa.__file__, tensorqa.kernels.__file__, tensorqa.vocab().num_objects, len(TEMPLATES))")
+            "from tensorqa.clevr.templates import DEFAULT_TEMPLATES_DIR, load_templates; "
+            "print(tensorqa.__file__, tensorqa.kernels.__file__, tensorqa.vocab().num_objects, len(TEMPLATES), "
+            "len(load_templates(DEFAULT_TEMPLATES_DIR)))")
     r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
                        env={"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin"})
     assert r.returncode == 0, r.stderr
-    pkg, kernels, objects, templates = r.stdout.split()
+    pkg, kernels, objects, templates, clevr_families = r.stdout.split()
     assert pkg.startswith(str(target)) and kernels.startswith(str(target / "tensorqa" / "kernels"))
-    assert (objects, templates) == ("36", "28")
+    assert (objects, templates, clevr_families) == ("36", "28", "90")
 
 
 def test_no_import_cycle():

@@ -24,7 +24,7 @@ from tensorqa.clevr import columns, records, text
 from tensorqa.clevr.grid import Block, SceneTables, run_template
 from tensorqa.clevr.scalar import run_nodes
 from tensorqa.clevr.semantics import CLEVR, ClevrSemantics
-from tensorqa.clevr.templates import Template, load_synonyms, load_templates
+from tensorqa.clevr.templates import DEFAULT_SYNONYMS, DEFAULT_TEMPLATES_DIR, Template, load_synonyms, load_templates
 from tensorqa.clevr.validity import answer_codes, answer_domain, valid_rows
 from tensorqa.errors import TensorQAError
 from tensorqa.memory import keep_freed_memory
@@ -32,7 +32,6 @@ from tensorqa.scenes.static_batch import StaticBatch
 from tensorqa.scenes.static_store import StaticStore
 
 ROUNDS = (4, 4, 8, 16, 32)  # draws per round of TemplateRows.fill, up to --draws
-SHARED_CLEVR = Path(__file__).resolve().parents[3] / "shared" / "data" / "clevr"
 
 
 @dataclass
@@ -429,11 +428,11 @@ def _no_gc():
 def _templates_and_synonyms(templates_dir, synonyms_path) -> tuple[list[Template], dict]:
     """The run's templates and synonyms, read once per process for the same files (keyed by their
     paths, sizes and modification times)."""
-    tdir = Path(templates_dir) if templates_dir else SHARED_CLEVR / "CLEVR_1.0_templates"
+    tdir = Path(templates_dir) if templates_dir else DEFAULT_TEMPLATES_DIR
     if not templates_dir and not tdir.is_dir():
-        raise TensorQAError(f"{tdir}: CLEVR 1.0's template files are not here (tensorqa does not ship CLEVR's files): "
-                            "give --templates-dir (CLEVR's question_generation/CLEVR_1.0_templates) and --synonyms")
-    spath = synonyms_path if synonyms_path else (SHARED_CLEVR / "synonyms.json" if not templates_dir else None)
+        raise TensorQAError(f"{tdir}: CLEVR 1.0's template files, which tensorqa ships, are missing: reinstall "
+                            "tensorqa or give --templates-dir and --synonyms")
+    spath = synonyms_path if synonyms_path else (DEFAULT_SYNONYMS if not templates_dir else None)
     files = sorted(tdir.glob("*.json")) if tdir.is_dir() else []
     stamp = tuple((str(f), s.st_mtime_ns, s.st_size) for f in files + ([Path(spath)] if spath and Path(spath).is_file()
                                                                        else []) for s in (f.stat(),))

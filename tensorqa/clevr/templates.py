@@ -5,11 +5,17 @@ from __future__ import annotations
 import functools
 import json
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
 import orjson
 
 from tensorqa.errors import TensorQAError
+
+# CLEVR 1.0's own files, shipped with the package (data/clevr/, BSD licence beside them)
+CLEVR_DATA = Path(str(resources.files("tensorqa.data").joinpath("clevr")))
+DEFAULT_TEMPLATES_DIR = CLEVR_DATA / "CLEVR_1.0_templates"
+DEFAULT_SYNONYMS = CLEVR_DATA / "synonyms.json"
 
 PARAM_TYPES = ("Size", "Color", "Material", "Shape", "Relation")
 KEY_TYPES = ("Size", "Color", "Material", "Shape")

@@ -7,7 +7,7 @@ import random
 
 import pyarrow as pa
 import pytest
-from helpers import SHARED, make_scene
+from helpers import make_scene
 
 from tensorqa import TensorQAError
 from tensorqa.scenes.export_agqa import video_graph
@@ -171,8 +171,9 @@ def test_check_grounding_applies_agqa_validation():
 
 
 # -- the real AGQA records ------------------------------------------------------------------------------
-def real_records() -> dict:
-    records, _ = json.JSONDecoder().raw_decode((SHARED / "data/agqa/test_balanced_example.json").read_text())
+@pytest.fixture(scope="module")
+def real_records(shared_data) -> dict:
+    records, _ = json.JSONDecoder().raw_decode((shared_data / "agqa/test_balanced_example.json").read_text())
     return records
 
 
@@ -197,11 +198,11 @@ def as_record(real: dict, key: str, template: str, frame: int, **slots) -> dict:
     return row
 
 
-def test_real_records_are_reproduced():
+def test_real_records_are_reproduced(real_records):
     # YSKX3-8 and YSKX3-9 are worded exactly as objExists frames 0 and 1; LSKA2-2205 as relTime frame 0
     # with the first-reference wording of an indirect-object action. Same keys, same order, same ids
     # (AGQA lists ids in no particular order).
-    real = real_records()
+    real = real_records
     s = yskx3_scene(real)
     walking = [811, 813, 828, 844, 860, 875]
     lska2 = make_scene("LSKA2", [(f, f / 24) for f in [330, 340, 400, 450, 500] + walking],
@@ -219,10 +220,10 @@ def test_real_records_are_reproduced():
         assert {k: sorted(v) for k, v in mine.items()} == {k: sorted(v) for k, v in want.items()}, row["question_id"]
 
 
-def test_yskx3_11_ids_agree_by_role():
+def test_yskx3_11_ids_agree_by_role(real_records):
     # YSKX3-11 ("Is there a pillow the person interacts with after tidying up a blanket?") has no frame of
     # ours; the same arguments in objExists frame 0 must give the real record's ids, role by role.
-    real = real_records()
+    real = real_records
     want = real["YSKX3-11"]["sg_grounding"]
     row = as_record(real, "YSKX3-11", "objExists", 0, object="o26", window="after", window_action="c075")
     row["question"] = "Were they interacting with a pillow after tidying up a blanket?"

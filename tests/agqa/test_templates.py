@@ -8,7 +8,6 @@ import re
 from importlib import resources
 
 import pytest
-from helpers import SHARED
 
 from tensorqa import TensorQAError
 from tensorqa import vocab
@@ -91,8 +90,9 @@ EXPECTED_SLOTS = {
 }
 
 
-def _real_records() -> dict:
-    text = (SHARED / "data" / "agqa" / "test_balanced_example.json").read_text()
+@pytest.fixture(scope="module")
+def real_records(shared_data) -> dict:
+    text = (shared_data / "agqa" / "test_balanced_example.json").read_text()
     records, _ = json.JSONDecoder().raw_decode(text)  # the file has one stray trailing "}"
     return records
 
@@ -350,8 +350,8 @@ def test_window_frames():
 
 
 # -- the real AGQA records ----------------------------------------------------------------------
-def test_real_records_are_reproduced_by_frames_and_metadata():
-    records = _real_records()
+def test_real_records_are_reproduced_by_frames_and_metadata(real_records):
+    records = real_records
     exists, rel_time = TEMPLATES["objExists"], TEMPLATES["relTime"]
 
     # YSKX3-8: objExists, "while holding a pillow": steps 1 + 2 (a while window), local =

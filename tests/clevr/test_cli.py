@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 
-from helpers import SHARED
 
 from tensorqa.cli import main
 from tensorqa.clevr import run_program
@@ -62,7 +61,11 @@ def test_bad_input_exits_2_with_one_line(tmp_path, capsys):
     assert main(["generate", str(s), "--out", str(tmp_path / "q.json"), "--templates-per-image", "0"]) == 2
 
 
-def test_real_cogent_files_are_not_scene_files(tmp_path, capsys):
-    # CoGenT_A.json holds colour constraints, not scenes: a one-line error, no traceback
-    assert main(["pack", "--clevr-scenes", str(SHARED / "data" / "clevr" / "CoGenT_A.json"), "--out", str(tmp_path / "s.h5")]) == 2
+def test_cogent_files_are_not_scene_files(tmp_path, capsys):
+    # CLEVR-CoGenT's condition files hold colour constraints per shape, not scenes (its layout:
+    # {"cube": [colours], "cylinder": [...], "sphere": [...]}): a one-line error, no traceback
+    cogent = tmp_path / "CoGenT_A.json"
+    cogent.write_text('{"cube": ["gray", "blue", "brown", "yellow"], "cylinder": ["red", "green", "purple", "cyan"], '
+                      '"sphere": ["gray", "red", "blue", "green", "brown", "purple", "cyan", "yellow"]}')
+    assert main(["pack", "--clevr-scenes", str(cogent), "--out", str(tmp_path / "s.h5")]) == 2
     assert "not a CLEVR scenes file" in capsys.readouterr().err

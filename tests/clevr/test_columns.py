@@ -9,7 +9,7 @@ import json
 
 import pyarrow.parquet as pq
 import pytest
-from helpers import SHARED
+from tensorqa.clevr.templates import DEFAULT_SYNONYMS, DEFAULT_TEMPLATES_DIR
 
 from tensorqa.clevr import columns
 from tensorqa.clevr.generate import Options, generate_columns, generate_scenes, generate_store
@@ -18,8 +18,8 @@ from tensorqa.clevr.templates import load_synonyms, load_templates
 from tensorqa.scenes.clevr_sampler import sample_scenes
 from tensorqa.scenes.static_store import StaticStore, write_static_store
 
-TEMPLATES = SHARED / "data" / "clevr" / "CLEVR_1.0_templates"
-SYNONYMS = SHARED / "data" / "clevr" / "synonyms.json"
+TEMPLATES = DEFAULT_TEMPLATES_DIR
+SYNONYMS = DEFAULT_SYNONYMS
 
 
 @pytest.fixture(scope="module")

@@ -6,14 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from helpers import SHARED
+from tensorqa.clevr.templates import DEFAULT_SYNONYMS, DEFAULT_TEMPLATES_DIR
 
 from tensorqa.clevr.generate import Options
 from tensorqa.clevr.semantics import CLEVR, STRICT
 from tensorqa.errors import TensorQAError
 from tensorqa.scenes.static_batch import StaticBatch
 
-TEMPLATES = SHARED / "data" / "clevr" / "CLEVR_1.0_templates"
+TEMPLATES = DEFAULT_TEMPLATES_DIR
 
 
 def test_compiled_engine_is_for_the_cpu():
@@ -34,7 +34,7 @@ def test_compiled_rows_equal_the_grids_on_crowded_scenes():
     from tensorqa.scenes.static_batch import StaticScene
 
     templates = load_templates(TEMPLATES)
-    plan, _ = plans(templates, load_synonyms(SHARED / "data" / "clevr" / "synonyms.json"))
+    plan, _ = plans(templates, load_synonyms(DEFAULT_SYNONYMS))
     rng = np.random.default_rng(7)
     scenes = []
     for i in range(40):

@@ -10,7 +10,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from helpers import SHARED
+from tensorqa.clevr.templates import DEFAULT_SYNONYMS, DEFAULT_TEMPLATES_DIR
 
 from tensorqa.clevr import run_program
 from tensorqa.clevr.generate import Options, generate_scenes, generate_store, rejected
@@ -21,8 +21,8 @@ from tensorqa.scenes.clevr_sampler import sample_scenes
 from tensorqa.scenes.loaders.clevr import load_clevr_scenes
 from tensorqa.scenes.static_store import StaticStore, write_static_store
 
-TEMPLATES = SHARED / "data" / "clevr" / "CLEVR_1.0_templates"
-SYNONYMS = SHARED / "data" / "clevr" / "synonyms.json"
+TEMPLATES = DEFAULT_TEMPLATES_DIR
+SYNONYMS = DEFAULT_SYNONYMS
 NUM_SCENES = 40
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from helpers import SHARED
+from tensorqa.clevr.templates import DEFAULT_TEMPLATES_DIR
 
 from tensorqa.clevr import grid
 from tensorqa.clevr.semantics import CLEVR, STRICT
@@ -20,7 +20,7 @@ from tensorqa.clevr.templates import FILTER_KINDS, RELATE_FILTER_KINDS, load_tem
 from tensorqa.scenes.clevr_sampler import sample_scenes
 from tensorqa.scenes.static_batch import StaticBatch
 
-TEMPLATES = SHARED / "data" / "clevr" / "CLEVR_1.0_templates"
+TEMPLATES = DEFAULT_TEMPLATES_DIR
 Q = 20_000
 
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import SHARED
+from tensorqa.clevr.templates import DEFAULT_TEMPLATES_DIR
 
 from tensorqa.clevr.generate import Options
 from tensorqa.errors import TensorQAError
 
-TEMPLATES = SHARED / "data" / "clevr" / "CLEVR_1.0_templates"
+TEMPLATES = DEFAULT_TEMPLATES_DIR
 
 
 def test_plan_refuses_what_it_cannot_hold(tmp_path):

@@ -19,7 +19,7 @@ from tensorqa.engine.primitives.localize import present_actions
 from tensorqa.engine.scalar.video import NoAnswer, ScalarVideo
 from tensorqa.engine.semantics import AGQA
 from tensorqa.scenes.batch import SceneBatch, VideoScene
-from engine.scenes_for_twins import random_batch, report
+from engine.scenes_for_twins import random_batch, assert_cases_occur
 
 TALLY: Counter = Counter()
 MARGINS = {"7s": AGQA, "2s": replace(AGQA, duration_margin_s=2.0), "0s": replace(AGQA, duration_margin_s=0.0)}
@@ -111,5 +111,16 @@ def test_length_compare_needs_one_instance_each():
         raise AssertionError("length compare of a class with two instances must have no answer")
 
 
-def test_zz_report_counts():
-    report("duration", TALLY)
+def test_zz_every_case_occurs():
+    assert_cases_occur("duration", TALLY, [
+    "length_compare/0s:defined",
+    "length_compare/0s:undefined",
+    "length_compare/2s:defined",
+    "length_compare/7s:defined",
+    "length_compare:column_wins",
+    "length_compare:row_wins",
+    "superlative/0s:defined",
+    "superlative/0s:undefined",
+    "superlative/2s:defined",
+    "videos:repeated_class",
+    ])

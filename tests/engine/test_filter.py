@@ -19,7 +19,7 @@ from tensorqa.engine.scalar.video import ScalarVideo, Window
 from tensorqa.engine.semantics import AGQA, ANY_PRESENT, CONTACT_EXCEPT_NOT_CONTACTING, \
     CONTACT_EXCEPT_NOT_CONTACTING_OR_OTHER, STRICT
 from tensorqa.scenes.batch import SceneBatch, VideoScene
-from engine.scenes_for_twins import all_rel, flat_windows, random_batch, report, same_as_torch_kernel, scalar_window
+from engine.scenes_for_twins import all_rel, flat_windows, random_batch, assert_cases_occur, same_as_torch_kernel, scalar_window
 
 RULES = (ANY_PRESENT, CONTACT_EXCEPT_NOT_CONTACTING, CONTACT_EXCEPT_NOT_CONTACTING_OR_OTHER)
 TALLY: Counter = Counter()
@@ -111,5 +111,16 @@ def test_hand_worked_contact_rules():
     assert set(np.flatnonzero(tf.present_objects(batch)[0].numpy())) == {5, 9, 11}
 
 
-def test_zz_report_counts():
-    report("filter", TALLY)
+def test_zz_every_case_occurs():
+    assert_cases_occur("filter", TALLY, [
+    "actions_in:nonempty",
+    "contacted/any_present:nonempty",
+    "contacted/contact_except_not_contacting:nonempty",
+    "contacted/contact_except_not_contacting_or_other:nonempty",
+    "objects_present:nonempty",
+    "relate:nonempty",
+    "relations_present:nonempty",
+    "videos:no_keyframes",
+    "videos:object_only_annotated",
+    "windows:empty",
+    ])

@@ -22,7 +22,7 @@ from tensorqa.engine.scalar.first_last import choose_stretch
 from tensorqa.engine.scalar.video import NoAnswer, ScalarVideo, Window
 from tensorqa.engine.semantics import AGQA, STRICT
 from tensorqa.scenes.batch import SceneBatch, VideoScene
-from engine.scenes_for_twins import OBJECTS, RELATIONS, all_rel, flat_windows, random_batch, report, same_as_torch_kernel, \
+from engine.scenes_for_twins import OBJECTS, RELATIONS, all_rel, flat_windows, random_batch, assert_cases_occur, same_as_torch_kernel, \
     scalar_window
 
 TALLY: Counter = Counter()
@@ -258,5 +258,28 @@ def test_act_first_window_shows_two_classes():
     assert not bool(tfl.act_first(batch, batch.act, flat_windows(batch, AGQA), AGQA)[1][0])
 
 
-def test_zz_report_counts():
-    report("first_last", TALLY)
+def test_zz_every_case_occurs():
+    assert_cases_occur("first_last", TALLY, [
+    "act_first/after:defined",
+    "act_first/before:defined",
+    "act_first/between:defined",
+    "act_first/video:defined",
+    "act_first/while:defined",
+    "act_last/after:defined",
+    "act_last/while:defined",
+    "act_what/after:defined",
+    "act_what/video:defined",
+    "choose:both_hold_somewhere",
+    "choose:both_in_stretch",
+    "choose:first_picked",
+    "choose:second_picked",
+    "choose:stretch_runs_out",
+    "first_episode:defined",
+    "first_episode:one_object",
+    "first_episode:several_objects",
+    "first_episode:undefined",
+    "last_episode:defined",
+    "last_episode:one_object",
+    "last_episode:several_objects",
+    "last_episode:undefined",
+    ])

@@ -21,7 +21,7 @@ from tensorqa.engine.primitives.localize import compare_windows, present_actions
 from tensorqa.engine.scalar.video import NoAnswer, ScalarVideo
 from tensorqa.engine.semantics import AGQA, STRICT
 from tensorqa.scenes.batch import SceneBatch, VideoScene
-from engine.scenes_for_twins import OBJECTS, RELATIONS, all_rel, random_batch, report, same_as_torch_kernel
+from engine.scenes_for_twins import OBJECTS, RELATIONS, all_rel, random_batch, assert_cases_occur, same_as_torch_kernel
 
 TALLY: Counter = Counter()
 NO_PERSIST = replace(AGQA, act_time_persistence_check=False)
@@ -166,5 +166,17 @@ def test_act_time_overlap_and_within():
     assert _act_time(_scene(10, [(C003, 1.0, 3.0), (C010, 3.0, 5.0)]), C003, C010, AGQA) == (None, None)
 
 
-def test_zz_report_counts():
-    report("order", TALLY)
+def test_zz_every_case_occurs():
+    assert_cases_occur("order", TALLY, [
+    "act_order:after",
+    "act_order:before",
+    "act_order:overlap_or_within",
+    "act_order:undefined",
+    "anchor:repeated",
+    "anchor:single",
+    "objTime:before",
+    "objTime:undefined",
+    "relTime:after",
+    "relTime:before",
+    "relTime:undefined",
+    ])

@@ -5,7 +5,6 @@ import json
 
 import pytest
 
-from helpers import SHARED
 from tensorqa.errors import TensorQAError
 from tensorqa.engine.program import Call, Items, Slot, Word, localize, parse_program, slots, verb_index, word_kinds
 from tensorqa.agqa.templates import TEMPLATES
@@ -15,23 +14,24 @@ TEMPLATE_WINDOWS = {spec.program: spec.windows for spec in TEMPLATES.values()}  
 from tensorqa.scenes.vocab import vocab
 
 
-def real_records() -> dict:
-    text = (SHARED / "data/agqa/test_balanced_example.json").read_text()
+@pytest.fixture(scope="module")
+def real_records(shared_data) -> dict:
+    text = (shared_data / "agqa/test_balanced_example.json").read_text()
     records, _ = json.JSONDecoder().raw_decode(text)  # the file has a stray trailing '}'
     return records
 
 
-def test_real_programs_round_trip():
-    records = real_records()
+def test_real_programs_round_trip(real_records):
+    records = real_records
     assert len(records) == 4
     for record in records.values():
         program = record["program"]
         assert str(parse_program(program)) == program
 
 
-def test_real_program_tree_structure():
+def test_real_program_tree_structure(real_records):
     # YSKX3-8, parsed by hand: Exists(blanket, Iterate(Localize(while, <phrase>), Filter(frame, [objects])))
-    tree = parse_program(real_records()["YSKX3-8"]["program"])
+    tree = parse_program(real_records["YSKX3-8"]["program"])
     assert tree == Call("Exists", [
         Word("blanket"),
         Call("Iterate", [
@@ -40,7 +40,7 @@ def test_real_program_tree_structure():
         ]),
     ])
     # LSKA2-2205: the keyword with a space and the ToAction indirect-object action
-    tree = parse_program(real_records()["LSKA2-2205"]["program"])
+    tree = parse_program(real_records["LSKA2-2205"]["program"])
     localize_node = tree.args[1].args[1].args[0]
     assert localize_node.func == "Localize" and localize_node.args[0] == Word("temporal tag")
     to_action = localize_node.args[1]
@@ -64,9 +64,9 @@ def test_shapes_cover_the_28_templates():
         assert has_window == bool(TEMPLATE_WINDOWS[name]), name
 
 
-def test_shapes_match_the_real_programs():
+def test_shapes_match_the_real_programs(real_records):
     # Filling the objExists / relTime shapes with the real records' words gives their programs back.
-    records = real_records()
+    records = real_records
     objexists = parse_program(PROGRAM_SHAPES["objExists"])
     assert str(objexists.substitute({"object": "blanket", "window": "Localize(while, holding a pillow)"})) \
         == records["YSKX3-8"]["program"]

@@ -19,7 +19,7 @@ from tensorqa.engine.primitives import registry
 from tensorqa.engine.primitives.filter import contacted, relate
 from tensorqa.engine.scalar.video import Entity, NoAnswer
 from tensorqa.engine.semantics import AGQA, STRICT
-from engine.scenes_for_twins import OBJECTS, RELATIONS, all_rel, flat_windows, random_batch, report
+from engine.scenes_for_twins import OBJECTS, RELATIONS, all_rel, flat_windows, random_batch, assert_cases_occur
 
 TALLY: Counter = Counter()
 EXCLUSIVE = replace(AGQA, xor_is_and_not=False)
@@ -108,5 +108,17 @@ def test_hand_worked_xor_and_choose():
     assert one.tolist() == [True, False, False] and pos.tolist() == [2, 0, 0]
 
 
-def test_zz_report_counts():
-    report("query", TALLY)
+def test_zz_every_case_occurs():
+    assert_cases_occur("query", TALLY, [
+    "equals:False",
+    "equals:True",
+    "only_item/general:defined",
+    "only_item/general:undefined",
+    "only_item:0_members",
+    "only_item:1_members",
+    "only_item:2_members",
+    "pair:00",
+    "pair:01",
+    "pair:10",
+    "pair:11",
+    ])

@@ -11,7 +11,7 @@ from dataclasses import replace
 
 import pytest
 
-from helpers import SHARED, make_scene
+from helpers import make_scene
 from tensorqa.errors import TensorQAError
 from tensorqa.engine.program import parse_program
 from tensorqa.engine.program_shapes import PROGRAM_SHAPES
@@ -147,18 +147,19 @@ def test_between_not_offered(x, y):
 
 
 # -- the 4 real AGQA records ---------------------------------------------------------------------------------
-def real_records() -> dict:
-    records, _ = json.JSONDecoder().raw_decode((SHARED / "data/agqa/test_balanced_example.json").read_text())
+@pytest.fixture(scope="module")
+def real_records(shared_data) -> dict:
+    records, _ = json.JSONDecoder().raw_decode((shared_data / "agqa/test_balanced_example.json").read_text())
     return records
 
 
-def test_real_programs_parse_and_print_back():
-    for record in real_records().values():
+def test_real_programs_parse_and_print_back(real_records):
+    for record in real_records.values():
         assert str(parse_program(record["program"])) == record["program"]
 
 
-def test_yskx3_groundings_agree_with_localize():
-    g8, g9, g11 = (real_records()[k]["sg_grounding"] for k in ("YSKX3-8", "YSKX3-9", "YSKX3-11"))
+def test_yskx3_groundings_agree_with_localize(real_records):
+    g8, g9, g11 = (real_records[k]["sg_grounding"] for k in ("YSKX3-8", "YSKX3-9", "YSKX3-11"))
     video = g9["57-57"]  # the zero-width span lists every keyframe of the video
     while_c076 = g8["37-59"]  # "while holding a pillow"
     after_c075 = g11["44-70"]  # "after tidying up a blanket"
@@ -186,15 +187,15 @@ def test_yskx3_groundings_agree_with_localize():
     assert as_ids(localize_frames("Localize(while, holding a pillow)", s)) == while_c076
     assert as_ids(localize_frames("Localize(after, tidying up a blanket)", s)) == after_c075
     for key in ("YSKX3-8", "YSKX3-9", "YSKX3-11"):
-        record = real_records()[key]
+        record = real_records[key]
         assert run_program(record["program"], s, "YSKX3") == record["answer"], key
 
 
-def test_lska2_indirect_reltime():
+def test_lska2_indirect_reltime(real_records):
     # LSKA2-2205: "walking before or after taking <the object they were on the side of first>?" ->
     # after. Grounding: the first on-the-side-of object is food at 000330; walking at 000811..000875;
     # local "before-after-v029-c063" says the action is c063 (taking food from somewhere).
-    record = real_records()["LSKA2-2205"]
+    record = real_records["LSKA2-2205"]
     walking = [811, 813, 828, 844, 860, 875]
     frames = [(f, f / 24) for f in [330, 340, 400, 450, 500] + walking]
     relations = [(0, "food", "on the side of"), (3, "food", "holding")]

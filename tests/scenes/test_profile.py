@@ -11,23 +11,24 @@ from itertools import combinations
 
 import pytest
 
-from helpers import SHARED
 from tensorqa.errors import TensorQAError
 from tensorqa.scenes.profile import derive_profile, dump_profile, load_profile, main, object_classes
 
-CSVS = [SHARED / "data" / "charades" / f"Charades_v1_{s}.csv" for s in ("train", "test")]
+@pytest.fixture(scope="module")
+def csvs(shared_data) -> list:
+    return [shared_data / "charades" / f"Charades_v1_{s}.csv" for s in ("train", "test")]
 
 
 @pytest.fixture(scope="module")
-def profile() -> dict:
-    return derive_profile(CSVS)
+def profile(csvs) -> dict:
+    return derive_profile(csvs)
 
 
 @pytest.fixture(scope="module")
-def rows() -> list[dict]:
+def rows(csvs) -> list[dict]:
     """Every video as (length, [(class, start, end)] with the CSV's own strings kept too)."""
     out = []
-    for path in CSVS:
+    for path in csvs:
         with open(path, newline="") as f:
             for r in csv.DictReader(f):
                 acts = [a.split() for a in r["actions"].split(";") if a]
@@ -134,9 +135,9 @@ def test_profile_is_small_and_rounded(profile):
     assert all(round(x, 3) == x for x in floats(profile))
 
 
-def test_cli_writes_the_profile(tmp_path, profile, capsys):
+def test_cli_writes_the_profile(tmp_path, csvs, profile, capsys):
     out = tmp_path / "p.json"
-    main([str(p) for p in CSVS] + ["--out", str(out)])
+    main([str(p) for p in csvs] + ["--out", str(out)])
     assert json.loads(out.read_text()) == json.loads(json.dumps(profile))
     assert "wrote" in capsys.readouterr().out
 

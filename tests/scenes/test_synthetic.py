@@ -9,7 +9,6 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from helpers import SHARED
 from tensorqa import vocab
 from tensorqa.errors import TensorQAError
 from tensorqa.scenes.profile import load_profile
@@ -366,10 +365,10 @@ def test_from_charades_keeps_real_intervals():
     np.testing.assert_array_equal(rel_at(scene, "window", "looking at")[watching], window[watching])
 
 
-def test_from_charades_reads_the_loader_records():
+def test_from_charades_reads_the_loader_records(shared_data):
     from tensorqa.scenes.loaders.charades import read_charades_csv
 
-    videos = read_charades_csv([SHARED / "data" / "charades" / "Charades_v1_test.csv"])[:30]
+    videos = read_charades_csv([shared_data / "charades" / "Charades_v1_test.csv"])[:30]
     scenes = list(synthesize_from_charades(videos, seed=0))
     assert [s.video_id for s in scenes] == [v.video_id for v in videos]
     assert {s.split for s in scenes} == {"test"}

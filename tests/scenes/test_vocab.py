@@ -1,15 +1,14 @@
 import numpy as np
 import pytest
 
-from helpers import SHARED
 from tensorqa import TensorQAError
 from tensorqa import vocab
 
 
-def test_sizes_and_agqa_ids_follow_the_public_class_lists():
+def test_sizes_and_agqa_ids_follow_the_public_class_lists(shared_data):
     v = vocab()
-    ag_objects = [line.strip() for line in open(SHARED / "data/action_genome/object_classes.txt")]
-    ag_relations = [line.strip() for line in open(SHARED / "data/action_genome/relationship_classes.txt")]
+    ag_objects = [line.strip() for line in open(shared_data / "action_genome/object_classes.txt")]
+    ag_relations = [line.strip() for line in open(shared_data / "action_genome/relationship_classes.txt")]
     assert list(v.objects) == ag_objects and v.num_objects == 36
     assert list(v.relations[:26]) == ag_relations
     # AGQA ids: oN = line N of object_classes.txt, rN = line N of relationship_classes.txt (reference §3.1-3.2)
@@ -18,7 +17,7 @@ def test_sizes_and_agqa_ids_follow_the_public_class_lists():
     assert v.object_ids[v.object_index("window")] == "o36"
     assert v.relation_ids[v.relation_index("touching")] == "r22"
     assert v.relation_ids[v.relation_index("behind")] == "r7"
-    charades = [line.split(" ", 1)[0] for line in open(SHARED / "data/charades/Charades_v1_classes.txt")]
+    charades = [line.split(" ", 1)[0] for line in open(shared_data / "charades/Charades_v1_classes.txt")]
     assert list(v.actions) == charades and v.num_actions == 157
 
 
@@ -42,10 +41,10 @@ def test_agqa_english_names():
     assert v.verbs[v.action_verb[v.action_index("c076")]] == "hold"
 
 
-def test_every_action_answer_of_agqa2_resolves_to_one_action():
+def test_every_action_answer_of_agqa2_resolves_to_one_action(shared_data):
     import json
 
-    words = json.load(open(SHARED / "data/agqa/agqa2_answer_vocab.json"))["word2id"]
+    words = json.load(open(shared_data / "agqa/agqa2_answer_vocab.json"))["word2id"]
     v = vocab()
     objects = {v.object_english[i] for i in range(v.num_objects)}
     actions = [w for w in words if w not in objects and w not in ("yes", "no", "before", "after", "<UNK>")]

@@ -17,7 +17,6 @@ from tensorqa.cli import main
 from tensorqa.errors import TensorQAError
 from tensorqa.agqa.splits import SPLIT_SCHEMA, NovelCompositions, SplitConfig, composition_flags, read_video_list, split_pool
 from tensorqa.writers import RECORD_SCHEMA, read_pool
-from helpers import SHARED
 
 
 # semantics §b.4's lists in ids (checked against the vocabulary in test_agqa_lists_in_ids)
@@ -211,12 +210,12 @@ def test_split_is_deterministic_and_lists_the_compositions(tmp_path, split_out):
     assert read_pool(out).schema == SPLIT_SCHEMA
 
 
-def test_real_agqa_records_flags():
+def test_real_agqa_records_flags(shared_data):
     # The four released records (shared/data/agqa): more_steps agrees with the default M = 5 for
     # all four, and novel_comp for the first three. LSKA2-2205 has nc_seq = 1 in the release
     # although its compared action, c063 "taking food from somewhere", is not on semantics §b.4's
     # list; we follow the list (the record is checked for more_steps only).
-    text = (SHARED / "data" / "agqa" / "test_balanced_example.json").read_text()
+    text = (shared_data / "agqa" / "test_balanced_example.json").read_text()
     released, _ = json.JSONDecoder().raw_decode(text)
     mine = {
         "YSKX3-8": record(video_id="YSKX3", template="objExists", object="o4", window="while", window_action="c076", steps=3),

@@ -5,10 +5,6 @@ import pytest
 
 from tensorqa import TensorQAError
 from tensorqa.scenes.loaders import CharadesVideo, read_charades_csv
-from helpers import SHARED
-
-CHARADES = SHARED / "data" / "charades"
-TRAIN, TEST = CHARADES / "Charades_v1_train.csv", CHARADES / "Charades_v1_test.csv"
 HEADER = "id,subject,scene,quality,relevance,verified,script,objects,descriptions,actions,length\n"
 
 
@@ -22,8 +18,13 @@ def write(tmp_path, name, *rows, header=HEADER):
 
 
 @pytest.fixture(scope="module")
-def real():
-    return read_charades_csv([TRAIN, TEST])
+def train_csv(shared_data):
+    return shared_data / "charades" / "Charades_v1_train.csv"
+
+
+@pytest.fixture(scope="module")
+def real(shared_data, train_csv):
+    return read_charades_csv([train_csv, shared_data / "charades" / "Charades_v1_test.csv"])
 
 
 def test_real_counts(real):
@@ -52,16 +53,16 @@ def test_real_rows(real):
     assert yskx3.actions == ((75, 5.4, 14.1), (79, 11.8, 17.3), (76, 11.8, 17.5), (77, 12.1, 18.0), (80, 13.0, 18.0))
 
 
-def test_real_reversed_intervals():
+def test_real_reversed_intervals(train_csv):
     # 00SL4 (length 8.96 s) lists "c071 18.00 10.00;c081 18.00 10.00": end before start.
     # The train file has 7 such entries (00SL4 x2, AKKWU, IOL8Q x2, LEOL6 x2).
-    swapped = {v.video_id: v for v in read_charades_csv(TRAIN)}
+    swapped = {v.video_id: v for v in read_charades_csv(train_csv)}
     assert (71, 10.0, 18.0) in swapped["00SL4"].actions and (81, 10.0, 18.0) in swapped["00SL4"].actions
-    dropped = read_charades_csv(TRAIN, reversed_intervals="drop")
+    dropped = read_charades_csv(train_csv, reversed_intervals="drop")
     assert sum(len(v.actions) for v in dropped) == 49809 - 7
-    line = next(i for i, text in enumerate(TRAIN.read_text().splitlines(), 1) if text.startswith("00SL4,"))
+    line = next(i for i, text in enumerate(train_csv.read_text().splitlines(), 1) if text.startswith("00SL4,"))
     with pytest.raises(TensorQAError, match=rf"Charades_v1_train\.csv:{line}: .*'c071 18\.00 10\.00' ends before"):
-        read_charades_csv(TRAIN, reversed_intervals="error")
+        read_charades_csv(train_csv, reversed_intervals="error")
 
 
 # -- hand-written files in the real layout ---------------------------------------------------------------
