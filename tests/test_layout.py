@@ -1,4 +1,4 @@
-"""The repository's layout (DESIGN.md §6): kernels/ and data/ at the top level, installed inside the
+"""The repository's layout (docs/architecture.md, "Layout"): kernels/ and data/ at the top level, installed inside the
 package as ``tensorqa.kernels`` and ``tensorqa.data``; a wheel built from the checkout carries them
 and runs from outside it."""
 
