@@ -472,7 +472,7 @@ def test_14_every_name_of_the_documented_tour_imports():
 
     import tensorqa
 
-    tour = (ROOT / "docs" / "benchmarks" / "agqa.md").read_text()  # the tour of the AGQA page
+    tour = (ROOT / "docs/benchmarks/agqa.md").read_text()  # the tour of the AGQA page
     names = sorted(set(re.findall(r"\btensorqa\.[A-Za-z_][A-Za-z0-9_.]*[A-Za-z0-9_]", tour)))
     assert "tensorqa.parse_program" in names and len(names) >= 4
     for name in names:
