@@ -1,4 +1,4 @@
-"""Triton kernels for the hot primitives (DESIGN.md §3), each the "kernel" backend of the
+"""Triton kernels for the hot primitives (docs/architecture.md, "Design"), each the "kernel" backend of the
 registry entry it accelerates and named after it:
 
 * :mod:`.filter`      ``relate``, ``relations_present``, ``objects_present``, ``contacted``,

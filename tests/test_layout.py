@@ -1,4 +1,4 @@
-"""The repository's layout (DESIGN.md §6): kernels/ and data/ at the top level, installed inside the
+"""The repository's layout (docs/architecture.md, "Layout"): kernels/ and data/ at the top level, installed inside the
 package as ``tensorqa.kernels`` and ``tensorqa.data``; a wheel built from the checkout carries them
 and runs from outside it."""
 
@@ -21,7 +21,10 @@ def test_top_level_is_the_projects_layout():
     if tracked.returncode != 0:
         pytest.skip("not a git checkout")
     top = {line.split("/")[0] for line in tracked.stdout.splitlines() if not line.startswith(".")}
-    assert top == {"pyproject.toml", "README.md", "ARCHITECTURE.md", "tensorqa", "kernels", "benchmarks", "tests", "data"}
+    # the design card's layout, plus the ecosystem's usual additions: the documentation site (docs/,
+    # mkdocs.yml), the licence and the changelog
+    assert top == {"pyproject.toml", "README.md", "ARCHITECTURE.md", "tensorqa", "kernels", "benchmarks", "tests", "data",
+                   "docs", "mkdocs.yml", "LICENSE", "CHANGELOG.md"}
 
 
 def test_pyproject_lists_every_package_folder():

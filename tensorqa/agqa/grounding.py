@@ -1,7 +1,7 @@
 """``sg_grounding`` of question records: character spans of the question -> AGQA graph vertex ids.
 
-AGQA's released records carry ``sg_grounding = {"start-end": [vertex ids]}`` (agqa.md §2.5,
-agqa_semantics.md §e). This module computes it for tensorqa's records after they are rendered:
+AGQA's released records carry ``sg_grounding = {"start-end": [vertex ids]}`` (docs/reference/agqa.md §2.5,
+docs/reference/agqa_semantics.md §e). This module computes it for tensorqa's records after they are rendered:
 
     grounding_column(records, scenes, semantics="agqa") -> string array      # JSON object text per row
     with_grounding(records, scenes, semantics="agqa") -> pa.Table            # sg_grounding filled in

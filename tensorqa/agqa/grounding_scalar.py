@@ -94,7 +94,7 @@ class ScalarGroundingVideo:
             raise TensorQAError(f"sg_grounding: video {self.video_id}: no {what} ({e})") from None
 
     def window(self, kind: str, x: int, y: int) -> tuple[int, int]:
-        """Localization window (agqa_semantics.md §a.1), as [lo, hi)."""
+        """Localization window (docs/reference/agqa_semantics.md §a.1), as [lo, hi)."""
         for a in ((x,) if kind != "between" else (x, y)) if kind != "video" else ():
             self.instance_range(a)  # a localizing action without keyframes: the record is not about this video
         w = self._run(f"{kind} window", lambda: twin("localize")(self.scalar, self.sem, kind, x, y))

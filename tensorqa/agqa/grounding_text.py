@@ -1,5 +1,5 @@
 """Text tables shared by the two implementations of :mod:`.grounding`: the record columns it
-reads, the constants of agqa_semantics.md §e it follows, and a question's parts (frame and window
+reads, the constants of docs/reference/agqa_semantics.md §e it follows, and a question's parts (frame and window
 fragments, slot phrases, reference wordings), each computed once."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Indirect object references (agqa_semantics.md §b.3): "the object they were holding first".
+"""Indirect object references (docs/reference/agqa_semantics.md §b.3): "the object they were holding first".
 
 For each relation R present in a video (contact, spatial or verb; not the negatives, not unsure,
 not single-object verbs), count its distinct objects over the whole video:

@@ -17,7 +17,7 @@ from tensorqa.scenes.vocab import vocab
 from tensorqa.agqa.text import Lexicon, join_patterns, split_pattern
 
 TEMPLATE_NAMES = tuple(TEMPLATES)
-# steps a localization adds (agqa_semantics.md §b.3): whole video 0, before/after/while 2, between 3
+# steps a localization adds (docs/reference/agqa_semantics.md §b.3): whole video 0, before/after/while 2, between 3
 WINDOW_STEPS = np.array([0, 2, 2, 2, 3], dtype=np.int64)
 MAX_STEPS = 8
 # English noun phrase of each object where "a <name>" does not read well
@@ -138,7 +138,7 @@ def window_strings(text) -> list[str]:
 
 
 def reference_program(kind: str, relation: str) -> str:
-    """The AGQA sub-program of an object reference (agqa.md §2.4; AGQA 2.0 prints backward for last)."""
+    """The AGQA sub-program of an object reference (docs/reference/agqa.md §2.4; AGQA 2.0 prints backward for last)."""
     rel = f"Filter(frame, [relations, {relation}, objects])"
     if kind == "whole":
         return f"Query(class, OnlyItem(Iterate(video, {rel})))"

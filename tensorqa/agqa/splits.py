@@ -1,5 +1,5 @@
 """``split``: AGQA's split fields on a pool — train/test by video, novel compositions, indirect
-references with their direct equivalents, and "more steps" (reference agqa.md §2.3 and "Splits";
+references with their direct equivalents, and "more steps" (docs/reference/agqa.md §2.3 and "Splits";
 semantics §b.4, §d step 7).
 
 What is written (same Hugging Face layout; ``SPLIT_SCHEMA`` = ``RECORD_SCHEMA`` + 7 columns):

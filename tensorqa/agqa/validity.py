@@ -1,4 +1,4 @@
-"""Validity rules (agqa_semantics.md §b) as boolean masks over an answer grid.
+"""Validity rules (docs/reference/agqa_semantics.md §b) as boolean masks over an answer grid.
 
 The grid says where a program *has* an answer; these masks say where AGQA would *ask* it:
 not-in-action, valid object-relation pairs (from the dataset's own co-occurrence counts),

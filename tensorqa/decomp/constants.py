@@ -1,7 +1,7 @@
 """Names the AGQA-Decomp evaluation uses: question types, composition rules, consistency rules.
 
 Facts from the official evaluation (``agqa_decomp_evaluation/constants.py`` of
-madeleinegrunde/AGQA_baselines_code; reference ``agqa.md`` §2.6-2.7). Every metric in
+madeleinegrunde/AGQA_baselines_code; ``docs/reference/agqa.md`` §2.6-2.7). Every metric in
 :mod:`tensorqa.decomp.metrics` reads its vocabulary from here, so a table that differs from the
 official one is a one-line change.
 """

@@ -1,6 +1,6 @@
 """Read an AGQA-Decomp hierarchy folder into flat columnar tables.
 
-Layout (reference ``agqa.md`` §2.6)::
+Layout (``docs/reference/agqa.md`` §2.6)::
 
     DIR/<video_id>.json   {main_key: {"subquestion": {text: {type, answer, program, key, ...}},
                                       "hierarchy":   {parent text: {rule: [child text, ...]}}}}

@@ -1,7 +1,7 @@
 """AGQA-Decomp metrics: every metric of a set of predictions on a set of hierarchies, in one summary
 (answer-normalized accuracy, CA / RWR / RWR-n / Delta, IC and its correlation with accuracy), with
 the meaning of the official evaluation code (madeleinegrunde/AGQA_baselines_code
-``agqa_decomp_evaluation/``; reference ``agqa.md`` §2.7).
+``agqa_decomp_evaluation/``; ``docs/reference/agqa.md`` §2.7).
 
 The official scripts walk every question in Python; here every metric is a handful of numpy
 group-bys over the flat tables of :mod:`tensorqa.decomp.hierarchies`, by family:

@@ -18,21 +18,21 @@ verify programs) takes one value.
 
 Where the shapes come from:
 
-* the 4 real AGQA 2.0 records in ``shared/data/agqa/test_balanced_example.json`` (objExists, and
-  an indirect relTime), the real programs quoted in ``shared/reference/agqa.md`` §2.4 (objLastChoose,
+* the 4 real records of AGQA 2.0's released ``test_balanced_example.json`` (objExists, and
+  an indirect relTime), the real programs quoted in ``docs/reference/agqa.md`` §2.4 (objLastChoose,
   actLongest), and the program strings of AGQA's public question generator, which also agree with
   third-party AGQA 2.0 program parsers (STAIR) for every form below;
 * the and/xor programs write the singular ``relation`` in their filters
   (``Filter(frame, [relation, holding, objects])``): that is how AGQA prints them;
 * objWhatChoose is printed as a ``Choose`` over the one-object query
   ``Choose(<object>, <object2>, Query(class, OnlyItem(Iterate(...))))``, not with ``IterateUntil``;
-  its answer rule is still the first-keyframe rule of agqa_semantics.md §b.1 (``engine/scalar/``);
+  its answer rule is still the first-keyframe rule of docs/reference/agqa_semantics.md §b.1 (``engine/scalar/``);
 * **between**: AGQA prints the two actions as a list, ``Localize(between, [X, Y])`` (the form that
   AGQA 2.0 program parsers consume). The three-argument form ``Localize(between, X, Y)`` is also
   parsed and executed (it round-trips as written), but generated programs use the list form;
 * the length templates are named as AGQA's generator names them (``actLengthLongerChoose``...);
   the paper's Table 14 calls the Choose pair ``...Compare`` (the catalogue's alias);
-* actExists was retired in AGQA 2.0 (agqa_semantics.md §b.2); its shape is kept so that all 28
+* actExists was retired in AGQA 2.0 (docs/reference/agqa_semantics.md §b.2); its shape is kept so that all 28
   programs of the paper have one (``TemplateSpec.retired`` in ``agqa/templates``).
 
 ``SHAPES`` holds, per shape, what the engine needs beside the program: its grid evaluator, its
@@ -101,7 +101,7 @@ PROGRAM_SHAPES: dict[str, str] = {
     "actLengthShorterVerify": "Equals(<action>, Superlative(min, " + _PAIR + ", " + _LENGTH + "))",
     "actLongest": "Superlative(max, Filter(video, [actions]), " + _LENGTH + ")",
     "actShortest": "Superlative(min, Filter(video, [actions]), " + _LENGTH + ")",
-    # -- time (compare windows, agqa_semantics.md a.2) ------------------------------------------
+    # -- time (compare windows, docs/reference/agqa_semantics.md a.2) ------------------------------------------
     "actTime": (
         "Compare([before, after], Exists(<action>, Iterate(Localize(temporal tag, <action2>), "
         "Filter(frame, [actions]))))"

@@ -1,4 +1,4 @@
-"""Switches for AGQA's semantic quirks (``shared/reference/agqa_semantics.md`` §a–§c and §f).
+"""Switches for AGQA's semantic quirks (``docs/reference/agqa_semantics.md`` §a–§c and §f).
 
 Both the scalar reference executor (``engine/scalar/``) and the vectorized primitives read one
 :class:`Semantics`. ``AGQA`` (the default) reproduces the original generator, bugs included;
@@ -20,7 +20,7 @@ import numpy as np
 from tensorqa.errors import TensorQAError
 from tensorqa.scenes.vocab import vocab
 
-# Interaction ("contacted") rules of agqa_semantics.md §c.1.
+# Interaction ("contacted") rules of docs/reference/agqa_semantics.md §c.1.
 CONTACT_EXCEPT_NOT_CONTACTING = "contact_except_not_contacting"  # objExists: r10-r26 minus r18
 CONTACT_EXCEPT_NOT_CONTACTING_OR_OTHER = "contact_except_not_contacting_or_other"  # objTime: minus r18, r19
 ANY_PRESENT = "any_present"  # objWhatGeneral: obj[f, o], whatever relates it
@@ -29,7 +29,7 @@ INTERACTION_CONTEXTS = ("objExists", "objTime", "objWhatGeneral")
 
 @dataclass(frozen=True)
 class Semantics:
-    """One named switch per AGQA quirk. Field comments: rule (§ of agqa_semantics.md), reader."""
+    """One named switch per AGQA quirk. Field comments: rule (§ of docs/reference/agqa_semantics.md), reader."""
 
     name: str = "agqa"
 
@@ -65,7 +65,7 @@ class Semantics:
     # that keyframe is the video's first).
     act_first_slack_s: float = 1.0
     # actLast: the generator's backward scan over the last act_window_s seconds never reads W's
-    # first keyframe (a loop bound). agqa_semantics.md does not list it; both presets follow the
+    # first keyframe (a loop bound). docs/reference/agqa_semantics.md does not list it; both presets follow the
     # document (False: every keyframe of W in the 5 s counts). True reproduces the loop bound.
     act_last_scan_skips_window_start: bool = False
     # objFirstChoose / objLastChoose / objWhatChoose: the stretch of the chosen object runs from its

@@ -1,4 +1,4 @@
-"""Caption/foil metrics in the two conventions that share names (shared/reference/valse.md §5).
+"""Caption/foil metrics in the two conventions that share names (docs/reference/valse.md §5).
 
 One pair = one caption score and one foil score. In probability mode a score is P(match | scene, text)
 in [0, 1]; in logit mode (``logits=True``) it is a raw match logit, and the classification metrics read

@@ -2,7 +2,7 @@
 
 Raw scenes (as loaded from Action Genome / AGQA files or synthesized) carry Action Genome
 relations and Charades action intervals. AGQA's generator assumes graphs that are already
-augmented (agqa_semantics.md §c.4); these rules produce them:
+augmented (docs/reference/agqa_semantics.md §c.4); these rules produce them:
 
 1. ``merge_synonyms``   fold synonym classes into one (towel -> blanket, sandwich / groceries ->
                         food; the matching actions, e.g. "holding a towel" -> "holding a blanket").

@@ -17,7 +17,7 @@ With a record (a RECORD_SCHEMA row as a dict):
 
     question:  {"question_id", "template", "text", "program", "answer"}
     window:    {"kind", "frames": [frame numbers], "start_s", "end_s"}: the keyframes of the
-               program's Localize(...) (agqa_semantics.md §a.1, by ``reference.localize_frames``),
+               program's Localize(...) (docs/reference/agqa_semantics.md §a.1, by ``reference.localize_frames``),
                every keyframe for the whole video, the answered side for the compare-time
                templates (§a.2; kind "compare-before" / "compare-after"); None when there is none
     grounding: {"keyframes": [frame numbers], "objects": [[o, frame]], "relations": [[r, frame]],

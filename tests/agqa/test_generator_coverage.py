@@ -1,5 +1,5 @@
 """The same questions as AGQA's generator: one hand-worked video per class of the differential run
-(issue 19), each rule derived from ``shared/reference/agqa_semantics.md`` in the comments.
+(issue 19), each rule derived from ``docs/reference/agqa_semantics.md`` in the comments.
 
 Each test builds a tiny video from words, runs the bulk generator on it (``generate_block``, the
 grid path) and checks which questions are asked; every asked question's answer is re-derived by

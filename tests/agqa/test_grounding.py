@@ -1,4 +1,4 @@
-"""sg_grounding (agqa_semantics.md §e): spans and ids worked out by hand on a hand-built video, the
+"""sg_grounding (docs/reference/agqa_semantics.md §e): spans and ids worked out by hand on a hand-built video, the
 real AGQA records reproduced, the bulk path against the scalar reference, and §e's validation
 rules plus answer-level consequences on generated records."""
 

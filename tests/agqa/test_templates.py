@@ -23,7 +23,7 @@ from tensorqa.agqa.templates import (
 )
 from tensorqa.agqa.templates.catalogue import GLOBAL_CATEGORIES, LOCAL_SLOTS, REFERENCE_KINDS, WINDOW_KINDS
 
-# Table 14 of the AGQA paper, row order, as transcribed in shared/reference/agqa.md.
+# Table 14 of the AGQA paper, row order, as transcribed in docs/reference/agqa.md.
 TABLE14_ORDER = [
     "objExists", "objRelExists", "relExists", "actExists", "andObjRelExists", "xorObjRelExists",
     "objWhatGeneral", "objWhat", "objWhatChoose", "actWhatAfterAll", "actWhatBefore",
@@ -34,7 +34,7 @@ TABLE14_ORDER = [
 ]
 
 # Spot-checked rows: (structural, semantic, base steps, unbalanced K, balanced K), read off the
-# Table 14 lines of agqa.md ("relationship" is the data's "relation"); steps from semantics §b.1.
+# Table 14 lines of docs/reference/agqa.md ("relationship" is the data's "relation"); steps from semantics §b.1.
 TABLE14_ROWS = {
     "objExists": ("verify", "object", 1, 2316.0, 99.0),
     "objRelExists": ("verify", "relation", 1, 14297.9, 98.8),

@@ -2,7 +2,7 @@
 
 A draw maps each row's hash u in (0, 1) to an option, so that the u that give option e form an
 interval of length w_e / sum(w). Fed Q evenly spaced u, every option must come up Q x its share,
-to within one. The weights are restated here from CLEVR's generator (reference clevr.md: the
+to within one. The weights are restated here from CLEVR's generator (docs/reference/clevr.md: the
 options of a filter node are the keys that keep the question well-formed; filter_count /
 filter_exist add "empty" keys; relate nodes keep about a tenth of trivial pairs), one scene and one
 key at a time, as the independent twin of the grid's class tables."""

@@ -1,7 +1,7 @@
 """AGQA-Decomp metrics on a hand-worked folder of hierarchies.
 
 Every expected number below is worked out by hand in the comments from the official definitions
-(madeleinegrunde/AGQA_baselines_code ``agqa_decomp_evaluation``; reference agqa.md §2.6-2.7),
+(madeleinegrunde/AGQA_baselines_code ``agqa_decomp_evaluation``; docs/reference/agqa.md §2.6-2.7),
 never read back from the code under test.
 
 The folder (3 videos, 8 main questions, isolated.json). Columns: id | type | answer | key | prediction

@@ -1,7 +1,7 @@
 """The duration family's twins agree: ``superlative`` (actLongest / actShortest) and
 ``length_compare`` (the length choose / verify templates) (``engine/primitives/duration.py``)
 against their scalar twins (``engine/scalar/duration.py``) on random scenes: the same
-definedness, the same class where defined; plus hand-worked margin cases (agqa_semantics.md
+definedness, the same class where defined; plus hand-worked margin cases (docs/reference/agqa_semantics.md
 §b.1: "differ by more than 7 s")."""
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ objLast stretches), ``choose_episode`` (the Choose rule, both directions), ``act
 ``act_last`` and ``act_what`` (``engine/primitives/first_last.py``) against their scalar twins
 (``engine/scalar/first_last.py``) on random scenes, on the grid's flat windows: the same
 definedness, and the same answer where defined. Plus hand-worked cases of the rules the twins'
-docstrings name (agqa_semantics.md §b.1)."""
+docstrings name (docs/reference/agqa_semantics.md §b.1)."""
 
 from __future__ import annotations
 
@@ -142,7 +142,7 @@ def test_kernel_backend_matches_torch(seed, sem_name, forward):
 
 
 # --------------------------------------------------------------------------------------------------
-# hand-worked cases (agqa_semantics.md §b.1)
+# hand-worked cases (docs/reference/agqa_semantics.md §b.1)
 # --------------------------------------------------------------------------------------------------
 
 def _hand_scene(F: int, rel_on: dict, insts=(), secs=None) -> VideoScene:

@@ -2,7 +2,7 @@
 classes) and ``side_of`` (relTime over relations, objTime over interacted objects)
 (``engine/primitives/order.py``) against their scalar twins (``engine/scalar/order.py``), both
 on the compare windows of each present class (``compare_windows``, torch and scalar), on random
-scenes; plus hand-worked persistence and overlap cases (agqa_semantics.md §b.1 actTime)."""
+scenes; plus hand-worked persistence and overlap cases (docs/reference/agqa_semantics.md §b.1 actTime)."""
 
 from __future__ import annotations
 
@@ -109,7 +109,7 @@ def test_kernel_backend_matches_torch(seed, sem_name):
 
 
 # --------------------------------------------------------------------------------------------------
-# hand-worked actTime cases (agqa_semantics.md §b.1)
+# hand-worked actTime cases (docs/reference/agqa_semantics.md §b.1)
 # --------------------------------------------------------------------------------------------------
 
 C003, C010 = 3, 10  # c003's (object, verb relation) is (o9, r46)

@@ -1,5 +1,5 @@
 """Unit tests of the vectorized primitives on hand-built scenes, with the expected answers worked
-out by hand from agqa_semantics.md (the reasoning is in the comments). The differential tests
+out by hand from docs/reference/agqa_semantics.md (the reasoning is in the comments). The differential tests
 against the scalar reference are in test_grid_differential.py."""
 
 from __future__ import annotations

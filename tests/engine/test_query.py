@@ -92,7 +92,7 @@ def test_pairs_torch_and_scalar_agree(seed, exclusive):
 
 
 def test_hand_worked_xor_and_choose():
-    # agqa_semantics.md: AGQA's solver reads XOR(A, B) as "A and not B" (xor_is_and_not); the
+    # docs/reference/agqa_semantics.md: AGQA's solver reads XOR(A, B) as "A and not B" (xor_is_and_not); the
     # README's Choose answers the one item of two in the set, none when both or neither are
     t, f = torch.tensor([True, True, False, False]), torch.tensor([True, False, True, False])
     assert tq.xor(t, f, AGQA).tolist() == [False, True, False, False]

@@ -3,7 +3,7 @@
 Most videos use the timeline ``T``: 10 keyframes at positions 0..9, frame numbers 10, 20, ..., 100
 at 1, 2, ..., 10 seconds. An action instance [s, e] covers the keyframes with s <= secs <= e, so
 [4, 6] covers positions 3, 4, 5 (frames 40, 50, 60). Each test states its expected answer from the
-rules of agqa_semantics.md, independently of the code.
+rules of docs/reference/agqa_semantics.md, independently of the code.
 """
 
 import json

@@ -1,4 +1,4 @@
-"""Both metric conventions against numbers worked by hand (shared/reference/valse.md §5)."""
+"""Both metric conventions against numbers worked by hand (docs/reference/valse.md §5)."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from tensorqa.scenes.batch import VideoScene
 
 from helpers import make_scene, random_scene
 
-# field lists of the real AGQA vertices (reference agqa.md §2.2; the action list is greeksharifa's dump)
+# field lists of the real AGQA vertices (docs/reference/agqa.md §2.2; the action list is greeksharifa's dump)
 FRAME_KEYS = ["id", "secs", "type", "metadata", "objects", "attention", "contact", "spatial", "verb", "actions",
               "next", "prev"]
 ACTION_KEYS = ["id", "charades", "phrase", "type", "start", "end", "length", "objects", "attention", "contact",

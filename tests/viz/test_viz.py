@@ -36,7 +36,7 @@ RELATIONS = [(0, "pillow", "holding"), (1, "pillow", "holding"), (0, "pillow", "
              (2, "chair", "sitting on"), (3, "chair", "sitting on"), (4, "chair", "sitting on"),
              (5, "phone", "holding"), (5, "phone", "looking at"), (3, "phone", "looking at")]
 ACTIONS = [("holding a pillow", 0.5, 2.2), ("sitting in a chair", 2.5, 5.5), ("holding a phone", 5.8, 6.5)]
-# agqa_semantics.md §a.1 for X = sitting in a chair (keyframes 30, 40, 50): before X runs from the
+# docs/reference/agqa_semantics.md §a.1 for X = sitting in a chair (keyframes 30, 40, 50): before X runs from the
 # first keyframe through X's first keyframe; after X is strictly after X's last; while X is X's own
 WINDOWS = {"before": [10, 20, 30], "after": [60], "while": [30, 40, 50]}
 

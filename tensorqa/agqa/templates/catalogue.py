@@ -2,7 +2,7 @@
 
 ``TEMPLATES`` maps each of the 28 templates of the AGQA paper's Table 14 (in that table's order,
 with its spelling of the names) to a frozen :class:`TemplateSpec`. The metadata is transcribed from
-``shared/reference/agqa.md`` (Table 14, §2.3) and ``shared/reference/agqa_semantics.md`` (§b.1,
+``docs/reference/agqa.md`` (Table 14, §2.3) and ``docs/reference/agqa_semantics.md`` (§b.1,
 §b.3, §b.4); the natural-language frames live in ``frames.tsv`` beside this module (package data,
 read with ``importlib.resources``). Nothing here renders questions: the generation pipeline fills
 the frames (vectorized, at write time) with slot strings it builds from the vocabulary.
@@ -22,14 +22,14 @@ Frame placeholders (``FRAME_SLOTS``), each used at most once per frame:
 
 Choices made where the references leave room (all easy to change in the tables below):
 
-* ``global_`` uses the released data's spellings (agqa.md §2.3): ``action-recognition`` (seen in
+* ``global_`` uses the released data's spellings (docs/reference/agqa.md §2.3): ``action-recognition`` (seen in
   the released train data) where Table 14 prints ``activity-recognition``, and
   ``duration-comparison`` as Table 14 prints it (its data spelling was never observed). The order
   inside a list is Table 14's; relTime and objTime get ``sequencing`` appended (AGQA 2.0 change 7),
   which matches the real relTime record ``["rel-act", "sequencing"]``. objWhatGeneral has no
   category in Table 14 ("–"), so its list is empty.
 * ``semantic`` uses the data's ``relation`` where Table 14 writes "relationship".
-* ``base_steps`` follows agqa_semantics.md §b.1; ``table14_steps`` keeps the paper's column. They
+* ``base_steps`` follows docs/reference/agqa_semantics.md §b.1; ``table14_steps`` keeps the paper's column. They
   differ only for actLongest / actShortest (2 vs 1).
 * ``program`` is the key of ``tensorqa.engine.program_shapes.PROGRAM_SHAPES``: equal to the name except
   actLengthLongerCompare / actLengthShorterCompare, which AGQA's generator (and PROGRAM_SHAPES)
@@ -99,7 +99,7 @@ class TemplateSpec:
     retired:       True for actExists, which AGQA 2.0 removed; generation skips it by default.
     slots:         placeholders of the frames, in order of first appearance in ``frames[0]``.
     frames:        question frames; the position in this tuple is the frame variant index.
-    validity:      its validity rule, a name of ``agqa/validity.RULES`` (agqa_semantics.md §b).
+    validity:      its validity rule, a name of ``agqa/validity.RULES`` (docs/reference/agqa_semantics.md §b).
     evidence:      how its sg_grounding picks evidence keyframes and what it grounds (a name of
                    ``agqa/grounding_text.EVIDENCE``).
     shape:         the engine's facts of its program (``engine/program_shapes.SHAPES``: grid

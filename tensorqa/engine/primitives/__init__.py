@@ -1,4 +1,4 @@
-"""Vectorized program primitives over ``SceneBatch`` tensors (DESIGN.md §3).
+"""Vectorized program primitives over ``SceneBatch`` tensors (docs/architecture.md, "Design").
 
 One module per family; every primitive registers itself in :mod:`.registry` under its name (and
 the AGQA function names it implements), so a grid plan can swap or ablate it by name:

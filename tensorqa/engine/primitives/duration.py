@@ -1,5 +1,5 @@
 """Durations: the longest / shortest action of a video and the length compare of two actions
-(agqa_semantics.md §b.1 length templates, f9).
+(docs/reference/agqa_semantics.md §b.1 length templates, f9).
 
 Lengths are ``end - start`` in seconds, float32 (as the reference computes them), over the
 instances that have keyframes. Margins are strict: lengths must differ by MORE than

@@ -1,4 +1,4 @@
-"""Frame sets: localization windows (agqa_semantics.md §a.1) and compare windows (§a.2).
+"""Frame sets: localization windows (docs/reference/agqa_semantics.md §a.1) and compare windows (§a.2).
 
 Every window AGQA uses is a contiguous run of keyframes, so a window is stored both as a
 half-open range of keyframe positions ``[start, stop)`` (what the episode and superlative
@@ -241,7 +241,7 @@ def window_frames(kind: int, ci_x: ClassInstances, ci_y: ClassInstances | None, 
 
 @register("localize", aliases=("Localize",))
 def localize(batch: SceneBatch, semantics) -> Windows:
-    """Every localization window of every video (agqa_semantics.md §a.1), on a compact axis.
+    """Every localization window of every video (docs/reference/agqa_semantics.md §a.1), on a compact axis.
 
     batch: SceneBatch (B videos, F keyframes); semantics: a ``tensorqa.engine.semantics.Semantics``.
     Returns :class:`Windows` with W = the batch's largest number of offered windows (>= 1: the
@@ -346,7 +346,7 @@ def compare_bounds(ci: ClassInstances, semantics) -> tuple[torch.Tensor, torch.T
 
 @register("compare_windows")
 def compare_windows(batch: SceneBatch, ids: torch.Tensor, semantics) -> CompareWindows:
-    """Compare windows (agqa_semantics.md §a.2) of the classes ``ids`` int64[B, K] (-1 = none)."""
+    """Compare windows (docs/reference/agqa_semantics.md §a.2) of the classes ``ids`` int64[B, K] (-1 = none)."""
     F = batch.frame_mask.shape[1]
     ci = class_instances(batch, ids)
     nf = batch.frame_mask.sum(1)[:, None].expand_as(ci.count)

@@ -1,4 +1,4 @@
-"""Order of events around an action (agqa_semantics.md §a.2 compare windows): actTime, relTime,
+"""Order of events around an action (docs/reference/agqa_semantics.md §a.2 compare windows): actTime, relTime,
 objTime. Answers are 0 = "before", 1 = "after".
 
 Side tests are prefix-count differences over the keyframe axis: "x occurs in [lo, hi)" for every

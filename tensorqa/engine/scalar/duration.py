@@ -1,4 +1,4 @@
-"""Scalar twins of ``superlative`` and ``length_compare`` (the length templates, agqa_semantics.md
+"""Scalar twins of ``superlative`` and ``length_compare`` (the length templates, docs/reference/agqa_semantics.md
 §b.1), the oracle of ``engine/primitives/duration.py``.
 
 * ``superlative`` (actLongest / actShortest): at least two instances; rank every instance by

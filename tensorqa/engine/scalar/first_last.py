@@ -1,4 +1,4 @@
-"""Scalar twins of the episode primitives (agqa_semantics.md §b.1), the oracle of
+"""Scalar twins of the episode primitives (docs/reference/agqa_semantics.md §b.1), the oracle of
 ``engine/primitives/first_last.py``.
 
 * ``first_episode`` (objFirst): the first keyframe of W where relation r_stretch holds; the

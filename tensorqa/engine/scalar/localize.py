@@ -1,4 +1,4 @@
-"""Scalar twins of ``localize`` and ``compare_windows``: the window rule (agqa_semantics.md §a.1,
+"""Scalar twins of ``localize`` and ``compare_windows``: the window rule (docs/reference/agqa_semantics.md §a.1,
 §a.2) for one video, the oracle of ``engine/primitives/localize.window_frames``.
 
 * ``video``: every keyframe.

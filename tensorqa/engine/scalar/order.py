@@ -1,4 +1,4 @@
-"""Scalar twins of ``side_of`` and ``act_order`` (relTime / objTime and actTime, agqa_semantics.md
+"""Scalar twins of ``side_of`` and ``act_order`` (relTime / objTime and actTime, docs/reference/agqa_semantics.md
 §a.2), the oracle of ``engine/primitives/order.py``. Both read the compare windows (before,
 during, after) of ``compare_windows``.
 

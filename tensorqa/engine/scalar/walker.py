@@ -4,7 +4,7 @@ twin from the registry (``registry.scalar(name)``) by a table from program funct
 The handlers only read the program's shape (which window, which filter keys, which arguments);
 every rule lives in a twin (``engine/scalar/<family>.py``, named like the vectorized family it is
 the oracle of). What the executor decides and what it leaves to the template layer: it applies
-the solvers (agqa_semantics.md §a and the "Answer" rules of §b) and everything that makes an
+the solvers (docs/reference/agqa_semantics.md §a and the "Answer" rules of §b) and everything that makes an
 answer undefined (a window not offered, an action that does not occur, no or several candidates,
 a stretch that does not end inside the window, a margin not met); it does NOT apply validity
 rules (``agqa/validity.py``) or reference-building rules (``agqa/indirect.py``).

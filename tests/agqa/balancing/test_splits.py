@@ -211,7 +211,7 @@ def test_split_is_deterministic_and_lists_the_compositions(tmp_path, split_out):
 
 
 def test_real_agqa_records_flags(shared_data):
-    # The four released records (shared/data/agqa): more_steps agrees with the default M = 5 for
+    # The four released records (agqa/ of the shared_data fixture): more_steps agrees with the default M = 5 for
     # all four, and novel_comp for the first three. LSKA2-2205 has nc_seq = 1 in the release
     # although its compared action, c063 "taking food from somewhere", is not on semantics §b.4's
     # list; we follow the list (the record is checked for more_steps only).
