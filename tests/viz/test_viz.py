@@ -142,6 +142,84 @@ def test_compare_time_window_is_the_answered_side(hand):
     assert d["window"]["frames"] == ({"before": [10, 20], "after": [60]}[record["answer"]])
 
 
+# A second hand-worked video for the questions that ask a relation: eight keyframes a second apart.
+#   frame   10  20  30  40  50  60  70  80      (seconds 1..8)
+#   book    HL  H                       L       holding (10, 20), looking at (10, 80)
+#   bed             S   S                       sitting on
+#   phone                   H   H               holding
+#   watching television 0.5-6.5 s
+# objFirst(holding, video): the first keyframe with holding is 10, and its stretch (10, 20; the
+# phone's holding starts at 50) holds only the book -> "book". The asked relation's cells are every
+# holding cell (book 10, 20; phone 50, 60), the answer's cells every book cell (10, 20, 80).
+FRAMES2 = [(10 * (i + 1), float(i + 1)) for i in range(8)]
+RELATIONS2 = [(0, "book", "holding"), (1, "book", "holding"), (4, "phone", "holding"), (5, "phone", "holding"),
+              (0, "book", "looking at"), (7, "book", "looking at"), (2, "bed", "sitting on"), (3, "bed", "sitting on")]
+
+
+@pytest.fixture(scope="module")
+def held(tmp_path_factory):
+    root = tmp_path_factory.mktemp("viz2")
+    scene = make_scene("HAND2", FRAMES2, RELATIONS2, actions=[("watching television", 0.5, 6.5)])
+    # the dataset-frequency rule (P-validObjRel) neutralized: every pair of the video counts as frequent
+    store = write_store(root / "held.h5", [scene], source="test",
+                        meta={"rel_obj_keyframes": (scene.rel.sum(axis=0) * 100).tolist()})
+    generate(store, root / "pool", progress=False, grounding=True)
+    return root, store, scene, read_pool(root / "pool")
+
+
+def test_obj_first_figure_marks_the_asked_relation_and_the_answer(held):
+    _, _, scene, table = held
+    v = vocab()
+    o = lambda w: v.object_ids[v.object_index(w)]  # noqa: E731
+    holding = v.relation_ids[v.relation_index("holding")]
+    record = _record(table, template="objFirst", window="video", relation=holding)
+    assert record["answer"] == "book"
+    d = timeline_data(scene, record)
+    ev = d["evidence"]
+    assert (ev["relation"], ev["relation_name"]) == (holding, "holding")
+    want_relation = {(o("book"), 10), (o("book"), 20), (o("phone"), 50), (o("phone"), 60)}
+    want_answer = {(o("book"), 10), (o("book"), 20), (o("book"), 80)}
+    assert {tuple(x) for x in ev["relation_cells"]} == want_relation
+    assert (ev["answer_object"], ev["answer_name"]) == (o("book"), "book")
+    assert {tuple(x) for x in ev["answer_cells"]} == want_answer
+    assert {(c["object"], c["frame"]) for c in d["cells"] if c["asked"]} == want_relation
+    assert {(c["object"], c["frame"]) for c in d["cells"] if c["answer"]} == want_answer
+    # the grounding names holding at the first stretch's keyframes (10, 20): the book's cells there
+    assert {(c["object"], c["frame"]) for c in d["cells"] if c["grounded"]} == {(o("book"), 10), (o("book"), 20)}
+    # every kind present in a cell is drawn, not only the first: book at 10 is held and looked at
+    assert next(c for c in d["cells"] if (c["object"], c["frame"]) == (o("book"), 10))["kinds"] == ["contact", "attention"]
+    keys = [e["key"] for e in d["legend"]]
+    assert {"asked", "answer", "grounding", "window"} <= set(keys)
+    assert f"holding ({holding})" in next(e["label"] for e in d["legend"] if e["key"] == "asked")
+
+
+def test_without_a_question_there_is_no_grounding_legend(held):
+    _, _, scene, _ = held
+    d = timeline_data(scene)
+    assert d["evidence"] is None
+    assert [e["key"] for e in d["legend"]] == ["kind:contact", "kind:verb", "kind:spatial", "kind:attention", "kind:none"]
+    assert not any("grounding" in e["label"] for e in d["legend"])
+    assert not any(c["asked"] or c["answer"] or c["grounded"] or c["highlight"] for c in d["cells"])
+
+
+def test_show_page_explains_the_grounding_ids(held, tmp_path):
+    root, store, _, table = held
+    holding = vocab().relation_ids[vocab().relation_index("holding")]
+    qid = _record(table, template="objFirst", window="video", relation=holding)["question_id"]
+    r = tensorqa("show", store, "HAND2", "--pool", root / "pool", "--question", qid, "--out", tmp_path / "q.html")
+    assert r.returncode == 0, r.stderr
+    page = (tmp_path / "q.html").read_text()
+    assert "is a keyframe" in page and "the first instance of action" in page
+    # the grounding's relation vertex r15/000010 spelled out, with its time from the store
+    assert f"<td>{holding}/000010 {holding}/000020</td><td>holding at keyframe 10 (1.00 s); holding at keyframe 20 (2.00 s)</td>" in page
+    book = vocab().object_ids[vocab().object_index("book")]
+    assert f"<td>book ({book})</td><td>holding ({holding})</td><td>contact</td><td>10, 20</td>" in page
+    r = tensorqa("show", store, "HAND2", "--out", tmp_path / "v.html")
+    assert r.returncode == 0, r.stderr
+    page = (tmp_path / "v.html").read_text()
+    assert "grounding" not in page.lower()
+
+
 def test_show_command_writes_png_and_html(hand):
     root, store, _, table = hand
     qid = _record(table, template="objExists", window="before")["question_id"]
