@@ -4,8 +4,6 @@ and the one it is compared with): each function returns PNG bytes. Legends sit a
 
 from __future__ import annotations
 
-import textwrap
-
 import numpy as np
 
 from tensorqa.viz.plotting import png_bytes, pyplot
@@ -16,6 +14,7 @@ SHADES = ("Blues_r", "Oranges_r")  # the answer ranks of each pool, darkest firs
 OTHER = "#e0e0e0"  # the share of the answers after the top five
 AGQA = "#7f7f7f"
 TOP = 5
+LABEL_PT = 7  # the answers written in and beside the bars
 
 
 def _label(s: dict) -> str:
@@ -64,11 +63,24 @@ def templates_figure(summaries: list[dict]) -> bytes:
     return png_bytes(fig)
 
 
-def _fits(renderer, text: str, width_px: float, fontsize: float) -> bool:
+def _fits(renderer, text: str, width_px: float, fontsize: float, pad_px: float = 14) -> bool:
+    """Whether ``text`` at ``fontsize`` fits in ``width_px`` pixels with ``pad_px`` to spare."""
     from matplotlib.font_manager import FontProperties
 
     w, _, _ = renderer.get_text_width_height_descent(text, FontProperties(size=fontsize), ismath=False)
-    return w + 4 <= width_px
+    return w + pad_px <= width_px
+
+
+def _wrap(renderer, items: list[str], width_px: float, fontsize: float, sep: str = "  ·  ") -> list[str]:
+    """``items`` joined by ``sep`` into lines that fit ``width_px``; an item is never split (one
+    answer and its share are far narrower than the note column)."""
+    lines: list[str] = []
+    for item in items:
+        if lines and _fits(renderer, lines[-1] + sep + item, width_px, fontsize, pad_px=0):
+            lines[-1] += sep + item
+        else:
+            lines.append(item)
+    return lines
 
 
 def answer_rows(summaries: list[dict]) -> list[str]:
@@ -91,8 +103,8 @@ def answers_figure(summaries: list[dict]) -> bytes:
     h = 0.8 / n
     row_h = 0.3 * n + 0.12
     fig, (ax, ax_note, ax_h) = plt.subplots(
-        1, 3, figsize=(15, row_h * len(names) + 1.6), sharey=True, layout="constrained",
-        gridspec_kw={"width_ratios": [7, 3.8, 1.8], "wspace": 0.01})
+        1, 3, figsize=(12.5, row_h * len(names) + 1.6), sharey=True, layout="constrained",
+        gridspec_kw={"width_ratios": [6.4, 4.2, 1.5], "wspace": 0.01})
     shades = [plt.get_cmap(SHADES[k])(np.linspace(0.1, 0.7, TOP)) for k in range(n)]
     placed = []  # (k, y, left, share, rank, answer): segments to label once the layout is known
     for i, name in enumerate(names):
@@ -107,7 +119,7 @@ def answers_figure(summaries: list[dict]) -> bytes:
             if r["questions"] and left < 0.999:
                 ax.barh(y, 1 - left, left=left, color=OTHER, edgecolor="white", linewidth=0.6, height=h * 0.9)
             if not r["questions"]:
-                ax.text(0.005, y, "no questions", va="center", fontsize=6.5, color="#666666")
+                ax.text(0.005, y, "no questions", va="center", fontsize=LABEL_PT, color="#666666")
             ax_h.barh(y, r["entropy_bits"] if r["questions"] else 0, height=h * 0.9, color=COLOURS[k])
     ax.set_yticks(range(len(names)), names, fontsize=7)
     ax.set_ylim(len(names) - 0.5, -0.5)
@@ -129,14 +141,20 @@ def answers_figure(summaries: list[dict]) -> bytes:
     for k, y, left, share, rank, answer in placed:
         seg_px = share * width_px
         colour = "white" if rank < 2 else "black"
-        if _fits(renderer, answer, seg_px, 6.5):
-            ax.text(left + share / 2, y, answer, ha="center", va="center", fontsize=6.5, color=colour)
+        if _fits(renderer, answer, seg_px, LABEL_PT):
+            ax.text(left + share / 2, y, answer, ha="center", va="center", fontsize=LABEL_PT, color=colour)
             continue
-        if _fits(renderer, str(rank + 1), seg_px, 6.5):
-            ax.text(left + share / 2, y, str(rank + 1), ha="center", va="center", fontsize=6.5, color=colour)
+        if _fits(renderer, str(rank + 1), seg_px, LABEL_PT):
+            ax.text(left + share / 2, y, str(rank + 1), ha="center", va="center", fontsize=LABEL_PT, color=colour)
         overflow.setdefault(y, []).append(f"{rank + 1} {answer} {share:.0%}")
+    note_px = ax_note.get_window_extent(renderer).width
     for y, notes in overflow.items():
-        ax_note.text(0.0, y, "\n".join(textwrap.wrap("  ·  ".join(notes), 88)[:2]), va="center", fontsize=6.5)
+        size = LABEL_PT
+        lines = _wrap(renderer, notes, note_px, size)
+        if len(lines) > 2:  # five long phrases: a smaller size keeps them within the bar's height
+            size = LABEL_PT - 1
+            lines = _wrap(renderer, notes, note_px, size)
+        ax_note.text(0.0, y, "\n".join(lines), va="center", fontsize=size)
 
     handles, ordinal = [], ("1st", "2nd", "3rd", "4th", "5th")
     for k, s in enumerate(summaries):
