@@ -86,8 +86,8 @@ def _wrap(renderer, items: list[str], width_px: float, fontsize: float, sep: str
 def answer_rows(summaries: list[dict]) -> list[str]:
     """The answers figure's rows: every template with questions in any of the pools, in the
     catalogue's order, shared by all pools (a template one pool lacks is an empty bar there)."""
-    return [r["template"] for r in summaries[0]["stats"]["templates"]
-            if any(t["template"] == r["template"] and t["questions"] for s in summaries for t in s["stats"]["templates"])]
+    asked = {t["template"] for s in summaries for t in s["stats"]["templates"] if t["questions"]}
+    return [r["template"] for r in summaries[0]["stats"]["templates"] if r["template"] in asked]
 
 
 def answers_figure(summaries: list[dict]) -> bytes:
@@ -122,7 +122,7 @@ def answers_figure(summaries: list[dict]) -> bytes:
                 ax.text(0.005, y, "no questions", va="center", fontsize=LABEL_PT, color="#666666")
             ax_h.barh(y, r["entropy_bits"] if r["questions"] else 0, height=h * 0.9, color=COLOURS[k])
     ax.set_yticks(range(len(names)), names, fontsize=7)
-    ax.set_ylim(len(names) - 0.5, -0.5)
+    ax.set_ylim(max(len(names), 1) - 0.5, -0.5)
     ax.set_xlim(0, 1)
     for a in (ax, ax_h):
         a.tick_params(axis="x", labeltop=True, top=True, labelsize=7)

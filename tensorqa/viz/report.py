@@ -78,11 +78,12 @@ def report_page(result: dict, figures: dict[str, bytes]) -> str:
              ["AGQA unbalanced", "AGQA balanced", "answers", "entropy bits", "top answers"]
     numeric = set(range(1, len(header) - 1))
     parts = [_overview(main)] + ([_overview(other)] if other else [])
-    parts += ["<h2 id=\"templates\">Questions per template beside AGQA's Table 14</h2>", image(figures["templates"], "questions per template"),
+    parts += ['<h2 id="templates">Questions per template beside AGQA\'s Table 14</h2>',
+              image(figures["templates"], "questions per template"),
               table(header, _template_rows(result), numeric),
-              "<h2 id=\"answers\">Answer distributions per template</h2>", image(figures["answers"], "answer distributions")]
-    parts += ["<h2 id=\"steps\">Steps and structural mix</h2>", image(figures["steps_structure"], "steps and structural mix"),
-              "<h2 id=\"binary\">Binary balance</h2>", image(figures["binary"], "binary balance"),
+              '<h2 id="answers">Answer distributions per template</h2>', image(figures["answers"], "answer distributions")]
+    parts += ['<h2 id="steps">Steps and structural mix</h2>', image(figures["steps_structure"], "steps and structural mix"),
+              '<h2 id="binary">Binary balance</h2>', image(figures["binary"], "binary balance"),
               table(["template", "questions", "top answer", "share"] + (["share (compared)"] if other else []),
                     [[b["template"], b["questions"], b["top_answer"], b["top_share"]]
                      + ([next((c["top_share"] for c in other["binary"] if c["template"] == b["template"]), "")]

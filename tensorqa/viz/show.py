@@ -105,9 +105,11 @@ def _evidence_rows(data: dict) -> list[list]:
     ev = data["evidence"]
     rows = []
     if ev["relation"]:
-        rows.append(["asked relation (black dots)", ev["relation"], ev["relation_name"], _cells_text(ev["relation_cells"])])
+        rows.append(["asked relation (black dots)", ev["relation"], ev["relation_name"],
+                     _cells_text(ev["relation_cells"])])
     if ev["answer_object"]:
-        rows.append(["answer object (green row)", ev["answer_object"], ev["answer_name"], _cells_text(ev["answer_cells"])])
+        rows.append(["answer object (green row)", ev["answer_object"], ev["answer_name"],
+                     _cells_text(ev["answer_cells"])])
     return rows
 
 

@@ -187,7 +187,8 @@ def test_obj_first_figure_marks_the_asked_relation_and_the_answer(held):
     # the grounding names holding at the first stretch's keyframes (10, 20): the book's cells there
     assert {(c["object"], c["frame"]) for c in d["cells"] if c["grounded"]} == {(o("book"), 10), (o("book"), 20)}
     # every kind present in a cell is drawn, not only the first: book at 10 is held and looked at
-    assert next(c for c in d["cells"] if (c["object"], c["frame"]) == (o("book"), 10))["kinds"] == ["contact", "attention"]
+    book_at_10 = next(c for c in d["cells"] if (c["object"], c["frame"]) == (o("book"), 10))
+    assert book_at_10["kinds"] == ["contact", "attention"]
     keys = [e["key"] for e in d["legend"]]
     assert {"asked", "answer", "grounding", "window"} <= set(keys)
     assert f"holding ({holding})" in next(e["label"] for e in d["legend"] if e["key"] == "asked")
@@ -197,7 +198,8 @@ def test_without_a_question_there_is_no_grounding_legend(held):
     _, _, scene, _ = held
     d = timeline_data(scene)
     assert d["evidence"] is None
-    assert [e["key"] for e in d["legend"]] == ["kind:contact", "kind:verb", "kind:spatial", "kind:attention", "kind:none"]
+    kinds = ["kind:contact", "kind:verb", "kind:spatial", "kind:attention", "kind:none"]
+    assert [e["key"] for e in d["legend"]] == kinds
     assert not any("grounding" in e["label"] for e in d["legend"])
     assert not any(c["asked"] or c["answer"] or c["grounded"] or c["highlight"] for c in d["cells"])
 
@@ -206,16 +208,17 @@ def test_show_page_explains_the_grounding_ids(held, tmp_path):
     root, store, _, table = held
     holding = vocab().relation_ids[vocab().relation_index("holding")]
     qid = _record(table, template="objFirst", window="video", relation=holding)["question_id"]
-    r = tensorqa("show", store, "HAND2", "--pool", root / "pool", "--question", qid, "--out", tmp_path / "q.html")
-    assert r.returncode == 0, r.stderr
+    from tensorqa.viz.show import show
+
+    show(store, "HAND2", tmp_path / "q.html", pool=root / "pool", question=qid)
     page = (tmp_path / "q.html").read_text()
     assert "is a keyframe" in page and "the first instance of action" in page
     # the grounding's relation vertex r15/000010 spelled out, with its time from the store
-    assert f"<td>{holding}/000010 {holding}/000020</td><td>holding at keyframe 10 (1.00 s); holding at keyframe 20 (2.00 s)</td>" in page
+    assert (f"<td>{holding}/000010 {holding}/000020</td>"
+            "<td>holding at keyframe 10 (1.00 s); holding at keyframe 20 (2.00 s)</td>") in page
     book = vocab().object_ids[vocab().object_index("book")]
     assert f"<td>book ({book})</td><td>holding ({holding})</td><td>contact</td><td>10, 20</td>" in page
-    r = tensorqa("show", store, "HAND2", "--out", tmp_path / "v.html")
-    assert r.returncode == 0, r.stderr
+    show(store, "HAND2", tmp_path / "v.html")
     page = (tmp_path / "v.html").read_text()
     assert "grounding" not in page.lower()
 
