@@ -1,7 +1,7 @@
 """``tensorqa report POOL [--compare POOL2] --out DIR``: ``DIR/report.html`` (one self-contained
 page, figures inlined as PNG data URIs) and ``DIR/summary.json`` (the same numbers, for scripts).
 
-With ``--compare``, every figure that compares shows both pools: POOL2 is the other side (before
+With ``--compare``, every figure shows both pools on the same rows: POOL2 is the other side (before
 balancing, when POOL is a balanced pool and POOL2 its unbalanced input)."""
 
 from __future__ import annotations
@@ -36,11 +36,9 @@ def report(pool: str, out: str, compare: str | None = None) -> dict:
     t1 = time.perf_counter()
     summaries = [main] + ([other] if other else [])
     figures = {"templates": draw_report.templates_figure(summaries),
-               "answers": draw_report.answers_figure(main),
+               "answers": draw_report.answers_figure(summaries),
                "steps_structure": draw_report.steps_structure_figure(summaries),
                "binary": draw_report.binary_figure(summaries)}
-    if other:
-        figures["answers_compare"] = draw_report.answers_figure(other)
     t2 = time.perf_counter()
     result = {"pool": main, "compare": other, "agqa_table14": agqa_table14(),
               "seconds": {"scan": round(t1 - t0, 2), "figures": round(t2 - t1, 2)}}
@@ -80,13 +78,12 @@ def report_page(result: dict, figures: dict[str, bytes]) -> str:
              ["AGQA unbalanced", "AGQA balanced", "answers", "entropy bits", "top answers"]
     numeric = set(range(1, len(header) - 1))
     parts = [_overview(main)] + ([_overview(other)] if other else [])
-    parts += ["<h2>Questions per template beside AGQA's Table 14</h2>", image(figures["templates"], "questions per template"),
+    parts += ['<h2 id="templates">Questions per template beside AGQA\'s Table 14</h2>',
+              image(figures["templates"], "questions per template"),
               table(header, _template_rows(result), numeric),
-              "<h2>Answer distributions per template</h2>", image(figures["answers"], "answer distributions")]
-    if other:
-        parts.append(image(figures["answers_compare"], "answer distributions of the compared pool"))
-    parts += ["<h2>Steps and structural mix</h2>", image(figures["steps_structure"], "steps and structural mix"),
-              "<h2>Binary balance</h2>", image(figures["binary"], "binary balance"),
+              '<h2 id="answers">Answer distributions per template</h2>', image(figures["answers"], "answer distributions")]
+    parts += ['<h2 id="steps">Steps and structural mix</h2>', image(figures["steps_structure"], "steps and structural mix"),
+              '<h2 id="binary">Binary balance</h2>', image(figures["binary"], "binary balance"),
               table(["template", "questions", "top answer", "share"] + (["share (compared)"] if other else []),
                     [[b["template"], b["questions"], b["top_answer"], b["top_share"]]
                      + ([next((c["top_share"] for c in other["binary"] if c["template"] == b["template"]), "")]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from tensorqa.errors import TensorQAError
 from tensorqa.scenes.store import open_store
+from tensorqa.scenes.vocab import vocab
 from tensorqa.viz.draw_timeline import draw_timeline
 from tensorqa.viz.html import esc, image, page, table, write_atomic
 from tensorqa.viz.question import find_record
@@ -65,6 +66,69 @@ def _marked(text: str, spans: dict) -> str:
     return "".join(out)
 
 
+GROUNDING_IDS = (
+    '<p class="note">sg_grounding maps each marked span of the question (its character offsets, '
+    "<code>start-end</code>) to scene-graph vertex ids: <code>000105</code> is a keyframe (its Charades "
+    "frame number on six digits); <code>o4/000105</code> object o4 at that keyframe; <code>r15/000105</code> "
+    "relation r15 at that keyframe (the relation vertex, whatever its object); <code>c076/1</code> the first "
+    "instance of action c076 in the video (instances of a class are numbered from 1 in start order). "
+    "The meaning column spells each id out.</p>")
+
+
+def vertex_meaning(vid: str, data: dict) -> str:
+    """One sg_grounding vertex id in words: ``r15/000105`` -> "holding at keyframe 105 (4.38 s)"."""
+    v = vocab()
+    at = {t["frame"]: t["secs"] for t in data["ticks"]}
+    head, _, tail = vid.partition("/")
+
+    def keyframe(f: str) -> str:
+        secs = at.get(int(f))
+        return f"keyframe {int(f)}" + (f" ({secs:.2f} s)" if secs is not None else "")
+
+    if not tail:
+        return keyframe(head)
+    if head.startswith("c"):
+        phrase = next((b["phrase"] for b in data["bars"] if b["instance"] == vid), head)
+        return f"{phrase}, instance {tail}"
+    if head.startswith("o") and head in v.object_ids:
+        return f"{v.object_english[v.object_ids.index(head)]} at {keyframe(tail)}"
+    if head in v.relation_ids:
+        return f"{v.relation_english[v.relation_ids.index(head)]} at {keyframe(tail)}"
+    return vid
+
+
+def _cells_text(pairs: list[list]) -> str:
+    return ", ".join(f"{o}@{f}" for o, f in pairs) or "none"
+
+
+def _evidence_rows(data: dict) -> list[list]:
+    ev = data["evidence"]
+    rows = []
+    if ev["relation"]:
+        rows.append(["asked relation (black dots)", ev["relation"], ev["relation_name"],
+                     _cells_text(ev["relation_cells"])])
+    if ev["answer_object"]:
+        rows.append(["answer object (green row)", ev["answer_object"], ev["answer_name"],
+                     _cells_text(ev["answer_cells"])])
+    return rows
+
+
+def _relation_rows(data: dict) -> list[list]:
+    """One row per (object, relation) of the grid: the keyframes where the relation holds."""
+    v = vocab()
+    frames: dict[tuple[str, str], list[int]] = {}
+    for c in data["cells"]:
+        for r in c["relations"]:
+            frames.setdefault((c["object"], r), []).append(c["frame"])
+    order = {o: i for i, o in enumerate(data["objects"])}
+    rows = []
+    for (o, r), fs in sorted(frames.items(), key=lambda x: (order[x[0][0]], v.relation_ids.index(x[0][1]))):
+        i = v.relation_ids.index(r)
+        rows.append([f"{v.object_english[v.object_ids.index(o)]} ({o})", f"{v.relation_english[i]} ({r})",
+                     v.relation_kinds[i], ", ".join(map(str, fs))])
+    return rows
+
+
 def timeline_page(data: dict, png: bytes) -> str:
     """The HTML page of ``show``: the figure, then the question, its window and its grounding."""
     parts = [image(png, f"timeline of video {data['video_id']}")]
@@ -79,13 +143,21 @@ def timeline_page(data: dict, png: bytes) -> str:
         parts.append(f"<p>{esc(w['kind'])}: {len(w['frames'])} keyframes, {w['start_s']:.2f} s to {w['end_s']:.2f} s "
                      f"(frames {esc(', '.join(map(str, w['frames'])))})</p>" if w else
                      "<p>none (the program has no localization)</p>")
+        ev = data["evidence"]
+        if ev["relation"] or ev["answer_object"]:
+            parts.append("<h2>What the question asks, on the grid</h2>")
+            parts.append(table(["", "id", "name", "cells (object@keyframe)"], _evidence_rows(data)))
         parts.append("<h2>Grounding (sg_grounding)</h2>")
-        parts.append(table(["span", "text", "vertex ids"],
-                           [[k, q["text"][int(k.split('-')[0]):int(k.split('-')[1])], " ".join(ids)]
+        parts.append(GROUNDING_IDS)
+        parts.append(table(["span", "text", "vertex ids", "meaning"],
+                           [[k, q["text"][int(k.split('-')[0]):int(k.split('-')[1])], " ".join(ids),
+                             "; ".join(vertex_meaning(i, data) for i in ids)]
                             for k, ids in g["spans"].items()]))
     parts.append("<h2>Action instances</h2>")
-    parts.append(table(["instance", "action", "start s", "end s", "in grounding"],
-                       [[b["instance"], b["phrase"], round(b["start_s"], 2), round(b["end_s"], 2),
-                         "yes" if b["highlight"] else ""] for b in data["bars"]]))
+    parts.append(table(["instance", "action", "start s", "end s"] + (["in grounding"] if q else []),
+                       [[b["instance"], b["phrase"], round(b["start_s"], 2), round(b["end_s"], 2)]
+                        + (["yes" if b["highlight"] else ""] if q else []) for b in data["bars"]]))
+    parts.append("<h2>Relations per object</h2>")
+    parts.append(table(["object", "relation", "kind", "keyframes where it holds"], _relation_rows(data)))
     title = f"tensorqa show: video {data['video_id']}" + (f", question {q['question_id']}" if q else "")
     return page(title, "\n".join(parts))

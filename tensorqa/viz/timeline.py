@@ -9,9 +9,12 @@ record:
                 one per action instance [N], in the scene's (start, end, class) order
         ticks:  [{"frame": 105, "id": "000105", "secs": 4.4, "highlight"}]  one per keyframe [F]
         objects: ["o4", ...]  the grid's rows: object classes annotated at some keyframe [O']
-        cells:  [{"object", "frame", "relations": ["r15", "v029"], "kind", "highlight"}]  one per
-                (object, keyframe) where the object is annotated [<= O' x F]
-        question, window, grounding: None without a record (below)
+        cells:  [{"object", "frame", "relations": ["r15", "v029"], "kinds": ["contact", "verb"], "kind",
+                "highlight", "grounded", "asked", "answer"}]  one per (object, keyframe) where the object
+                is annotated [<= O' x F]; ``kinds`` every relation kind present (KIND_ORDER), ``kind``
+                the first of them
+        question, window, grounding, evidence: None without a record (below)
+        legend: [{"key", "label"}]  what the figure's legend explains, in order (:func:`legend_entries`)
 
 With a record (a RECORD_SCHEMA row as a dict):
 
@@ -23,7 +26,14 @@ With a record (a RECORD_SCHEMA row as a dict):
     grounding: {"keyframes": [frame numbers], "objects": [[o, frame]], "relations": [[r, frame]],
                "instances": ["c076/1"], "spans": {"start-end": [ids]}}: the record's sg_grounding
                (computed by ``generate.grounding.ground_record`` when the pool has none); a keyframe
-               is highlighted when any vertex id names it (``000105``, ``o4/000105``, ``r15/000105``)
+               is highlighted when any vertex id names it (``000105``, ``o4/000105``, ``r15/000105``); a
+               cell is highlighted when its object vertex is grounded, and ``grounded`` when a grounded
+               relation vertex (``r15/000105``) holds on it
+    evidence:  what the question asks, on the grid: {"relation": "r15" or None (the record's relation
+               column), "relation_name", "relation_cells": [[o, frame]] where the relation holds,
+               "answer_object": "o5" or None (the object whose name is the answer), "answer_name",
+               "answer_cells": [[o, frame]] the answer object's cells, "question_objects": [o] the
+               objects the question names}; the cells carry the same as ``asked`` and ``answer``
 """
 
 from __future__ import annotations
@@ -113,7 +123,7 @@ def window_frames(program: str, scene: VideoScene, semantics: str = "agqa", wind
 
 def relation_cells(scene: VideoScene) -> tuple[list[str], list[dict]]:
     """The grid's rows (object ids annotated at some keyframe) and its cells, one per annotated
-    (object, keyframe): the person's relations to the object there and their kind (KIND_ORDER)."""
+    (object, keyframe): the person's relations to the object there and their kinds (KIND_ORDER)."""
     v = vocab()
     kinds = np.array(v.relation_kinds)
     present = scene.obj | scene.rel.any(axis=2)  # bool[F, O]
@@ -123,9 +133,11 @@ def relation_cells(scene: VideoScene) -> tuple[list[str], list[dict]]:
         for f in np.flatnonzero(present[:, o]).tolist():
             rs = np.flatnonzero(scene.rel[f, o]).tolist()
             have = set(kinds[rs].tolist())
-            kind = next((k for k in KIND_ORDER if k in have), NO_RELATION)
+            present_kinds = [k for k in KIND_ORDER if k in have]
             cells.append({"object": v.object_ids[o], "frame": int(scene.frame_ids[f]),
-                          "relations": [v.relation_ids[r] for r in rs], "kind": kind, "highlight": False})
+                          "relations": [v.relation_ids[r] for r in rs], "kinds": present_kinds,
+                          "kind": present_kinds[0] if present_kinds else NO_RELATION, "highlight": False,
+                          "grounded": False, "asked": False, "answer": False})
     return [v.object_ids[o] for o in rows], cells
 
 
@@ -142,8 +154,10 @@ def timeline_data(scene: VideoScene, record: Mapping[str, Any] | None = None, se
     objects, cells = relation_cells(s)
     duration = max([0.0] + secs + [b["end_s"] for b in bars])
     data = {"video_id": s.video_id, "split": s.split, "duration_s": duration, "bars": bars, "ticks": ticks,
-            "objects": objects, "cells": cells, "question": None, "window": None, "grounding": None}
+            "objects": objects, "cells": cells, "question": None, "window": None, "grounding": None,
+            "evidence": None}
     if record is None:
+        data["legend"] = legend_entries(data)
         return data
     data["question"] = {k: record.get(src) for k, src in (("question_id", "question_id"), ("template", "template"),
                         ("text", "question"), ("program", "program"), ("answer", "answer"))}
@@ -162,8 +176,47 @@ def timeline_data(scene: VideoScene, record: Mapping[str, Any] | None = None, se
     lit_frames, lit_objects, lit_instances = set(g["keyframes"]), {tuple(x) for x in g["objects"]}, set(g["instances"])
     for t in ticks:
         t["highlight"] = t["frame"] in lit_frames
+    lit_relations = {(r, f) for r, f in g["relations"]}
     for c in cells:
         c["highlight"] = (c["object"], c["frame"]) in lit_objects
+        c["grounded"] = any((r, c["frame"]) in lit_relations for r in c["relations"])
     for b in bars:
         b["highlight"] = b["instance"] in lit_instances
+    data["evidence"] = question_evidence(record, cells)
+    data["legend"] = legend_entries(data)
     return data
+
+
+def question_evidence(record: Mapping[str, Any], cells: list[dict]) -> dict:
+    """What the question asks, located on the grid (``evidence`` in the module docstring); marks
+    the cells' ``asked`` and ``answer``."""
+    v = vocab()
+    relation = record.get("relation") or None
+    english = dict(zip(v.object_english, v.object_ids))
+    answer = english.get(record.get("answer") or "")
+    for c in cells:
+        c["asked"] = relation is not None and relation in c["relations"]
+        c["answer"] = c["object"] == answer
+    return {"relation": relation,
+            "relation_name": v.relation_english[v.relation_ids.index(relation)] if relation else None,
+            "relation_cells": [[c["object"], c["frame"]] for c in cells if c["asked"]],
+            "answer_object": answer, "answer_name": record.get("answer") if answer else None,
+            "answer_cells": [[c["object"], c["frame"]] for c in cells if c["answer"]],
+            "question_objects": [o for o in (record.get("object"), record.get("object2")) if o]}
+
+
+def legend_entries(data: dict) -> list[dict]:
+    """What the figure's legend explains, in order: the relation kinds, the window, and with a
+    question what it asks (the asked relation, the answer object) and its grounding."""
+    entries = [{"key": f"kind:{k}", "label": k} for k in KIND_ORDER]
+    entries.append({"key": f"kind:{NO_RELATION}", "label": "annotated, no relation of the kind"})
+    w, ev = data["window"], data["evidence"]
+    if w:
+        entries.append({"key": "window", "label": f"window: {w['kind']}"})
+    if ev and ev["relation"]:
+        entries.append({"key": "asked", "label": f"asked relation holds: {ev['relation_name']} ({ev['relation']})"})
+    if ev and ev["answer_object"]:
+        entries.append({"key": "answer", "label": f"answer object: {ev['answer_name']} ({ev['answer_object']})"})
+    if data["question"]:
+        entries.append({"key": "grounding", "label": "red: in the question's grounding"})
+    return entries
