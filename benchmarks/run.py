@@ -34,8 +34,10 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
-import tensorqa  # noqa: F401  (before pyarrow: Arrow's allocator options, tensorqa.memory)
-import pyarrow.parquet as pq
+from tensorqa.startup import configure_process
+
+configure_process()  # before pyarrow loads: Arrow's allocator options, as the CLI sets them
+import pyarrow.parquet as pq  # noqa: E402
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # sibling benchmark scripts

@@ -16,6 +16,7 @@ of the catalogue ([V, Kr, Ko, Ko]), whose pairwise rule the choose kernel applie
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from tensorqa.engine.primitives import first_last as torch_first_last
@@ -143,7 +144,7 @@ def choose_kernel(rel_ptr, video_ptr, start_ptr, stop_ptr, valid_ptr, pick_ptr, 
 
 def _rows(windows: Windows) -> tuple[tuple[int, ...], torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """The window dimensions L (either layout) and video, start, stop int64[nL], valid bool[nL]."""
-    L = torch.broadcast_shapes(windows.video.shape, windows.start.shape, windows.stop.shape, windows.valid.shape)
+    L = np.broadcast_shapes(windows.video.shape, windows.start.shape, windows.stop.shape, windows.valid.shape)
     flat = [t.expand(L).reshape(-1).contiguous() for t in (windows.video, windows.start, windows.stop)]
     return tuple(L), *(t.long() for t in flat), windows.valid.expand(L).reshape(-1).contiguous()
 

@@ -5,10 +5,14 @@ touch (on the 2-core VM that cost a fifth of a run in the kernel).
 Two allocators hold the buffers:
 
 * Arrow's (mimalloc, the pyarrow wheels' default): text columns and Parquet pages. mimalloc reads
-  ``MIMALLOC_PURGE_DELAY`` once, when pyarrow loads its library, so importing :mod:`tensorqa` sets
-  it to -1 (never give freed pages back) unless the environment already says otherwise or pyarrow
-  was imported first (what it saves: ``benchmarks/RESULTS.md``, "Allocator set-up").
+  ``MIMALLOC_PURGE_DELAY`` once, when pyarrow loads its library: :func:`keep_arrows_freed_memory`
+  sets it to -1 (never give freed pages back) unless the environment already says otherwise or
+  pyarrow is loaded already (what it saves: ``benchmarks/RESULTS.md``, "Allocator set-up").
 * glibc's (torch tensors, numpy arrays): :func:`keep_freed_memory`, called by ``generate``.
+
+Importing :mod:`tensorqa` does neither: the command line (:func:`tensorqa.cli.main`) calls
+:func:`tensorqa.startup.configure_process` first thing; a library user may call it (or
+:func:`keep_arrows_freed_memory`) before importing pyarrow.
 """
 
 from __future__ import annotations
@@ -17,8 +21,15 @@ import ctypes
 import os
 import sys
 
-if "pyarrow" not in sys.modules:
+
+def keep_arrows_freed_memory() -> bool:
+    """Set ``MIMALLOC_PURGE_DELAY=-1`` for the pyarrow this process (and the processes it spawns,
+    which inherit the environment) will load; a value already in the environment wins. Returns
+    whether it can still take effect (False once pyarrow is loaded: mimalloc has read it)."""
+    if "pyarrow" in sys.modules:
+        return False
     os.environ.setdefault("MIMALLOC_PURGE_DELAY", "-1")
+    return True
 
 
 def keep_freed_memory() -> None:

@@ -166,3 +166,29 @@ def test_damaged_pool_shards(tmp_path, small_pool, damage):
                  ["baseline", "--pool", pool, "--kind", "random", "--out", tmp_path / "p.json"]):
         assert_user_error(tensorqa(*args), shard.name)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["pool"]  # nothing written
+
+
+def test_every_help_answers_without_loading_the_machinery():
+    # each command imports its machinery when it runs: the parser and every --help load none of it
+    code = ("import contextlib, io, json, sys; from tensorqa.cli import build_parser; from tensorqa.cli.commands import COMMANDS\n"
+            "said = {}\n"
+            "for argv in [[]] + [[name] for name in COMMANDS]:\n"
+            "    out = io.StringIO()\n"
+            "    with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):\n"
+            "        build_parser().parse_args(argv + ['--help'])\n"
+            "    said[' '.join(argv)] = out.getvalue()\n"
+            "heavy = sorted(m for m in ('torch', 'pyarrow', 'h5py', 'numba', 'matplotlib', 'pandas') if m in sys.modules)\n"
+            "print(json.dumps([said, heavy]))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    import json
+
+    said, heavy = json.loads(r.stdout)
+    assert heavy == []
+    assert len(said) == 16  # tensorqa and its 15 commands
+    for name, text in said.items():
+        assert text.startswith(f"usage: tensorqa {name}".rstrip()), (name, text[:80])
+    assert all(f"    {name}" in said[""] for name in said if name)  # the top level lists each command
+    for cmd in ([], ["generate"], ["show"]):  # the real entry point, as a user runs it
+        r = tensorqa(*cmd, "--help")
+        assert r.returncode == 0 and r.stdout.startswith("usage: tensorqa") and not r.stderr, r.stderr

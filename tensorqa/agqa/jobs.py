@@ -182,12 +182,15 @@ def _locked_run(jobs: int, progress: bool, threads: int | None, kwargs: dict) ->
             for i in range(jobs):
                 held.enter_context(output_lock(kwargs["out"], shard_lock_name(i, jobs)))
             refuse_other_shard_counts(kwargs["out"], jobs)
-            resume_shard(kwargs["out"], 0, jobs, record_params(
-                src, names, kwargs["seed"], get_semantics(kwargs["semantics"]).name, kwargs["fmt"],
-                default_grounding(kwargs["fmt"], kwargs["grounding"]), n))
+            params = record_params(src, names, kwargs["seed"], get_semantics(kwargs["semantics"]).name, kwargs["fmt"],
+                                   default_grounding(kwargs["fmt"], kwargs["grounding"]), n)
+            complete = [resume_shard(kwargs["out"], i, jobs, params) for i in range(jobs)]
         except BaseException:
             held.close()
             raise
+    if all(complete):  # a rerun of a complete pool: say so now, without starting a process or a bar
+        held.close()
+        return {"skipped": True, "jobs": jobs, "num_shards": jobs}
     with held:
         return _run_jobs(jobs, n, progress, threads, kwargs)
 

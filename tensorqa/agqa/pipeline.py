@@ -24,7 +24,6 @@ from tensorqa.outputs import check_output_folder, output_lock
 from tensorqa.engine.semantics import get_semantics
 from tensorqa.scenes.store import open_store
 from tensorqa.writers import AgqaJsonShardWriter, ParquetShardWriter, resume_shard, write_dataset_card
-from tensorqa.agqa.grounding import with_grounding
 from tensorqa.agqa.options import (StageTimes, check_seed, checked_run_options, default_grounding, rank_device,
                                    record_params, refuse_other_shard_counts, resolve_templates, shard_lock_name, shard_range, store_rel_obj_counts,
                                    videos_used)
@@ -102,6 +101,8 @@ def generate_shard(store: str | os.PathLike, out: str | os.PathLike, templates: 
     bar = tqdm(total=b - a, desc=f"generate shard {shard_index + 1}/{num_shards}", unit="video",
                disable=not progress, dynamic_ncols=True)
     backend = kernels_mod.configure(kernels, device)
+    if grounding:  # its modules load only when asked for (off for Parquet)
+        from tensorqa.agqa.grounding import with_grounding
     gc_was_enabled = gc.isenabled()
     gc.disable()  # blocks make no reference cycles; the collector's scans were 2 % of a run
     try:

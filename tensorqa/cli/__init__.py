@@ -20,6 +20,9 @@
     tensorqa generate CLEVR.h5 --out DIR                         CLEVR's question families from its template files
     tensorqa foils FILE --out DIR                                caption/foil pairs proven by execution (videos or CLEVR)
     tensorqa score-foils SCORES.json [--foils DIR] --out F       their metrics, VALSE's and ViLMA's conventions
+
+Building the parser imports no torch, pyarrow or h5py (``--help`` answers at once): each command
+imports its machinery inside the function that runs it.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import sys
 from tensorqa.cli import agqa, decomp, scenes, viz  # noqa: F401  (importing registers the commands)
 from tensorqa.cli.commands import COMMANDS, command
 from tensorqa.errors import TensorQAError
+from tensorqa.startup import configure_process
 from tensorqa.foils.commands import foils_arguments, run_foils, run_score_foils, score_foils_arguments
 
 command("foils", "caption/foil pairs (VALSE-style) proven true / false by execution on a store's scenes",
@@ -49,7 +53,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; user errors print one line and return 2.
+
+    The process-wide set-up is made here, not at ``import tensorqa``:
+    :func:`tensorqa.startup.configure_process` (Arrow's allocator keeps freed pages, which the
+    processes ``--jobs`` spawns inherit through the environment) before any command loads pyarrow."""
     args = build_parser().parse_args(argv)
+    configure_process()
     try:
         return COMMANDS[args.command][1](args)
     except TensorQAError as e:

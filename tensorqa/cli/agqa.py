@@ -192,6 +192,9 @@ def run_generate(a: argparse.Namespace) -> int:
     if a.fmt == "clevr-json" or a.semantics == "clevr":
         raise TensorQAError(f"{a.store}: not a CLEVR store: --format clevr-json and --semantics clevr need one")
     a.fmt = a.fmt or "parquet"
+    from tensorqa.startup import arrow_without_pandas
+
+    arrow_without_pandas()  # before the pipeline loads pyarrow
     from tensorqa.agqa import generate
 
     stats = generate(a.store, a.out, templates=a.templates, device=a.device, batch_videos=a.batch_videos,

@@ -174,6 +174,27 @@ def test_jobs_run_the_shards_as_processes_with_the_same_records(tmp_path, store,
         generate(tmp_path / "missing.h5", tmp_path / "x", jobs=2, progress=False)
 
 
+def test_jobs_rerun_of_a_complete_pool_starts_no_process(tmp_path, store, pool, monkeypatch, capsys):
+    from tensorqa.agqa import jobs
+    from tensorqa.cli import main
+
+    out = tmp_path / "jobs"
+    for i in range(2):  # the two shards a --jobs 2 run writes, here in this process
+        generate(store, out, batch_videos=8, num_shards=2, shard_index=i, progress=False)
+
+    def no_process(*args, **kwargs):
+        raise AssertionError("a complete pool started shard processes")
+
+    monkeypatch.setattr(jobs, "_run_jobs", no_process)
+    assert main(["generate", str(store), "--out", str(out), "--jobs", "2"]) == 0
+    said = capsys.readouterr()
+    assert said.out.strip() == f"all 2 shards of {out} already complete: skipped"
+    assert "generate (2 processes)" not in said.err  # no progress bar first
+    generate(store, tmp_path / "half", batch_videos=8, num_shards=2, shard_index=0, progress=False)
+    with pytest.raises(AssertionError, match="started shard processes"):  # one shard left: it runs
+        generate(store, tmp_path / "half", jobs=2, progress=False)
+
+
 def test_jobs_auto_is_one_process_per_core_that_memory_holds(tmp_path, store, pool, monkeypatch):
     from tensorqa.agqa import jobs
 
@@ -378,15 +399,6 @@ def test_indirect_object_actions(store, pool):
     assert not wrong, wrong[:5]
     # both slots of actTime can be indirect
     assert any(r["program"].count("ToAction(") == 2 for r in rows if r["template"] == "actTime")
-
-
-def test_importing_tensorqa_keeps_arrows_freed_memory():
-    # tensorqa.memory: mimalloc reads MIMALLOC_PURGE_DELAY when pyarrow loads; a user's own value wins.
-    code = "import os, tensorqa, pyarrow; print(os.environ['MIMALLOC_PURGE_DELAY'])"
-    env = {k: v for k, v in os.environ.items() if k != "MIMALLOC_PURGE_DELAY"}
-    assert subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True).stdout.strip() == "-1"
-    env["MIMALLOC_PURGE_DELAY"] = "10"
-    assert subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True).stdout.strip() == "10"
 
 
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from tensorqa.engine.primitives.registry import register
@@ -16,7 +17,7 @@ def exists(items: torch.Tensor, which: torch.Tensor | None = None) -> torch.Tens
     """
     if which is None:
         return items
-    lead = torch.broadcast_shapes(items.shape[:-1], which.shape[:-1])
+    lead = np.broadcast_shapes(items.shape[:-1], which.shape[:-1])  # torch's imports sympy on first use
     return items.expand(*lead, items.shape[-1]).gather(-1, which.expand(*lead, which.shape[-1]).clamp(min=0))
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 
 INDEX = torch.int32  # frame positions and counts in scan tables (F < 2^31)
@@ -87,7 +88,7 @@ def read_each(table: torch.Tensor, video: torch.Tensor, pos: torch.Tensor) -> to
     X = table.shape[2:]
     n = math.prod(X)
     lead = pos.shape[:pos.dim() - len(X)]
-    lead = torch.broadcast_shapes(lead, video.shape)
+    lead = np.broadcast_shapes(lead, video.shape)  # torch's imports sympy on first use (~0.5 s)
     p = pos.expand(*lead, *X).reshape(*lead, n).clamp(0, table.shape[1] - 1)
     flat = table.reshape(table.shape[0], table.shape[1], n)
     cols = torch.arange(n, device=table.device)
