@@ -46,7 +46,7 @@ from tensorqa.engine.program import Node, Word, verb_index
 # which dominated the decomposition time.
 from tensorqa.engine.scalar import Undefined, VideoExecutor
 from tensorqa.scenes.batch import VideoScene
-from tensorqa.engine.semantics import get_semantics, interaction_relations
+from tensorqa.engine.semantics import get_semantics, interaction_relations, resolve_to_action
 from tensorqa.agqa.templates.catalogue import template_spec
 from tensorqa.scenes.vocab import vocab
 from tensorqa.decomp.constants import BANNED_TYPES, EQUALS_PARENT_TYPE, EQUALS_PROGRAM_SLICE, IC_CHECKER, YES_NO_TYPES
@@ -228,7 +228,9 @@ class _VideoDecomposer:
         classes = v.actions_named(verb, o)
         if len(classes) > 1:
             seen = set(self.inst_cls[self.inst_frames.any(1)].tolist())
-            classes = [a for a in classes if a in seen]
+            present = [a for a in classes if a in seen]
+            a = resolve_to_action(present, self.sem)  # as the executor: c043 beside c044 (§b.3)
+            classes = [a] if a is not None else present
         if len(classes) != 1:
             raise TensorQAError(f"{self.video_id}: {node} names {len(classes)} actions")
         return classes[0]
