@@ -304,6 +304,22 @@ def _json_answer(answer) -> str | None:
     return json.dumps(answer) if isinstance(answer, list) else answer
 
 
+AMBIGUOUS = object()
+
+
+def _built_from_answer(d: _VideoDecomposer, q: dict):
+    """The question's answer with each ToAction resolved to the action its record's indirect-object
+    slots name; AMBIGUOUS when two such slots name two classes one ToAction fits; else None."""
+    slots = ("action", "action2", "window_action", "window_action2")
+    built = [q[s] for s in slots if q.get(s) and q.get(s + "_ref")]
+    if "ToAction(" not in q["program"] or not built:
+        return None
+    answer = d.executor.run(q["program"], built)
+    if isinstance(answer, Undefined):
+        return AMBIGUOUS if len(set(built)) > 1 and "matches" in answer.reason else None
+    return answer
+
+
 def decompose_video(video_id: str, questions: list[dict], scene: VideoScene, semantics="agqa") -> VideoDecomposition:
     """Decompose one video's questions.
 
@@ -316,6 +332,11 @@ def decompose_video(video_id: str, questions: list[dict], scene: VideoScene, sem
     for q in questions:  # the questions' own texts first, so that sub-questions never take them
         sq = from_program(template_spec(q["template"]).program, q["program"])
         n = d.node(sq)
+        if n.answer is None and _built_from_answer(d, q) in (q["answer"], AMBIGUOUS):
+            # its ToAction fits two actions of the video that both take indirect objects (c010 and c011,
+            # semantics §b.3): only the record's action tells which, and sub-questions are keyed by program
+            d.dropped["ambiguous ToAction"] += 1
+            continue
         if n.answer != q["answer"]:
             raise TensorQAError(
                 f"{video_id}: question {q['question_id']} ({q['template']}) has answer {q['answer']!r} in the pool "

@@ -151,7 +151,8 @@ def resolve_to_action(present: list[int], semantics: Semantics, built_from=()) -
     """The action class ``ToAction(verb, object)`` denotes on a video, or None when it denotes none.
 
     present: the classes that fit (verb, object) (``Vocab.actions_named``) and occur in the video.
-    built_from: the classes the question was built from (a record's action columns), if known.
+    built_from: the classes the question's indirect-object actions were built from (a record's
+    action slots whose reference is set), if known.
 
     One fitting class: that one. Several (§b.3, no uniqueness check in AGQA): the one the
     question was built from, which is one that takes an indirect object; so without ``built_from``,

@@ -398,9 +398,9 @@ def run_program(program: Node | str, source, video_id: str | None = None,
     source: a ``SceneStore``, a ``SceneBatch``, a ``VideoScene`` or a dict video_id -> VideoScene.
     video_id: the video (optional when ``source`` is a VideoScene).
     semantics: a :class:`Semantics` or a preset name ("agqa", "strict").
-    actions: the action classes the question was built from (ids such as ``c043`` or indices: a
-      record's action, action2, window_action, window_action2), for a ``ToAction`` that fits
-      several actions of the video (``semantics.resolve_to_action``); optional.
+    actions: the action classes the question's indirect-object actions were built from (ids such
+      as ``c043`` or indices: a record's action slots whose ``_ref`` is set), for a ``ToAction``
+      that fits several actions of the video (``semantics.resolve_to_action``); optional.
     Returns the released answer string, or :class:`Undefined` with the reason.
     """
     return VideoExecutor(scene_of(source, video_id), semantics).run(program, actions)
