@@ -47,25 +47,29 @@ def generate_block(batch, templates: list[str], rel_obj_counts: torch.Tensor, se
         t0 = clock()
         grid = evaluate(spec, batch, semantics, context=ctx)
         t1 = clock()
-        # the rules once; a pair slot's direct cells come once, in referent order (keep & pairs), and
-        # its reference forms are enumerated from those cells (§b.0: candidates expand in place)
+        # the rules once; a pair slot's direct cells come once, in candidate (id) order (keep & pairs);
+        # its reference forms are enumerated from the kept cells of both orders, kind-major (§b.0)
         keep, pairs, cells = rule_cells(spec.program, grid, ctx, rel_obj_counts, spec.windows)
         idx = (keep if pairs is None else keep & pairs).nonzero(as_tuple=True)
         t2 = clock()
         found = [CellBlock.from_index(name, idx, cells)]
         ref_axes = {axis: kinds_ for axis, kinds_ in spec.references
                     if axis in ("object", "object2") and set(kinds_) & {"first", "last", "whole"}}
+        act_axes = [axis for axis, kinds_ in spec.references
+                    if axis in ("action", "action2") and "indirect-object" in kinds_]
+        kept = (idx, cells, None)
+        if pairs is not None and ("object2" in ref_axes or len(act_axes) == 2):
+            both = keep.nonzero(as_tuple=True)
+            kept = (both, cells, cells.full(pairs)[both])
         # reference enumeration, and the block's reference tables built on first use, count as masks
         if ref_axes:
             t3 = clock()
-            found += _reference_blocks(name, grid, (idx, cells), tables.refs, ref_axes)
+            found += _reference_blocks(name, grid, kept, tables.refs, ref_axes)
             t2 += clock() - t3
-        act_axes = [axis for axis, kinds_ in spec.references
-                    if axis in ("action", "action2") and "indirect-object" in kinds_]
         if act_axes:
             t3 = clock()
             if len(act_axes) == 2:  # actTime: a pair of actions
-                found += _action_reference_blocks(name, grid, (idx, cells), tables.refs, tables.act_slots, act_axes)
+                found += _action_reference_blocks(name, grid, kept, tables.refs, tables.act_slots, act_axes)
             else:  # relTime, objTime: every kept cell, direct or with object references
                 found += _indirect_action_blocks(found, act_axes[0], *tables.window)
             t2 += clock() - t3
@@ -113,7 +117,7 @@ class _ReferenceTables:
 
     @functools.cached_property
     def act_slots(self) -> torch.Tensor:
-        return action_reference_slots(self.batch, self.refs)
+        return action_reference_slots(self.batch, self.refs, self.ctx.semantics)
 
     @functools.cached_property
     def window(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -134,14 +138,14 @@ def _stage_clock(device: torch.device) -> Callable[[], float]:
 def _reference_blocks(name, grid, kept, refs, ref_axes) -> list[CellBlock]:
     """Cells whose object slot(s) hold references, enumerated sparsely: a reference cell is valid
     exactly when its referent's direct cell is (the same answer and rules) and the reference rules
-    of the template hold (:func:`reference_rule_for`). One-object templates: (ref). Pairs: (direct,
-    ref), (ref, direct) and (ref, ref) of every kept direct pair: AGQA's generator expands each
-    candidate object in place into its forms, so a pair comes in the order of its referents
-    (§b.0), whatever forms it takes.
+    of the template hold (:func:`reference_rule_for`). One-object templates: (ref). Pairs: see
+    :func:`_slot_reference_blocks`; a form's rank is its reference kind (direct 0, first 1, last 2,
+    whole 3: the generator's kind order, §b.0).
 
-    ``kept``: (index tensors of the cells that pass the template's rules, each pair once in
-    referent order; their :class:`Cells`)."""
-    idx, cells = kept
+    ``kept``: (index tensors of the cells that pass the template's rules; their :class:`Cells`;
+    for a pair slot under combinations, bool[M] whether each cell is in candidate order, and then
+    the cells are those of both orders, else None)."""
+    idx, cells, _ = kept
     video = grid.video[idx[0]]
     relation = cells.full(cells.ids("relation"))[idx] if cells.has("relation") else None
     rule = reference_rule_for(name, grid.semantics)
@@ -157,7 +161,8 @@ def _reference_blocks(name, grid, kept, refs, ref_axes) -> list[CellBlock]:
         through = torch.take(mine.relation, video[:, None] * K + cand.clamp(min=0))
         rel = None if relation is None else relation[:, None]
         ok = (cand >= 0) & reference_rule(rel, through, **rule)
-        return mine, cand, ok
+        rank = torch.take(mine.kind, video[:, None] * K + cand.clamp(min=0))  # FIRST / LAST / WHOLE
+        return mine, cand, ok, rank
 
     axes = ("object", "object2") if "object2" in ref_axes else ("object",)
     return _slot_reference_blocks(name, kept, video, axes, candidates)
@@ -166,11 +171,12 @@ def _reference_blocks(name, grid, kept, refs, ref_axes) -> list[CellBlock]:
 def _action_reference_blocks(name, grid, kept, refs, act_slots, act_axes) -> list[CellBlock]:
     """actTime's cells whose action slot(s) hold indirect-object actions (§b.3 "Actions"),
     enumerated sparsely from the kept direct cells: ``ToAction(verb, <reference>)`` denotes the
-    same action as the direct cell (``act_slots`` only lists references for which it resolves
-    back), so the answer and the template's rules are the direct cell's. (direct, ref),
-    (ref, direct) and (ref, ref) of every kept direct pair, which comes in action order (§b.0).
+    same action as the direct cell (the action it was built from), so the answer and the
+    template's rules are the direct cell's. Pairs: see :func:`_slot_reference_blocks`; every
+    indirect-object form has rank 1 (the generator's action kinds: direct, longest, shortest,
+    indirect-object; tensorqa builds no longest / shortest references).
     ``kept``: as for :func:`_reference_blocks`."""
-    idx, cells = kept
+    idx, cells, _ = kept
     video = grid.video[idx[0]]
     B, A, S = act_slots.shape
     slot_rows = act_slots.reshape(B * A, S)
@@ -179,33 +185,47 @@ def _action_reference_blocks(name, grid, kept, refs, act_slots, act_axes) -> lis
         act = cells.full(cells.ids(axis))[idx]
         cand = slot_rows.index_select(0, video * A + act.clamp(min=0))  # [M, S] reference positions
         ok = (cand >= 0) & (act >= 0)[:, None]
-        return refs, cand, ok
+        return refs, cand, ok, torch.ones_like(cand)
 
     return _slot_reference_blocks(name, kept, video, tuple(act_axes), candidates)
 
 
 def _slot_reference_blocks(name, kept, video, axes, candidates) -> list[CellBlock]:
     """The enumeration :func:`_reference_blocks` and :func:`_action_reference_blocks` share, over
-    one slot axis, or a pair of them (every kept direct pair in the forms (direct, ref),
-    (ref, direct), (ref, ref)). ``candidates(axis)`` gives, per kept cell and reference slot:
-    (the references, their positions int[M, S], which apply bool[M, S])."""
-    idx, cells = kept
+    one slot axis, or a pair of them. ``candidates(axis)`` gives, per kept cell and reference slot:
+    (the references, their positions int[M, S], which apply bool[M, S], their kind's rank int[M, S]).
+
+    A pair slot under combinations (§b.0) expands its candidates kind-major: the kinds on the
+    outside, in the generator's order, the candidates (ids ascending) inside, then takes each
+    2-subset in that list's order. So a pair whose two forms are of different kinds comes with the
+    lower-ranked kind first, whichever referent it names; a pair of one kind comes in candidate
+    order. From the kept cells of both orders (``kept[2]``: which are in candidate order):
+    (direct, ref) from every cell (direct ranks before every reference), never (ref, direct),
+    and (ref, ref) where rank1 < rank2, or rank1 == rank2 on a cell in candidate order. The
+    swapped cell carries its own answer and rules: XOR's and actTime's differ with the order.
+    Without combinations (``kept[2]`` None, or an ordered pair): (direct, ref), (ref, direct) and
+    (ref, ref) of every kept cell."""
+    idx, cells, forward = kept
 
     def block(m, refs_by_axis):
         return CellBlock.from_index(name, tuple(i[m] for i in idx), cells, refs_by_axis)
 
     if len(axes) == 1:
-        refs, cand, ok = candidates(axes[0])
+        refs, cand, ok, _ = candidates(axes[0])
         m, _ = ok.nonzero(as_tuple=True)
         return [block(m, {axes[0]: _reference_columns(refs, video[m], cand[ok])})]  # cand[ok] is cand[m, j]
     first, second = axes
-    refs1, cand1, ok1 = candidates(first)
-    refs2, cand2, ok2 = candidates(second)
+    refs1, cand1, ok1, rank1 = candidates(first)
+    refs2, cand2, ok2, rank2 = candidates(second)
     m, _ = ok2.nonzero(as_tuple=True)  # (direct, ref)
     out = [block(m, {second: _reference_columns(refs2, video[m], cand2[ok2])})]
-    m, _ = ok1.nonzero(as_tuple=True)  # (ref, direct)
-    out.append(block(m, {first: _reference_columns(refs1, video[m], cand1[ok1])}))
     both = ok1[:, :, None] & ok2[:, None, :]  # (ref, ref)
+    if forward is None:
+        m, _ = ok1.nonzero(as_tuple=True)  # (ref, direct)
+        out.append(block(m, {first: _reference_columns(refs1, video[m], cand1[ok1])}))
+    else:
+        r1, r2 = rank1[:, :, None], rank2[:, None, :]
+        both &= (r1 < r2) | ((r1 == r2) & forward[:, None, None])
     m, j1, j2 = both.nonzero(as_tuple=True)
     v, S = video[m], cand1.shape[1]
     S2 = cand2.shape[1]

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 import torch
 
 from tensorqa.engine.grid import GridContext, evaluate
+from tensorqa.engine.semantics import NEVER_INDIRECT_OBJECT
 from tensorqa.engine.program_shapes import PROGRAM_SHAPES
 from tensorqa.scenes.vocab import vocab
 from tensorqa.agqa.validity import KIND_CODE, vocab_tables
@@ -154,7 +155,7 @@ def reference_rule_for(template: str, semantics) -> dict:
 # Verbs that "admit varying objects" (§b.3 names a data table we do not have): derived from the
 # vocabulary as the verbs that at least two distinct objects take among the canonical (not
 # merged-away) action classes. Excluded outright: the picture object and c044.
-_NEVER_ACTIONS = ("c044",)
+_NEVER_ACTIONS = NEVER_INDIRECT_OBJECT
 _NEVER_OBJECTS = ("picture",)
 
 
@@ -192,23 +193,26 @@ def _indirect_action_tables(device: str) -> tuple[torch.Tensor, torch.Tensor, to
             torch.tensor(own, dtype=torch.long, device=device))
 
 
-def action_reference_slots(batch, refs: References) -> torch.Tensor:
+def action_reference_slots(batch, refs: References, semantics) -> torch.Tensor:
     """int64[B, A, S]: for each video and action class, the positions on the reference axis of the
     object references that may stand for the action's object (padded with -1).
 
     A reference qualifies when the action is eligible (see ``_indirect_action_tables``), the
-    reference's referent is the action's object, it is not defined through the action's own verb,
-    and ``ToAction(verb, object)`` resolves back to this action in this video: no other canonical
-    class with the same (verb, object) occurs there (the executor's rule, engine/scalar/)."""
+    reference's referent is the action's object and it is not defined through the action's own
+    verb. AGQA checks no more (§b.3): ``ToAction(verb, <reference>)`` may also fit another class of
+    the video (c043 beside c044), and stands for the action it was built from
+    (``semantics.resolve_to_action``). With ``indirect_action_needs_unique_program``, also: no other
+    canonical class with the same (verb, object) occurs in the video."""
     device = refs.valid.device
     eligible, same, own = _indirect_action_tables(str(device))
-    present = batch.act.any(1).float()  # [B, A]: the class has an instance with a keyframe
-    # [B, A]: exactly one class of the (verb, object) pair occurs (float matmul: CUDA has no int64 one)
-    unique = (present @ same.T.float()) == 1
     act_obj = torch.tensor(merged_action_objects(), dtype=torch.long, device=device)
     ok = (refs.valid[:, None, :] & (refs.referent[:, None, :] == act_obj[None, :, None])
-          & (refs.relation[:, None, :] != own[None, :, None]) & (eligible & (act_obj >= 0))[None, :, None]
-          & unique[:, :, None])  # [B, A, K]
+          & (refs.relation[:, None, :] != own[None, :, None]) & (eligible & (act_obj >= 0))[None, :, None])  # [B, A, K]
+    if semantics.indirect_action_needs_unique_program:
+        present = batch.act.any(1).float()  # [B, A]: the class has an instance with a keyframe
+        # [B, A]: exactly one class of the (verb, object) pair occurs (float matmul: CUDA has no int64 one)
+        unique = (present @ same.T.float()) == 1
+        ok &= unique[:, :, None]
     B, A, K = ok.shape
     rank = ok.long().cumsum(2) - 1
     S = int(ok.sum(2).max()) if ok.numel() else 0

@@ -46,7 +46,7 @@ from tensorqa.engine.program import Node, Word, verb_index
 # which dominated the decomposition time.
 from tensorqa.engine.scalar import Undefined, VideoExecutor
 from tensorqa.scenes.batch import VideoScene
-from tensorqa.engine.semantics import get_semantics, interaction_relations
+from tensorqa.engine.semantics import get_semantics, interaction_relations, resolve_to_action
 from tensorqa.agqa.templates.catalogue import template_spec
 from tensorqa.scenes.vocab import vocab
 from tensorqa.decomp.constants import BANNED_TYPES, EQUALS_PARENT_TYPE, EQUALS_PROGRAM_SLICE, IC_CHECKER, YES_NO_TYPES
@@ -228,7 +228,9 @@ class _VideoDecomposer:
         classes = v.actions_named(verb, o)
         if len(classes) > 1:
             seen = set(self.inst_cls[self.inst_frames.any(1)].tolist())
-            classes = [a for a in classes if a in seen]
+            present = [a for a in classes if a in seen]
+            a = resolve_to_action(present, self.sem)  # as the executor: c043 beside c044 (§b.3)
+            classes = [a] if a is not None else present
         if len(classes) != 1:
             raise TensorQAError(f"{self.video_id}: {node} names {len(classes)} actions")
         return classes[0]
@@ -302,6 +304,22 @@ def _json_answer(answer) -> str | None:
     return json.dumps(answer) if isinstance(answer, list) else answer
 
 
+AMBIGUOUS = object()
+
+
+def _built_from_answer(d: _VideoDecomposer, q: dict):
+    """The question's answer with each ToAction resolved to the action its record's indirect-object
+    slots name; AMBIGUOUS when two such slots name two classes one ToAction fits; else None."""
+    slots = ("action", "action2", "window_action", "window_action2")
+    built = [q[s] for s in slots if q.get(s) and q.get(s + "_ref")]
+    if "ToAction(" not in q["program"] or not built:
+        return None
+    answer = d.executor.run(q["program"], built)
+    if isinstance(answer, Undefined):
+        return AMBIGUOUS if len(set(built)) > 1 and "matches" in answer.reason else None
+    return answer
+
+
 def decompose_video(video_id: str, questions: list[dict], scene: VideoScene, semantics="agqa") -> VideoDecomposition:
     """Decompose one video's questions.
 
@@ -314,6 +332,11 @@ def decompose_video(video_id: str, questions: list[dict], scene: VideoScene, sem
     for q in questions:  # the questions' own texts first, so that sub-questions never take them
         sq = from_program(template_spec(q["template"]).program, q["program"])
         n = d.node(sq)
+        if n.answer is None and _built_from_answer(d, q) in (q["answer"], AMBIGUOUS):
+            # its ToAction fits two actions of the video that both take indirect objects (c010 and c011,
+            # semantics §b.3): only the record's action tells which, and sub-questions are keyed by program
+            d.dropped["ambiguous ToAction"] += 1
+            continue
         if n.answer != q["answer"]:
             raise TensorQAError(
                 f"{video_id}: question {q['question_id']} ({q['template']}) has answer {q['answer']!r} in the pool "

@@ -110,6 +110,14 @@ class Semantics:
     # True: the clause applies there as in every other template. The touching restriction applies
     # either way. Reader: reference enumeration (agqa/blocks.py).
     and_xor_reference_relation_check: bool = False
+    # §b.3 indirect-object actions: the generator builds ToAction(verb, <reference>) without checking
+    # that the program fits no other action of the video: c043 "taking a box from somewhere" and
+    # c044 "taking something from a box" both read ToAction(taking, <box reference>); the English,
+    # the answer and every window are those of the action it was built from (False, AGQA: asked;
+    # the executor resolves such a ToAction to that action, see ``resolve_to_action``). True (the
+    # clean reading): asked only where exactly one action class of the video fits the program.
+    # Reader: indirect-object actions (agqa/indirect.py), the executor (engine/scalar/walker.py).
+    indirect_action_needs_unique_program: bool = False
     # f8. Pairs of a two-item slot are enumerated once (combinations, in a deterministic order).
     pairs_as_combinations: bool = True
     # f10. Open-answer smoothing applies only the last pass's removals (False, AGQA); True: all.
@@ -132,6 +140,35 @@ class Semantics:
         if self.interaction == "unified" or context == "objTime":
             return CONTACT_EXCEPT_NOT_CONTACTING_OR_OTHER
         return CONTACT_EXCEPT_NOT_CONTACTING if context == "objExists" else ANY_PRESENT
+
+
+# §b.3: actions that never take an indirect object (no ToAction(verb, <reference>) is built from
+# them): c044 "taking something from a box". A fixed rule, not a switch.
+NEVER_INDIRECT_OBJECT: tuple[str, ...] = ("c044",)
+
+
+def resolve_to_action(present: list[int], semantics: Semantics, built_from=()) -> int | None:
+    """The action class ``ToAction(verb, object)`` denotes on a video, or None when it denotes none.
+
+    present: the classes that fit (verb, object) (``Vocab.actions_named``) and occur in the video.
+    built_from: the classes the question's indirect-object actions were built from (a record's
+    action slots whose reference is set), if known.
+
+    One fitting class: that one. Several (§b.3, no uniqueness check in AGQA): the one the
+    question was built from, which is one that takes an indirect object; so without ``built_from``,
+    the only one of them that can (c043 beside c044). The clean reading
+    (``indirect_action_needs_unique_program``): exactly one may fit."""
+    if len(present) == 1:
+        return present[0]
+    if semantics.indirect_action_needs_unique_program or not present:
+        return None
+    v = vocab()
+    named = {a if isinstance(a, (int, np.integer)) else v.action_index(a) for a in built_from if a not in ("", None)}
+    built = [a for a in present if a in named]
+    if built:
+        return built[0] if len(built) == 1 else None
+    capable = [a for a in present if v.actions[a] not in NEVER_INDIRECT_OBJECT]
+    return capable[0] if len(capable) == 1 else None
 
 
 def interaction_relations(rule: str) -> np.ndarray | None:
@@ -160,6 +197,7 @@ STRICT = replace(
     smoothing_applies_all_passes=True,
     obj_last_verify_needs_two_keyframes=False,
     and_xor_reference_relation_check=True,
+    indirect_action_needs_unique_program=True,
 )
 PRESETS = {"agqa": AGQA, "strict": STRICT}
 

@@ -11,14 +11,17 @@ Timeline of every video: keyframes at 1, 2, ..., 10 s (positions 0..9).
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
+import pyarrow as pa
 import pytest
 import torch
 
 from tensorqa.agqa.blocks import generate_block
 from tensorqa.agqa.options import StageTimes, resolve_templates
-from tensorqa.engine.scalar import Undefined, run_program
+from tensorqa.engine.program import Call, parse_program
+from tensorqa.engine.scalar import Undefined, localize_frames, run_program
 from tensorqa.scenes.batch import SceneBatch
 from tensorqa.engine.semantics import AGQA, STRICT
 from tensorqa.scenes.vocab import vocab
@@ -69,48 +72,103 @@ def _held_cup_then_phone():
 
 def test_and_xor_ask_references_through_their_own_relation_in_agqa_only():
     scene = _held_cup_then_phone()
-    through_own = dict(relation=rid("holding"), object_ref="first", object_ref_relation=rid("holding"))
+    # the cup's "first" references (through holding, through touching) pair with the direct phone:
+    # §b.0 expands kinds on the outside, so the direct phone comes first and the reference second
+    through_own = dict(relation=rid("holding"), object2_ref="first", object2_ref_relation=rid("holding"))
     for template in ("andObjRelExists", "xorObjRelExists"):
         # §b.1 and/xor: the generator's P-validObjRel receives plain ids there, so its clause "not
-        # defined through this relation" never fires: "held the thing they held first and ..." is asked
+        # defined through this relation" never fires: "held the phone and the thing they held first" is asked
         agqa = of(questions(scene, AGQA), template, **through_own)
-        assert agqa and {r["object"] for r in agqa} == {oid("cupglassbottle")}
+        assert agqa and {(r["object"], r["object2"]) for r in agqa} == {(oid("phonecamera"), oid("cupglassbottle"))}
         # the clean reading (strict: and_xor_reference_relation_check) applies the clause
         assert not of(questions(scene, STRICT), template, **through_own)
         # the touching restriction still applies to and/xor: with touching, no reference through a
         # contact relation (holding is one)
-        assert not of(questions(scene, AGQA), template, relation=rid("touching"), object_ref_relation=rid("holding"))
+        assert not of(questions(scene, AGQA), template, relation=rid("touching"), object2_ref_relation=rid("holding"))
     # objRelExists keeps the clause in both presets
     for sem in (AGQA, STRICT):
-        assert not of(questions(scene, sem), "objRelExists", **through_own)
+        assert not of(questions(scene, sem), "objRelExists", relation=rid("holding"), object_ref="first",
+                      object_ref_relation=rid("holding"))
 
 
-# -- class 2: a pair comes in the order of its referents ------------------------------------------------
+# -- class 2: a pair expands kind-major (§b.0, corrected) --------------------------------------------------
 
-def test_pairs_of_references_come_in_referent_order():
-    lo, hi = sorted(["cupglassbottle", "phonecamera"], key=V.object_index)
-    r_lo, r_hi = sorted(["beneath", "infrontof"], key=V.relation_index)
+RANK = {"": 0, "first": 1, "last": 2, "whole": 3}  # §b.0: objects direct, first, last, whole
+
+
+def _pair_scene():
     # the object of lower id is only ever in front of the person (the relation of higher id), the
     # other only beneath: whole references (§b.3, one object each) "the thing in front of them" ->
-    # lo, "the thing beneath them" -> hi. Both are held (at 0-1 and 5-6).
+    # lo, "the thing beneath them" -> hi. Both are held, lo at 0-1 and hi at 5-6; holding has two
+    # objects: objFirst(holding, video) stops at 2, stretch 0..2 holds only lo -> "first" = lo;
+    # objLast(holding, video): last hit 6, gap 4, stretch from 4 - 2 = 2 through 6 holds only hi ->
+    # "last" = hi. "opening a door" (c008) runs 1-2 s (positions 0-1): "while" it, only lo is held.
+    lo, hi = sorted(["cupglassbottle", "phonecamera"], key=V.object_index)
+    r_lo, r_hi = sorted(["beneath", "infrontof"], key=V.relation_index)
     rel = [(f, lo, r_hi) for f in range(10)] + [(f, hi, r_lo) for f in range(10)]
     rel += [(f, lo, "holding") for f in (0, 1)] + [(f, hi, "holding") for f in (5, 6)]
-    scene = make_scene("C2", FRAMES, relations=rel)
+    return lo, hi, r_lo, r_hi, make_scene("C2", FRAMES, relations=rel, actions=[("c008", 1.0, 2.0)])
+
+
+def test_pairs_expand_kind_major():
+    lo, hi, r_lo, r_hi, scene = _pair_scene()
     rows = questions(scene)
     pairs = [r for t in ("andObjRelExists", "xorObjRelExists", "objWhatChoose", "objFirstChoose", "objLastChoose")
              for r in of(rows, t)]
     assert pairs
-    # §b.0: candidates expand in place, so every pair, whatever forms it takes, has the lower
-    # referent first: (lo, hi), never (hi, lo)
-    assert {(r["object"], r["object2"]) for r in pairs} == {(oid(lo), oid(hi))}
-    xor = of(rows, "xorObjRelExists", relation=rid("holding"))
-    forms = {(r["object_ref"], r["object_ref_relation"], r["object2_ref"], r["object2_ref_relation"]) for r in xor}
-    # the pair of two whole references is asked as (in front of -> lo, beneath -> hi): the relation
-    # order (beneath first) would have swapped it, and XOR's answer with it
-    assert ("whole", rid(r_hi), "whole", rid(r_lo)) in forms
-    assert ("", "", "whole", rid(r_lo)) in forms and ("whole", rid(r_hi), "", "") in forms
-    # XOR(held lo, held hi) over the video: both held -> no; the swapped question is asked nowhere
-    assert {r["answer"] for r in xor if r["window"] == "video"} == {"no"}
+    # §b.0: the kinds on the outside (direct, first, last, whole), candidates (ids ascending) inside,
+    # then 2-subsets in list order: the lower kind first, and in one kind the lower id first
+    for r in pairs:
+        k1, k2 = RANK[r["object_ref"]], RANK[r["object2_ref"]]
+        assert k1 < k2 or (k1 == k2 and (r["object"], r["object2"]) == (oid(lo), oid(hi))), r["program"]
+    xor = of(rows, "xorObjRelExists", relation=rid("holding"), window="video")
+    forms = {(r["object"], r["object_ref"], r["object2"], r["object2_ref"]) for r in xor}
+    # the list is [lo, hi, lo-first, hi-last, lo-whole, hi-whole] (each reference once: one relation)
+    expected = {(lo, "", hi, ""), (lo, "", hi, "last"), (lo, "", hi, "whole"), (hi, "", lo, "first"),
+                (hi, "", lo, "whole"), (lo, "first", hi, "last"), (lo, "first", hi, "whole"),
+                (hi, "last", lo, "whole"), (lo, "whole", hi, "whole")}
+    assert forms == {(oid(a), ka, oid(b), kb) for a, ka, b, kb in expected}
+    # both held over the video: XOR(A, B) = A and not B is no in either order
+    assert {r["answer"] for r in xor} == {"no"}
+
+
+def test_mixed_kind_xor_pair_answer_depends_on_the_order():
+    lo, hi, r_lo, r_hi, scene = _pair_scene()
+    rows = questions(scene)
+    while_x = dict(relation=rid("holding"), window="while", window_action="c008")
+    xor = of(rows, "xorObjRelExists", **while_x)
+    # "while opening a door" is positions 0-1: lo is held there, hi is not. The pair (direct hi,
+    # lo through "the thing in front of them") is asked in that order (direct before whole):
+    # XOR(held hi, held lo) = "held hi and not lo" = no. The referent order (lo first) would have
+    # asked "held the thing in front of them but not the phone": yes, another answer.
+    swapped = [r for r in xor if (r["object"], r["object_ref"], r["object2"], r["object2_ref"])
+               == (oid(hi), "", oid(lo), "whole")]
+    assert swapped and {r["answer"] for r in swapped} == {"no"}
+    assert not [r for r in xor if (r["object"], r["object_ref"], r["object2"], r["object2_ref"])
+                == (oid(lo), "whole", oid(hi), "")]
+    # the referent-order question (the same two arguments swapped) answers yes on this video
+    tree = parse_program(swapped[0]["program"])
+    assert tree.func == "XOR"
+    assert run_program(Call("XOR", tree.args[::-1]), scene) == "yes"
+    # and the same kind keeps the candidate order: (direct lo, direct hi) -> held lo, not hi -> yes
+    direct = [r for r in xor if (r["object"], r["object_ref"], r["object2"], r["object2_ref"]) == (oid(lo), "", oid(hi), "")]
+    assert {r["answer"] for r in direct} == {"yes"}
+
+
+def test_act_time_pair_expands_kind_major():
+    # "opening a door" (c008) at 2-3 s and "sitting at a table" (c011) at 6-8 s, each once; the door is
+    # the only object touched (a whole reference "the thing they touched" -> door), during c008.
+    # c008 takes an indirect object (§b.3), c011 is only asked directly here (its table is not referenced).
+    rel = [(f, "door", "touching") for f in (1, 2)]
+    scene = make_scene("C2T", FRAMES, relations=rel, actions=[("c008", 2.0, 3.0), ("c011", 6.0, 8.0)])
+    rows = of(questions(scene), "actTime")
+    forms = {(r["action"], r["action_ref"], r["action2"], r["action2_ref"]): r["answer"] for r in rows}
+    # §b.0 actions: direct before indirect-object. Direct pair (c008, c011): opening before sitting
+    assert forms.get(("c008", "", "c011", "")) == "before"
+    # the indirect c008 comes after the direct c011: "sitting at a table before or after opening the
+    # thing they touched?" -> after; never (indirect c008, direct c011)
+    assert forms.get(("c011", "", "c008", "whole")) == "after"
+    assert ("c008", "whole", "c011", "") not in forms
 
 
 # -- class 3: actions whose object is merged (c038's towel is blanket) take indirect objects ------------
@@ -244,3 +302,60 @@ def test_act_first_last_need_more_than_one_instance(template):
     # the scalar executor agrees on the single-instance video
     program = rows[0]["program"]
     assert isinstance(run_program(program, one), Undefined)
+
+
+# -- class 9: indirect-object actions whose program also fits another action (§b.3) --------------------
+
+def _two_takings():
+    # c043 "taking a box from somewhere" at 2-3 s (positions 1-2) and c044 "taking something from a box"
+    # at 6-7 s (positions 5-6), each once; the box is the only object held (positions 1-2): a whole
+    # reference "the thing they held" -> box, not through taking's own verb. A pillow is touched at
+    # positions 3-4, after c043 and before c044.
+    rel = [(f, "box", "holding") for f in (1, 2)] + [(f, "pillow", "touching") for f in (3, 4)]
+    return make_scene("C9", FRAMES, relations=rel, actions=[("c043", 2.0, 3.0), ("c044", 6.0, 7.0)])
+
+
+HELD = "Query(class, OnlyItem(Iterate(video, Filter(frame, [relations, holding, objects]))))"
+
+
+def test_indirect_action_that_also_fits_another_action():
+    from tensorqa.agqa.grounding import grounding_column, ground_record
+
+    scene = _two_takings()
+    rows = questions(scene)  # every answer re-derived by the executor from the program alone
+    # §b.3: both c043 and c044 read ToAction(taking, <box reference>); the generator builds c043's
+    # indirect form anyway (no uniqueness check) and never one of c044 (c044 takes none)
+    slots = ("action", "action2", "window_action", "window_action2")
+    built = [r for r in rows if any(r[s] == "c043" and r[s + "_ref"] for s in slots)]
+    assert built and all(f"ToAction(taking, {HELD})" in r["program"] for r in built)
+    assert not [r for r in rows if any(r[s] == "c044" and r[s + "_ref"] for s in slots)]
+    # its English is c043's phrase; relTime: touching happens after c043 (positions 3-4 after 1-2)
+    rel_time = of(built, "relTime", action="c043", action_ref="whole", relation=rid("touching"))
+    assert rel_time and {r["answer"] for r in rel_time} == {"after"}
+    assert all("from somewhere" in r["question"] for r in rel_time)
+    # the executor resolves the shared program to c043 (the action it was built from: c044 takes no
+    # indirect object), its window is c043's keyframes (positions 1-2 -> frames 20, 30)
+    program = f"Localize(while, ToAction(taking, {HELD}))"
+    assert localize_frames(program, scene) == [20, 30]
+    # told the question was built from c044, it follows that action instead: touching comes before it
+    compare = ("Compare([before, after], Exists(touching, Iterate(Localize(temporal tag, "
+               f"ToAction(taking, {HELD})), Filter(frame, [relations]))))")
+    assert run_program(compare, scene) == "after"
+    assert run_program(compare, scene, actions=["c044"]) == "before"
+    # grounding (bulk and scalar) uses c043's instance and keyframes
+    windowed = [r for r in built if r["window_action"] == "c043" and r["window_action_ref"] == "whole"][:20]
+    assert windowed
+    bulk = grounding_column(pa.Table.from_pylist(windowed), {"C9": scene})
+    for r, text in zip(windowed, bulk.to_pylist()):
+        g = json.loads(text)
+        assert list(g.items()) == list(ground_record(r, scene).items())
+        assert any("c043/1" in ids for ids in g.values()) and not any("c044/1" in ids for ids in g.values())
+    # the clean reading (strict: indirect_action_needs_unique_program) drops them, and its executor
+    # finds the shared program ambiguous
+    strict = questions(scene, STRICT)
+    assert not [r for r in strict if r["action_ref"] or r["window_action_ref"] or r["window_action2_ref"]]
+    assert isinstance(localize_frames(program, scene, semantics=STRICT), Undefined)
+    # with c044 absent the program fits one action: asked in both presets
+    alone = make_scene("C9b", FRAMES, relations=[(f, "box", "holding") for f in (1, 2)]
+                       + [(f, "pillow", "touching") for f in (8, 9)], actions=[("c043", 2.0, 3.0)])
+    assert of(questions(alone, STRICT), "relTime", action="c043", action_ref="whole")

@@ -400,3 +400,36 @@ def test_workers_give_the_same_files(generated, tmp_path):
     for name in names:
         assert (tmp_path / "one/hierarchies" / name).read_text() == (tmp_path / "two/hierarchies" / name).read_text()
     assert {k: v for k, v in one.items() if "seconds" not in k} == {k: v for k, v in two.items() if "seconds" not in k}
+
+
+def test_a_toaction_that_fits_two_indirect_capable_actions_is_dropped_not_fatal():
+    # c010 "sitting on a table" at 2-3 s and c011 "sitting at a table" at 6-7 s; the table is the only
+    # object held (positions 1-2 of keyframes at 1..10 s): a whole reference "the thing they held".
+    # Both actions take indirect objects, so AGQA builds ToAction(sitting, <that reference>) from each
+    # (semantics §b.3, no uniqueness check): one program, two actions. The record's action tells them
+    # apart (the executor's actions=); the decomposition, keyed by program, drops them and counts it.
+    import torch
+    from tensorqa.agqa.blocks import generate_block
+    from tensorqa.agqa.options import StageTimes, resolve_templates
+    from tensorqa.scenes.batch import SceneBatch
+    from tensorqa.scenes.vocab import vocab
+    from tensorqa.engine.semantics import AGQA
+
+    v = vocab()
+    frames = [(10 * (i + 1), float(i + 1)) for i in range(10)]
+    scene = make_scene("D2", frames, relations=[(f, "table", "holding") for f in (1, 2)]
+                       + [(f, "pillow", "touching") for f in (4, 5)],
+                       actions=[("c010", 2.0, 3.0), ("c011", 6.0, 7.0)])
+    counts = torch.full((v.num_objects, v.num_relations), 1000, dtype=torch.int64)
+    rows = generate_block(SceneBatch.from_scenes([scene]), resolve_templates(None), counts, AGQA, 0,
+                          StageTimes()).to_pylist()
+    slots = ("action", "action2", "window_action", "window_action2")
+    shared = [r for r in rows if any(r[s] in ("c010", "c011") and r[s + "_ref"] for s in slots)]
+    assert {r[s] for r in shared for s in slots if r[s + "_ref"]} == {"c010", "c011"}
+    for r in shared:
+        built = {r[s] for s in slots if r[s] and r[s + "_ref"]}  # the classes its indirect forms were built from
+        if len(built) == 1:  # (two indirect forms, one of each, read alike: nothing tells them apart)
+            assert run_program(r["program"], scene, actions=built) == r["answer"]
+    out = decompose_video("D2", rows, scene)
+    assert out.stats["dropped"]["ambiguous ToAction"] == len(shared)
+    assert len(out.dags) == len(rows) - len(shared)

@@ -17,8 +17,9 @@ object; ``semantics.interaction == "unified"`` uses the objTime rule in all thre
 Indirect references: an object argument may be ``Query(class, OnlyItem(...))`` (a first / last /
 whole reference, whose referent must exist and be unique); an action argument may be
 ``ToAction(verb, <object>)`` (``Vocab.actions_named``; when several classes share the pair, the one
-occurring in the video, no answer unless exactly one does). Malformed programs (unknown shape, a
-relation where an object is needed, unfilled slots) raise ``TensorQAError``: they are not questions.
+occurring in the video; when several occur, ``semantics.resolve_to_action``: the one the question
+was built from). Malformed programs (unknown shape, a relation where an object is needed, unfilled
+slots) raise ``TensorQAError``: they are not questions.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from tensorqa.errors import TensorQAError
 from tensorqa.engine.primitives import registry
 from tensorqa.engine.program import Call, Items, Node, Slot, Word, parse_program, verb_index
 from tensorqa.engine.scalar.video import Entity, NoAnswer, ScalarVideo, Undefined, Window, scene_of
-from tensorqa.engine.semantics import AGQA, Semantics, get_semantics
+from tensorqa.engine.semantics import AGQA, Semantics, get_semantics, resolve_to_action
 from tensorqa.scenes.batch import VideoScene
 from tensorqa.scenes.vocab import vocab
 
@@ -87,6 +88,7 @@ class _Walker:
         self.v = video
         self.sem = sem
         self.vocab = vocab()
+        self.built_from: tuple = ()  # the classes the running question was built from (resolve_to_action)
 
     def answer(self, node: Node):
         if isinstance(node, Call) and (node.func in ("Exists", "AND", "XOR", "Equals", "Compare", "Choose")
@@ -175,10 +177,11 @@ class _Walker:
         if not classes:
             raise NoAnswer(f"no action has verb {verb_word.text!r} and object {voc.object_english[o]!r}")
         present = [a for a in classes if self.v.instances_of(a)]
-        if len(present) != 1:
+        a = resolve_to_action(present, self.sem, self.built_from)
+        if a is None:
             raise NoAnswer(f"ToAction({verb_word.text}, {voc.object_english[o]}) matches "
                            f"{len(present)} actions of the video")
-        return present[0]
+        return a
 
     def window(self, node: Node) -> Window:
         if _is_word(node, "video"):
@@ -364,13 +367,17 @@ class VideoExecutor:
         self.semantics = get_semantics(semantics)
         self._walker = _Walker(self.video, self.semantics)
 
-    def run(self, program: Node | str) -> "str | Undefined":
-        """The released answer of ``program`` (text or tree) on this video, or Undefined."""
+    def run(self, program: Node | str, actions=()) -> "str | Undefined":
+        """The released answer of ``program`` (text or tree) on this video, or Undefined.
+        ``actions``: see :func:`run_program`."""
         node = parse_program(program) if isinstance(program, str) else program
+        self._walker.built_from = tuple(actions)
         try:
             return render(self._walker.answer(node))
         except NoAnswer as u:
             return Undefined(str(u))
+        finally:
+            self._walker.built_from = ()
 
     def window_frames(self, window: Node | str) -> "list[int] | Undefined":
         """A window's keyframes (Charades frame numbers, ascending), or Undefined when the window
@@ -384,16 +391,19 @@ class VideoExecutor:
 
 
 def run_program(program: Node | str, source, video_id: str | None = None,
-                semantics: Semantics | str = AGQA) -> "str | Undefined":
+                semantics: Semantics | str = AGQA, actions=()) -> "str | Undefined":
     """Answer ``program`` on one video.
 
     program: a program tree or AGQA program text (no unfilled slots).
     source: a ``SceneStore``, a ``SceneBatch``, a ``VideoScene`` or a dict video_id -> VideoScene.
     video_id: the video (optional when ``source`` is a VideoScene).
     semantics: a :class:`Semantics` or a preset name ("agqa", "strict").
+    actions: the action classes the question's indirect-object actions were built from (ids such
+      as ``c043`` or indices: a record's action slots whose ``_ref`` is set), for a ``ToAction``
+      that fits several actions of the video (``semantics.resolve_to_action``); optional.
     Returns the released answer string, or :class:`Undefined` with the reason.
     """
-    return VideoExecutor(scene_of(source, video_id), semantics).run(program)
+    return VideoExecutor(scene_of(source, video_id), semantics).run(program, actions)
 
 
 def localize_frames(window: Node | str, source, video_id: str | None = None,
