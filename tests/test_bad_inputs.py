@@ -459,11 +459,15 @@ def test_13_datasets_loads_a_pool_whose_test_split_is_empty(tmp_path, capsys):
     assert main(["split", str(tmp_path / "bal"), "--out", str(tmp_path / "split"), "--quiet"]) == 0
     capsys.readouterr()
     for folder in (out, tmp_path / "bal", tmp_path / "split"):
-        assert pq.read_table(sorted((folder / "data").glob("test-*.parquet"))[0]).num_rows == 0
+        assert not list((folder / "data").glob("test-*")) and list((folder / "data").glob("train-*.parquet"))
         card = (folder / "README.md").read_text()
         assert "split: train" in card and "split: test" not in card
+        rows = pq.read_table(folder / "data").num_rows
         ds = datasets.load_dataset(str(folder), cache_dir=str(tmp_path / "hf-cache"))
-        assert list(ds) == ["train"] and ds["train"].num_rows > 0
+        assert list(ds) == ["train"] and ds["train"].num_rows == rows > 0
+        # the files alone, without the card: splits named by the file names
+        ds = datasets.load_dataset("parquet", data_dir=str(folder / "data"), cache_dir=str(tmp_path / "hf-cache"))
+        assert list(ds) == ["train"] and ds["train"].num_rows == rows
 
 
 # -- 14. the README's public API imports ---------------------------------------------------------------------

@@ -3,7 +3,7 @@
 Hugging Face layout::
 
     OUT/README.md                                   dataset card with a ``configs`` block
-    OUT/data/<split>-<i:05d>-of-<K:05d>.parquet     shard i of K, one file per split
+    OUT/data/<split>-<i:05d>-of-<K:05d>.parquet     shard i of K, one file per split with rows
     OUT/data/.done-<i:05d>-of-<K:05d>.json          written last: shard i is complete
 
 A shard is written to ``*.partial`` files renamed at the end, then its ``.done`` marker, which

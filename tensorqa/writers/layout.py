@@ -2,7 +2,7 @@
 pool-level facts the done markers record, the dataset card, and reading a pool back as one table.
 
     OUT/README.md                                   dataset card with a ``configs`` block
-    OUT/data/<split>-<i:05d>-of-<K:05d>.parquet     shard i of K, one file per split
+    OUT/data/<split>-<i:05d>-of-<K:05d>.parquet     shard i of K, one file per split with rows
     OUT/data/.done-<i:05d>-of-<K:05d>.json          written last: shard i is complete
 """
 
@@ -103,8 +103,7 @@ def write_dataset_card(out: str | os.PathLike, title: str, body: str = "") -> Pa
 
     Only the splits that have rows are declared (:func:`splits_with_rows`): ``datasets.load_dataset``
     refuses a declared split whose files hold no rows ("corresponds to no data"), and a small store
-    or a range of train videos gives an empty test split. The empty split's shard files stay (every
-    shard has one file per split), undeclared."""
+    or a range of train videos gives an empty test split (the writers write no file for it)."""
     card = ["---", "configs:", "- config_name: default", "  data_files:"]
     for split in splits_with_rows(out) or SPLITS:
         card += [f"  - split: {split}", f"    path: data/{split}-*"]
@@ -114,20 +113,25 @@ def write_dataset_card(out: str | os.PathLike, title: str, body: str = "") -> Pa
     return path
 
 
+# the order splits are declared in: CLEVR's train / val / test and AGQA's train / test, others after
+_SPLIT_ORDER = ("train", "val", "validation", "test")
+
+
 def splits_with_rows(out: str | os.PathLike) -> list[str]:
-    """The splits whose Parquet shards in ``OUT/data`` hold at least one row (row counts from the
-    files' footers: nothing is read but metadata)."""
-    found = []
-    for split in SPLITS:
-        for f in sorted(Path(out, "data").glob(f"{split}-*.parquet")):
-            try:
-                rows = pq.ParquetFile(f).metadata.num_rows
-            except (OSError, pa.ArrowException):
-                rows = 1  # unreadable here: declared, and the reader names the file
-            if rows:
-                found.append(split)
-                break
-    return found
+    """The splits whose Parquet shards ``OUT/data/<split>-<i>-of-<K>.parquet`` hold at least one row
+    (row counts from the files' footers: nothing is read but metadata), train, val, test first."""
+    found = set()
+    for f in sorted(Path(out, "data").glob("*.parquet")):
+        m = re.fullmatch(r"(\w+)-\d{5}-of-\d{5}\.parquet", f.name)
+        if not m or m.group(1) in found:
+            continue
+        try:
+            rows = pq.ParquetFile(f).metadata.num_rows
+        except (OSError, pa.ArrowException):
+            rows = 1  # unreadable here: declared, and the reader names the file
+        if rows:
+            found.add(m.group(1))
+    return sorted(found, key=lambda s: (_SPLIT_ORDER.index(s) if s in _SPLIT_ORDER else len(_SPLIT_ORDER), s))
 
 
 def read_pool(out: str | os.PathLike, columns: list[str] | None = None) -> pa.Table:
