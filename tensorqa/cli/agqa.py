@@ -155,7 +155,9 @@ def _generate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of question-frame choice")
     p.add_argument("--semantics", choices=("agqa", "clevr", "strict"), default="agqa",
                    help="the generator's quirks (default: AGQA's, or CLEVR's on a CLEVR store) or the clean reading")
-    p.add_argument("--max-videos", type=int, default=None, help="only the first N videos (scenes) of the store")
+    p.add_argument("--max-videos", type=int, default=None, metavar="N",
+                   help="only N videos, keeping the store's split proportions (each split's share, drawn from its "
+                        "videos with --seed: the same N and seed give the same videos); CLEVR stores: the first N scenes")
     p.add_argument("--jobs", type=_jobs, default=1,
                    help="shard processes to run side by side on this machine (default 1; 'auto': one per core, "
                         "as many as the memory holds; rendering and writing use one core per process, GPU or not); "

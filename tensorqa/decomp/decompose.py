@@ -82,7 +82,14 @@ class _PoolQuestions:
             raise TensorQAError(f"{pool}: cannot read the columns {', '.join(POOL_COLUMNS)} "
                                 f"({str(e).splitlines()[0]})") from None
         if split != "all":
+            if not pc.any(pc.equal(table["split"], split)).as_py():
+                has = table.group_by("split").aggregate([("split", "count")]).sort_by("split").to_pylist()
+                raise TensorQAError(f"{pool}: no questions of split {split!r} to decompose (the pool has "
+                                    + (", ".join(f"{r['split_count']:,} {r['split']}" for r in has) or "no questions")
+                                    + "); choose another --split")
             table = table.filter(pc.equal(table["split"], split))
+        if table.num_rows == 0:
+            raise TensorQAError(f"{pool}: no questions to decompose")
         videos = pc.unique(table["video_id"])  # in order of first appearance
         if limit is not None:
             videos = videos[:limit]
