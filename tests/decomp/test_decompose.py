@@ -406,8 +406,9 @@ def test_parquet_only_and_split_selection(mini, tmp_path):
     edges = pq.read_table(tmp_path / "pq/parquet/edges.parquet").to_pylist()
     # question 6 keeps its Interaction composition only (its Between one is left out)
     assert {(e["rule"], e["position"]) for e in edges if e["parent_key"] == "V1-6"} == {("Interaction", 0), ("Interaction", 1)}
-    empty = decompose(root / "pool", tmp_path / "train", store=store, split="train", progress=False)
-    assert empty["questions"] == 0 and json.loads((tmp_path / "train/hierarchies/isolated.json").read_text()) == []
+    with pytest.raises(TensorQAError, match="no questions of split 'train' to decompose"):
+        decompose(root / "pool", tmp_path / "train", store=store, split="train", progress=False)
+    assert not (tmp_path / "train").exists()
 
 
 def test_workers_give_the_same_files(generated, tmp_path):
