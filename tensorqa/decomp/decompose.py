@@ -126,7 +126,7 @@ def decompose(pool: str | os.PathLike, out: str | os.PathLike, store: str | os.P
     """
     from tensorqa.scenes.store import open_store
 
-    t0, c0 = time.perf_counter(), time.process_time()
+    t0, c0 = time.perf_counter(), cpu_seconds()
     pool, out = Path(pool), Path(out)
     if fmt not in FORMATS:
         raise TensorQAError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
@@ -187,15 +187,27 @@ def decompose(pool: str | os.PathLike, out: str | os.PathLike, store: str | os.P
             with ctx.Pool(workers, initializer=_worker_init, initargs=(str(store), sem.name, str(stage), write_json)) as mp:
                 for _ in mp.imap_unordered(_worker_run, tasks, chunksize=4):
                     bar.update()
+                mp.close()
+                mp.join()  # the workers end here, so that their CPU time counts (cpu_seconds)
         bar.close()
     finally:
         src.close()
 
-    report = _finish(stage, parts, questions.videos, params, fmt, time.perf_counter() - t0, time.process_time() - c0)
+    report = _finish(stage, parts, questions.videos, params, fmt, time.perf_counter() - t0, cpu_seconds() - c0)
     if out.exists():
         out.rmdir()  # empty (checked above)
     os.replace(stage, out)
     return report
+
+
+def cpu_seconds() -> float:
+    """CPU seconds of this process and of its ended child processes (the workers) so far."""
+    try:
+        import resource
+    except ImportError:  # no getrusage (Windows): this process only
+        return time.process_time()
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
 
 
 def _decompose_one(v: str, rows: list[dict], scene, sem, stage: Path, parts: Path, write_json: bool) -> None:
@@ -262,7 +274,7 @@ def _finish(stage: Path, parts: Path, videos: list[str], params: dict, fmt: str,
         "fallbacks": dict(sorted(fallbacks.items())),
         "text_collisions": collisions,
         "seconds": round(seconds, 2),        # wall time of this run (a resumed run: its own part)
-        "cpu_seconds": round(cpu_seconds, 2),
+        "cpu_seconds": round(cpu_seconds, 2),  # this process and its workers
         "params": params,
     }
     _write_atomic(stage / "decompose" / "report.json", json.dumps(report, indent=1))

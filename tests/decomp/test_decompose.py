@@ -416,7 +416,16 @@ def test_workers_give_the_same_files(generated, tmp_path):
     root, store, _ = generated
     pool = root / "pool"
     one = decompose(pool, tmp_path / "one", store=store, progress=False)
+    import resource
+
+    def children_cpu():
+        r = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return r.ru_utime + r.ru_stime
+
+    before = children_cpu()
     two = decompose(pool, tmp_path / "two", store=store, progress=False, workers=2)
+    workers = children_cpu() - before  # the two worker processes, as the kernel counted them
+    assert workers > 0.5 and two["cpu_seconds"] >= workers  # the report counts them (each starts an interpreter)
     names = sorted(p.name for p in (tmp_path / "one/hierarchies").glob("*.json"))
     assert names and names == sorted(p.name for p in (tmp_path / "two/hierarchies").glob("*.json"))
     for name in names:
