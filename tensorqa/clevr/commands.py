@@ -76,7 +76,9 @@ def run_generate(a: argparse.Namespace) -> int:
         raise TensorQAError(f"{a.store}: a CLEVR store: --format is clevr-json or parquet, not agqa-json")
     num_shards = a.num_shards if a.num_shards is not None else int(os.environ.get("WORLD_SIZE", 1))
     shard = a.shard_index if a.shard_index is not None else int(os.environ.get("RANK", 0))
-    jobs = os.cpu_count() or 1 if a.jobs == "auto" else int(a.jobs)
+    from tensorqa.threads import usable_cores
+
+    jobs = usable_cores() if a.jobs == "auto" else int(a.jobs)
     from tensorqa.agqa.options import checked_run_options
 
     checked_run_options(a.device, a.batch_videos or 1000, a.max_videos)

@@ -329,7 +329,10 @@ def _generate_store(store_path, out, templates_dir, synonyms_path, fmt: str, num
         n_sub = num_shards * jobs
         args = [(store_path, templates_dir, synonyms_path, opt, n_sub, shard_index * jobs + j, max_scenes, json_out)
                 for j in range(jobs)]
-        with cf.ProcessPoolExecutor(jobs, mp_context=mp.get_context("spawn")) as ex:
+        from tensorqa.threads import set_torch_threads, torch_threads
+
+        with cf.ProcessPoolExecutor(jobs, mp_context=mp.get_context("spawn"), initializer=set_torch_threads,
+                                    initargs=(jobs, torch_threads(jobs))) as ex:
             parts = list(ex.map(_job, args))
         info, scenes = parts[0][1], sum(p[2] for p in parts)
         if all(p[0].get("compiled") for p in parts):

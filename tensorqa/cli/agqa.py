@@ -163,8 +163,8 @@ def _generate_arguments(p: argparse.ArgumentParser) -> None:
                         "as many as the memory holds; rendering and writing use one core per process, GPU or not); "
                         "same records as one process")
     p.add_argument("--threads", type=int, default=None,
-                   help="torch CPU threads per process (default: torch's choice, or cores / jobs with --jobs; "
-                        "use 1 per process when running shards side by side)")
+                   help="torch CPU threads per process (default: OMP_NUM_THREADS if set, else the cores this "
+                        "process may use that other processes leave idle, shared among --jobs)")
     p.add_argument("--grounding", action=argparse.BooleanOptionalAction, default=None,
                    help="fill sg_grounding (question spans -> scene-graph vertex ids; default: on for agqa-json, off for parquet)")
     p.add_argument("--kernels", choices=("auto", "on", "off"), default="auto",
@@ -187,6 +187,11 @@ def _jobs(text: str) -> int | str:
 @command("generate", "generate AGQA's unbalanced question pool from a scene store", _generate_arguments)
 def run_generate(a: argparse.Namespace) -> int:
     from tensorqa.scenes.static_store import is_static_store
+    from tensorqa.threads import set_torch_threads
+
+    if a.threads is not None and a.threads < 1:
+        raise TensorQAError(f"--threads must be at least 1, got {a.threads}")
+    set_torch_threads(threads=a.threads)
 
     if is_static_store(a.store):
         a.fmt = a.fmt or "clevr-json"
@@ -238,6 +243,9 @@ def run_ablate(a: argparse.Namespace) -> int:
     if clevr_commands.is_clevr_input(a.store):
         return clevr_commands.run_ablate(a)
     from tensorqa.ablation import ablate_store, format_ablation, write_report
+    from tensorqa.threads import set_torch_threads
+
+    set_torch_threads()
 
     for flag, path in (("--out", a.out), ("--questions", a.questions)):  # before minutes of work
         if path:

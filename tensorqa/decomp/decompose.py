@@ -184,7 +184,10 @@ def decompose(pool: str | os.PathLike, out: str | os.PathLike, store: str | os.P
         else:
             # spawn, not fork: forking a process whose torch / Arrow thread pools hold locks can hang
             ctx = multiprocessing.get_context("spawn")
-            with ctx.Pool(workers, initializer=_worker_init, initargs=(str(store), sem.name, str(stage), write_json)) as mp:
+            from tensorqa.threads import torch_threads
+
+            init = (str(store), sem.name, str(stage), write_json, torch_threads(workers))
+            with ctx.Pool(workers, initializer=_worker_init, initargs=init) as mp:
                 for _ in mp.imap_unordered(_worker_run, tasks, chunksize=4):
                     bar.update()
                 mp.close()
@@ -221,8 +224,11 @@ def _decompose_one(v: str, rows: list[dict], scene, sem, stage: Path, parts: Pat
 _worker: dict = {}
 
 
-def _worker_init(store: str, semantics: str, stage: str, write_json: bool) -> None:
+def _worker_init(store: str, semantics: str, stage: str, write_json: bool, threads: int) -> None:
     from tensorqa.scenes.store import open_store
+    from tensorqa.threads import set_torch_threads
+
+    set_torch_threads(threads=threads)  # the workers share the cores (tensorqa.threads)
 
     _worker.update(src=open_store(store), sem=get_semantics(semantics), stage=Path(stage),
                    parts=Path(stage) / "decompose" / "parts", write_json=write_json)
