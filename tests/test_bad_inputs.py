@@ -216,7 +216,8 @@ def test_4_jobs_bounds(tmp_path, store, capsys):
     # more processes than videos: one per video (3 shards), not 64 idle ones
     r = run("generate", store, "--out", out, "--templates", "objWhat", "--jobs", "64", "--quiet")
     assert r.returncode == 0, r.stderr
-    assert len(list((out / "data").glob("train-*.parquet"))) == 3
+    assert len(list((out / "data").glob(".done-*-of-00003.json"))) == 3
+    assert {p.name.split("-")[1] for p in (out / "data").glob("*.parquet")} == {"00000", "00001", "00002"}
     assert "leaked" not in r.stderr and "Traceback" not in r.stderr, r.stderr
     assert not list(out.glob(".lock-*"))
 
@@ -252,7 +253,7 @@ def test_5_full_disk_names_the_file_and_leaves_no_partial(tmp_path, store):
     assert_user_error(_with_file_limit(work, 20_000, "pack", "--videos", "30", "--out", "x.h5", "--quiet"), "x.h5")
     assert_user_error(_with_file_limit(work, 2_000, "generate", store, "--out", "pool", "--templates", "objWhat",
                                        "--quiet"), "pool/data/")
-    assert_user_error(_with_file_limit(work, 2_000, "export-agqa", store, "--out", "g.pkl"), "g.pkl")
+    assert_user_error(_with_file_limit(work, 2_000, "export-agqa", store, "--out", "g.pkl", "--quiet"), "g.pkl")
     no_partials(work)
     assert not (work / "x.h5").exists() and not (work / "g.pkl").exists()
 
@@ -459,11 +460,15 @@ def test_13_datasets_loads_a_pool_whose_test_split_is_empty(tmp_path, capsys):
     assert main(["split", str(tmp_path / "bal"), "--out", str(tmp_path / "split"), "--quiet"]) == 0
     capsys.readouterr()
     for folder in (out, tmp_path / "bal", tmp_path / "split"):
-        assert pq.read_table(sorted((folder / "data").glob("test-*.parquet"))[0]).num_rows == 0
+        assert not list((folder / "data").glob("test-*")) and list((folder / "data").glob("train-*.parquet"))
         card = (folder / "README.md").read_text()
         assert "split: train" in card and "split: test" not in card
+        rows = pq.read_table(folder / "data").num_rows
         ds = datasets.load_dataset(str(folder), cache_dir=str(tmp_path / "hf-cache"))
-        assert list(ds) == ["train"] and ds["train"].num_rows > 0
+        assert list(ds) == ["train"] and ds["train"].num_rows == rows > 0
+        # the files alone, without the card: splits named by the file names
+        ds = datasets.load_dataset("parquet", data_dir=str(folder / "data"), cache_dir=str(tmp_path / "hf-cache"))
+        assert list(ds) == ["train"] and ds["train"].num_rows == rows
 
 
 # -- 14. the documented tour's public API imports ---------------------------------------------------------------------

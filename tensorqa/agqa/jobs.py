@@ -36,6 +36,7 @@ from tensorqa.agqa.pipeline import generate_shard
 from tensorqa.agqa.options import (StageTimes, default_grounding, record_params, refuse_other_shard_counts,
                                    resolve_templates, shard_lock_name,
                                    shared_gpu, videos_used)
+from tensorqa.threads import torch_threads, usable_cores  # noqa: F401  (usable_cores: callers of jobs)
 
 # statistics summed over shards: StageTimes' counters and stage seconds
 SUMMED = tuple(f.name for f in fields(StageTimes) if f.name != "per_template")
@@ -66,11 +67,6 @@ def memory_gib() -> float | None:
     except (OSError, ValueError):
         pass
     return min(limits) if limits else None
-
-
-def usable_cores() -> int:
-    """The cores this process may run on (its CPU affinity where the OS reports one)."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 def auto_jobs(device: str = "cpu") -> int:
@@ -196,7 +192,7 @@ def _locked_run(jobs: int, progress: bool, threads: int | None, kwargs: dict) ->
 
 
 def _run_jobs(jobs: int, n: int, progress: bool, threads: int | None, kwargs: dict) -> dict:
-    kwargs["threads"] = threads or max(1, usable_cores() // jobs)
+    kwargs["threads"] = threads or torch_threads(jobs)
     ctx = mp.get_context("spawn")
     done = ctx.Array("q", 2 * jobs, lock=False)  # per shard: videos done, questions so far (one writer each)
     results = ctx.Queue()

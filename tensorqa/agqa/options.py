@@ -82,8 +82,33 @@ def check_seed(seed, flag: str = "--seed") -> int:
 
 
 def videos_used(src, max_videos: int | None) -> int:
-    """How many of the store's videos a run reads: all, or the first ``max_videos``."""
+    """How many of the store's videos a run reads: all, or ``max_videos``."""
     return len(src) if max_videos is None else min(len(src), max_videos)
+
+
+def selected_videos(src, max_videos: int | None, seed: int = 0) -> np.ndarray:
+    """int64[n], increasing: the store positions of the videos ``generate`` reads. All of them, or
+    ``max_videos`` that keep the store's split proportions: each split gets its share of
+    ``max_videos`` (largest remainders, a tie to the alphabetically first split; at least one video for a split that has some, while
+    ``max_videos`` allows), drawn uniformly from the split's videos by a generator seeded with
+    ``seed``. So the same store, count and seed give the same videos, and a store whose test videos
+    come last still gives a test split."""
+    n = videos_used(src, max_videos)
+    if n == len(src):
+        return np.arange(n, dtype=np.int64)
+    splits = np.asarray(src.splits)
+    names, code, sizes = np.unique(splits, return_inverse=True, return_counts=True)
+    exact = n * sizes / len(src)
+    share = np.floor(exact).astype(np.int64)
+    for i in np.argsort(-(exact - share), kind="stable")[:n - share.sum()]:
+        share[i] += 1
+    for i in np.flatnonzero(share == 0):  # a split without a video while others have several
+        j = int(np.argmax(share))
+        if share[j] > 1:
+            share[i], share[j] = 1, share[j] - 1
+    rng = np.random.default_rng(seed)
+    picked = [rng.choice(np.flatnonzero(code == i), int(share[i]), replace=False) for i in range(len(names))]
+    return np.sort(np.concatenate(picked)).astype(np.int64)
 
 
 def default_grounding(fmt: str, grounding: bool | None) -> bool:

@@ -1,7 +1,8 @@
 """``generate`` for one shard: a scene store -> AGQA's unbalanced question pool, streamed in blocks of
 videos (:func:`.blocks.generate_block`) into the shard's writer; memory is bounded by the block size.
 
-Shards: shard i of K takes the i-th contiguous range of videos; ``--num-shards`` and
+Shards: shard i of K takes the i-th contiguous range of the run's videos (all of the store's, or
+``max_videos`` of them in the store's split proportions: :func:`.options.selected_videos`); ``--num-shards`` and
 ``--shard-index`` default from torchrun's WORLD_SIZE and RANK. Several processes on one machine:
 :mod:`.jobs`; the entry point that picks between them: :mod:`.run`."""
 
@@ -25,8 +26,8 @@ from tensorqa.engine.semantics import get_semantics
 from tensorqa.scenes.store import open_store
 from tensorqa.writers import AgqaJsonShardWriter, ParquetShardWriter, resume_shard, write_dataset_card
 from tensorqa.agqa.options import (StageTimes, check_seed, checked_run_options, default_grounding, rank_device,
-                                   record_params, refuse_other_shard_counts, resolve_templates, shard_lock_name, shard_range, store_rel_obj_counts,
-                                   videos_used)
+                                   record_params, refuse_other_shard_counts, resolve_templates, selected_videos,
+                                   shard_lock_name, shard_range, store_rel_obj_counts)
 from tensorqa.agqa.blocks import generate_block
 
 
@@ -73,7 +74,8 @@ def generate_shard(store: str | os.PathLike, out: str | os.PathLike, templates: 
     names = resolve_templates(templates, include_retired)
     sem = get_semantics(semantics)
     src = open_store(store)
-    n = videos_used(src, max_videos)
+    videos = selected_videos(src, max_videos, seed)
+    n = len(videos)
     a, b = shard_range(n, num_shards, shard_index)
     grounding = default_grounding(fmt, grounding)
     params = record_params(src, names, seed, sem.name, fmt, grounding, n)
@@ -107,7 +109,7 @@ def generate_shard(store: str | os.PathLike, out: str | os.PathLike, templates: 
     gc.disable()  # blocks make no reference cycles; the collector's scans were 2 % of a run
     try:
         with torch.inference_mode():
-            for batch in src.blocks(batch_videos, a, b, device=device):
+            for batch in src.blocks_of(videos[a:b], batch_videos, device=device):
                 if grounding:
                     table, cells = generate_block(batch, names, rel_obj_counts, sem, seed, times, with_cells=True)
                     t0 = time.perf_counter()

@@ -1,5 +1,6 @@
 """``stats``: what a pool holds — questions per template beside AGQA's Table 14 counts, answer
-distributions per template, steps histogram. Computed with pyarrow group-bys over the columns."""
+distributions per template, steps histogram. Counted with pyarrow group-bys batch by batch over
+five columns (strings as dictionary codes), so memory holds a batch, not the pool."""
 
 from __future__ import annotations
 
@@ -7,20 +8,42 @@ import math
 
 
 from tensorqa.agqa.templates import TEMPLATES
-from tensorqa.writers import read_pool
+from tensorqa.writers import iter_pool
+
+COLUMNS = ["template", "answer", "steps", "split", "structural"]
+BATCH_ROWS = 1 << 20  # rows counted at a time
+
+
+def _count(counts: dict, batch, keys: list[str]) -> None:
+    """Add the batch's row counts per value of ``keys`` to ``counts`` (keys in order of first appearance)."""
+    import pyarrow as pa
+
+    table = pa.Table.from_batches([batch]).select(keys)
+    groups = table.group_by(keys, use_threads=False).aggregate([([], "count_all")])
+    values = [groups[k].to_pylist() for k in keys]
+    for key, n in zip(zip(*values), groups["count_all"].to_pylist()):
+        key = key if len(keys) > 1 else key[0]
+        counts[key] = counts.get(key, 0) + n
 
 
 def pool_stats(pool: str, top: int = 5) -> dict:
-    t = read_pool(pool, columns=["template", "answer", "steps", "split", "structural"])
-    per_template = {r["template"]: r["count"] for r in
-                    t.group_by("template").aggregate([("template", "count")]).rename_columns(["template", "count"]).to_pylist()}
-    answers = t.group_by(["template", "answer"]).aggregate([("answer", "count")]).to_pylist()
+    per_template: dict = {}
+    answer_counts: dict = {}
+    step_counts: dict = {}
+    splits: dict = {}
+    structural: dict = {}
+    questions = 0
+    for batch in iter_pool(pool, COLUMNS, dictionary=("template", "answer", "split", "structural"), batch_rows=BATCH_ROWS):
+        questions += batch.num_rows
+        _count(per_template, batch, ["template"])
+        _count(answer_counts, batch, ["template", "answer"])
+        _count(step_counts, batch, ["steps"])
+        _count(splits, batch, ["split"])
+        _count(structural, batch, ["structural"])
     dist: dict[str, list] = {}
-    for r in sorted(answers, key=lambda r: (r["template"], -r["answer_count"], r["answer"])):
-        dist.setdefault(r["template"], []).append((r["answer"], r["answer_count"]))
-    steps = {int(r["steps"]): r["steps_count"] for r in t.group_by("steps").aggregate([("steps", "count")]).to_pylist()}
-    splits = {r["split"]: r["split_count"] for r in t.group_by("split").aggregate([("split", "count")]).to_pylist()}
-    structural = {r["structural"]: r["structural_count"] for r in t.group_by("structural").aggregate([("structural", "count")]).to_pylist()}
+    for (template, answer), n in sorted(answer_counts.items(), key=lambda r: (r[0][0], -r[1], r[0][1])):
+        dist.setdefault(template, []).append((answer, n))
+    steps = {int(k): n for k, n in step_counts.items()}
     rows = []
     for name, spec in TEMPLATES.items():
         n = per_template.get(name, 0)
@@ -30,7 +53,7 @@ def pool_stats(pool: str, top: int = 5) -> dict:
         rows.append({"template": name, "questions": n, "agqa_unbalanced": int(spec.table14_unbalanced_k * 1000),
                      "answers": len(d), "entropy_bits": round(entropy, 2),
                      "top_answers": [(a, round(c / total, 3)) for a, c in d[:top]]})
-    return {"questions": t.num_rows, "splits": splits, "structural": structural, "steps": dict(sorted(steps.items())),
+    return {"questions": questions, "splits": splits, "structural": structural, "steps": dict(sorted(steps.items())),
             "templates": rows}
 
 

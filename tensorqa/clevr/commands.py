@@ -15,6 +15,8 @@ def add_pack_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("CLEVR (static scenes)")
     g.add_argument("--clevr", type=int, metavar="N", help="pack N sampled CLEVR-like scenes (seeded by --seed)")
     g.add_argument("--clevr-scenes", nargs="+", metavar="FILE", help="pack CLEVR scene files (CLEVR_*_scenes.json)")
+    g.add_argument("--clevr-split", choices=("train", "val", "test"), default="train",
+                   help="the CLEVR split of the --clevr scenes (default train; image names CLEVR_<split>_<index>.png)")
 
 
 def add_generate_arguments(p: argparse.ArgumentParser) -> None:
@@ -56,7 +58,8 @@ def run_pack(a: argparse.Namespace) -> int:
     else:
         if a.clevr < 1:
             raise TensorQAError(f"--clevr: needs at least 1 scene, not {a.clevr}")
-        scenes, info, src = sample_scenes(a.clevr, seed=a.seed), {"split": "new", "version": "tensorqa-sampler"}, f"clevr-sampler:seed={a.seed}"
+        scenes = sample_scenes(a.clevr, seed=a.seed, split=a.clevr_split)
+        info, src = {"split": a.clevr_split, "version": "tensorqa-sampler"}, f"clevr-sampler:seed={a.seed}"
     out = write_static_store(a.out, scenes, source=src, info=info)
     with StaticStore(out) as s:
         print(f"wrote {out}: {len(s):,} CLEVR scenes, {int(s.num_objects.sum()):,} objects, "
@@ -73,7 +76,9 @@ def run_generate(a: argparse.Namespace) -> int:
         raise TensorQAError(f"{a.store}: a CLEVR store: --format is clevr-json or parquet, not agqa-json")
     num_shards = a.num_shards if a.num_shards is not None else int(os.environ.get("WORLD_SIZE", 1))
     shard = a.shard_index if a.shard_index is not None else int(os.environ.get("RANK", 0))
-    jobs = os.cpu_count() or 1 if a.jobs == "auto" else int(a.jobs)
+    from tensorqa.threads import usable_cores
+
+    jobs = usable_cores() if a.jobs == "auto" else int(a.jobs)
     from tensorqa.agqa.options import checked_run_options
 
     checked_run_options(a.device, a.batch_videos or 1000, a.max_videos)

@@ -155,14 +155,16 @@ def _generate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of question-frame choice")
     p.add_argument("--semantics", choices=("agqa", "clevr", "strict"), default="agqa",
                    help="the generator's quirks (default: AGQA's, or CLEVR's on a CLEVR store) or the clean reading")
-    p.add_argument("--max-videos", type=int, default=None, help="only the first N videos (scenes) of the store")
+    p.add_argument("--max-videos", type=int, default=None, metavar="N",
+                   help="only N videos, keeping the store's split proportions (each split's share, drawn from its "
+                        "videos with --seed: the same N and seed give the same videos); CLEVR stores: the first N scenes")
     p.add_argument("--jobs", type=_jobs, default=1,
                    help="shard processes to run side by side on this machine (default 1; 'auto': one per core, "
                         "as many as the memory holds; rendering and writing use one core per process, GPU or not); "
                         "same records as one process")
     p.add_argument("--threads", type=int, default=None,
-                   help="torch CPU threads per process (default: torch's choice, or cores / jobs with --jobs; "
-                        "use 1 per process when running shards side by side)")
+                   help="torch CPU threads per process (default: OMP_NUM_THREADS if set, else the cores this "
+                        "process may use that other processes leave idle, shared among --jobs)")
     p.add_argument("--grounding", action=argparse.BooleanOptionalAction, default=None,
                    help="fill sg_grounding (question spans -> scene-graph vertex ids; default: on for agqa-json, off for parquet)")
     p.add_argument("--kernels", choices=("auto", "on", "off"), default="auto",
@@ -185,6 +187,11 @@ def _jobs(text: str) -> int | str:
 @command("generate", "generate AGQA's unbalanced question pool from a scene store", _generate_arguments)
 def run_generate(a: argparse.Namespace) -> int:
     from tensorqa.scenes.static_store import is_static_store
+    from tensorqa.threads import set_torch_threads
+
+    if a.threads is not None and a.threads < 1:
+        raise TensorQAError(f"--threads must be at least 1, got {a.threads}")
+    set_torch_threads(threads=a.threads)
 
     if is_static_store(a.store):
         a.fmt = a.fmt or "clevr-json"
@@ -239,6 +246,9 @@ def run_ablate(a: argparse.Namespace) -> int:
     if clevr_commands.is_clevr_input(a.store):
         return clevr_commands.run_ablate(a)
     from tensorqa.ablation import ablate_store, format_ablation, write_report
+    from tensorqa.threads import set_torch_threads
+
+    set_torch_threads()
 
     for flag, path in (("--out", a.out), ("--questions", a.questions)):  # before minutes of work
         if path:

@@ -35,6 +35,9 @@ def _decompose_arguments(p: argparse.ArgumentParser) -> None:
          _decompose_arguments)
 def run_decompose(a: argparse.Namespace) -> int:
     from tensorqa.decomp.decompose import decompose, format_report
+    from tensorqa.threads import set_torch_threads
+
+    set_torch_threads()  # the workers: decompose sets theirs
 
     check_output_folder(a.out)
     report = decompose(a.pool, a.out, store=a.store, split=a.split, limit=a.limit, fmt=a.fmt,

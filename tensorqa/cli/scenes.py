@@ -35,6 +35,9 @@ def _pack_arguments(p: argparse.ArgumentParser) -> None:
 def run_pack(a: argparse.Namespace) -> int:
     from tensorqa.scenes.augment import AugmentConfig
     from tensorqa.scenes.pack import pack_action_genome, pack_agqa_stsgs, pack_charades, pack_default
+    from tensorqa.threads import set_torch_threads
+
+    set_torch_threads()
 
     config = AugmentConfig(
         merge_synonyms=not a.no_merge_synonyms, adjust_boundaries=not a.no_adjust_boundaries,
@@ -76,6 +79,9 @@ def _info_arguments(p: argparse.ArgumentParser) -> None:
 def run_info(a: argparse.Namespace) -> int:
     from tensorqa.scenes.info import format_info, store_info
     from tensorqa.scenes.store import open_store
+    from tensorqa.threads import set_torch_threads
+
+    set_torch_threads()
 
     with open_store(a.store) as s:
         info = store_info(s)
@@ -88,17 +94,21 @@ def _export_agqa_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("store", help="a store written by tensorqa pack")
     p.add_argument("--out", required=True, metavar="FILE.pkl", help="output pickle in AGQA's stsgs layout; written atomically")
     p.add_argument("--videos", nargs="+", metavar="ID", help="export only these videos (default: all)")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
 @command("export-agqa", "write scene graphs as an AGQA stsgs pickle, for AGQA program executors", _export_agqa_arguments)
 def run_export_agqa(a: argparse.Namespace) -> int:
     from tensorqa.scenes.export_agqa import export_agqa
     from tensorqa.scenes.store import open_store
+    from tensorqa.threads import set_torch_threads
+
+    set_torch_threads()
 
     check_output_file(a.out, what="the output is a pickle file")  # before the graphs are built
     t0 = time.perf_counter()
     with open_store(a.store) as s:
-        out = export_agqa(s, a.out, video_ids=a.videos)
+        out = export_agqa(s, a.out, video_ids=a.videos, progress=not a.quiet)
         count = len(s) if a.videos is None else len(set(a.videos))
     print(f"wrote {out}: {count:,} video{'' if count == 1 else 's'}, {out.stat().st_size / 2**20:.1f} MiB in {time.perf_counter() - t0:.1f} s")
     return 0

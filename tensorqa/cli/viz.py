@@ -24,6 +24,9 @@ def run_show(a: argparse.Namespace) -> int:
 
     pyplot("show")  # the extra, before any reading
     from tensorqa.viz.show import show
+    from tensorqa.threads import set_torch_threads
+
+    set_torch_threads()
 
     data = show(a.store, a.video, a.out, pool=a.pool, question=a.question, semantics=a.semantics)
     g = data["grounding"]

@@ -40,14 +40,16 @@ def _question_groups(h: Hierarchies) -> tuple[pa.Array, pa.Array, pa.Array]:
     return key.take(rows), group.take(rows), answer.take(rows)
 
 
-def _predict(groups: pa.Array, fit_groups: pa.Array, fit_answers: pa.Array, kind: str, seed: int) -> pa.Array:
-    """One answer per entry of ``groups`` from the answer statistics of (fit_groups, fit_answers)."""
+def _predict(groups: pa.Array, fit_groups: pa.Array, fit_answers: pa.Array, kind: str, seed: int,
+             fit_source: str = "") -> pa.Array:
+    """One answer per entry of ``groups`` from the answer statistics of (fit_groups, fit_answers)
+    (``fit_source``: where they come from, for the error that none has an answer)."""
     if kind not in KINDS:
         raise TensorQAError(f"unknown baseline kind {kind!r} (choose from {', '.join(KINDS)})")
     answered = pc.is_valid(fit_answers)
     t = pa.table({"g": fit_groups, "a": fit_answers}).filter(answered)
     if t.num_rows == 0:
-        raise TensorQAError("no ground-truth answers to fit the baseline on")
+        raise TensorQAError(f"{fit_source + ': ' if fit_source else ''}no ground-truth answers to fit the baseline on")
     t = t.append_column("g0", pc.fill_null(t["g"], ""))
     counts = t.group_by(["g0", "a"]).aggregate([("a", "count")]).sort_by([("g0", "ascending"), ("a_count", "descending"),
                                                                           ("a", "ascending")])
@@ -82,9 +84,16 @@ def baseline_predictions(hierarchies, kind: str = "most-likely", seed: int = 0, 
     h = as_hierarchies(hierarchies)
     f = h if fit is None else as_hierarchies(fit)
     keys, groups, _ = _question_groups(h)
+    if len(keys) == 0:
+        raise TensorQAError(f"{_name(hierarchies)}: no questions to predict (no hierarchy and no isolated question)")
     _, fit_groups, fit_answers = _question_groups(f)
-    values = _predict(groups, fit_groups, fit_answers, kind, seed)
+    values = _predict(groups, fit_groups, fit_answers, kind, seed, _name(hierarchies if fit is None else fit))
     return Predictions(keys=keys, values=values, entries=len(keys), source=f"baseline:{kind}")
+
+
+def _name(hierarchies) -> str:
+    """A folder's name for a message, or what stands for in-memory hierarchies."""
+    return str(hierarchies) if isinstance(hierarchies, (str, os.PathLike)) else "the hierarchies"
 
 
 def _pool_files(pool: Path) -> list[Path]:
@@ -113,10 +122,12 @@ def pool_baseline_predictions(pool: str | os.PathLike, kind: str = "most-likely"
             raise TensorQAError(f"{p}: cannot read the pool columns {', '.join(cols)} ({str(e).splitlines()[0]})") from None
         parts.append(t.select(cols).cast(pa.schema([(c, pa.string()) for c in cols])))
     t = pa.concat_tables(parts)
+    if t.num_rows == 0:
+        raise TensorQAError(f"{pool}: no questions to predict")
     fit = t if fit_split is None else t.filter(pc.equal(t["split"], fit_split))
     if fit_split is not None and fit.num_rows == 0:
         raise TensorQAError(f"{pool}: no rows of split {fit_split!r} to fit the baseline on")
-    values = _predict(t["template"], fit["template"], fit["answer"], kind, seed)
+    values = _predict(t["template"], fit["template"], fit["answer"], kind, seed, str(pool))
     keys = t["question_id"].combine_chunks()
     return Predictions(keys=keys, values=values, entries=len(keys), source=f"baseline:{kind}")
 

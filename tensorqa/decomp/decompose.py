@@ -82,7 +82,14 @@ class _PoolQuestions:
             raise TensorQAError(f"{pool}: cannot read the columns {', '.join(POOL_COLUMNS)} "
                                 f"({str(e).splitlines()[0]})") from None
         if split != "all":
+            if not pc.any(pc.equal(table["split"], split)).as_py():
+                has = table.group_by("split").aggregate([("split", "count")]).sort_by("split").to_pylist()
+                raise TensorQAError(f"{pool}: no questions of split {split!r} to decompose (the pool has "
+                                    + (", ".join(f"{r['split_count']:,} {r['split']}" for r in has) or "no questions")
+                                    + "); choose another --split")
             table = table.filter(pc.equal(table["split"], split))
+        if table.num_rows == 0:
+            raise TensorQAError(f"{pool}: no questions to decompose")
         videos = pc.unique(table["video_id"])  # in order of first appearance
         if limit is not None:
             videos = videos[:limit]
@@ -119,7 +126,7 @@ def decompose(pool: str | os.PathLike, out: str | os.PathLike, store: str | os.P
     """
     from tensorqa.scenes.store import open_store
 
-    t0, c0 = time.perf_counter(), time.process_time()
+    t0, c0 = time.perf_counter(), cpu_seconds()
     pool, out = Path(pool), Path(out)
     if fmt not in FORMATS:
         raise TensorQAError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
@@ -177,18 +184,33 @@ def decompose(pool: str | os.PathLike, out: str | os.PathLike, store: str | os.P
         else:
             # spawn, not fork: forking a process whose torch / Arrow thread pools hold locks can hang
             ctx = multiprocessing.get_context("spawn")
-            with ctx.Pool(workers, initializer=_worker_init, initargs=(str(store), sem.name, str(stage), write_json)) as mp:
+            from tensorqa.threads import torch_threads
+
+            init = (str(store), sem.name, str(stage), write_json, torch_threads(workers))
+            with ctx.Pool(workers, initializer=_worker_init, initargs=init) as mp:
                 for _ in mp.imap_unordered(_worker_run, tasks, chunksize=4):
                     bar.update()
+                mp.close()
+                mp.join()  # the workers end here, so that their CPU time counts (cpu_seconds)
         bar.close()
     finally:
         src.close()
 
-    report = _finish(stage, parts, questions.videos, params, fmt, time.perf_counter() - t0, time.process_time() - c0)
+    report = _finish(stage, parts, questions.videos, params, fmt, time.perf_counter() - t0, cpu_seconds() - c0)
     if out.exists():
         out.rmdir()  # empty (checked above)
     os.replace(stage, out)
     return report
+
+
+def cpu_seconds() -> float:
+    """CPU seconds of this process and of its ended child processes (the workers) so far."""
+    try:
+        import resource
+    except ImportError:  # no getrusage (Windows): this process only
+        return time.process_time()
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
 
 
 def _decompose_one(v: str, rows: list[dict], scene, sem, stage: Path, parts: Path, write_json: bool) -> None:
@@ -202,8 +224,11 @@ def _decompose_one(v: str, rows: list[dict], scene, sem, stage: Path, parts: Pat
 _worker: dict = {}
 
 
-def _worker_init(store: str, semantics: str, stage: str, write_json: bool) -> None:
+def _worker_init(store: str, semantics: str, stage: str, write_json: bool, threads: int) -> None:
     from tensorqa.scenes.store import open_store
+    from tensorqa.threads import set_torch_threads
+
+    set_torch_threads(threads=threads)  # the workers share the cores (tensorqa.threads)
 
     _worker.update(src=open_store(store), sem=get_semantics(semantics), stage=Path(stage),
                    parts=Path(stage) / "decompose" / "parts", write_json=write_json)
@@ -255,7 +280,7 @@ def _finish(stage: Path, parts: Path, videos: list[str], params: dict, fmt: str,
         "fallbacks": dict(sorted(fallbacks.items())),
         "text_collisions": collisions,
         "seconds": round(seconds, 2),        # wall time of this run (a resumed run: its own part)
-        "cpu_seconds": round(cpu_seconds, 2),
+        "cpu_seconds": round(cpu_seconds, 2),  # this process and its workers
         "params": params,
     }
     _write_atomic(stage / "decompose" / "report.json", json.dumps(report, indent=1))

@@ -72,6 +72,7 @@ def foils_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="sampling seed (same seed, same pairs, whatever the batch size)")
     p.add_argument("--max-videos", type=int, help="only the first N videos (or scenes)")
     p.add_argument("--batch-videos", "--batch", type=int, default=1024, help="videos (or scenes) per tensor batch")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
 def open_scene_store(path: str):
@@ -89,23 +90,26 @@ def run_foils(a: argparse.Namespace) -> int:
     from tensorqa.foils.generate import generate_pairs, is_static
     from tensorqa.foils.records import write_foil_set
     from tensorqa.outputs import check_output_folder
+    from tensorqa.threads import set_torch_threads
 
     check_output_folder(a.out)
     if a.max_videos is not None and a.max_videos < 1:
         raise TensorQAError(f"--max-videos must be at least 1, got {a.max_videos}")
     if a.batch_videos < 1:
         raise TensorQAError(f"--batch-videos must be at least 1, got {a.batch_videos}")
+    set_torch_threads()
     t0 = time.perf_counter()
     with open_scene_store(a.store) as store:
         kind = "static" if is_static(store) else "video"
-        pairs = generate_pairs(store, seed=a.seed, max_videos=a.max_videos, batch_videos=a.batch_videos)
+        pairs = generate_pairs(store, seed=a.seed, max_videos=a.max_videos, batch_videos=a.batch_videos,
+                               progress=not a.quiet)
         scenes = len(store) if a.max_videos is None else min(a.max_videos, len(store))
     seconds = time.perf_counter() - t0
     summary = baseline_summary([p.instrument for p in pairs], [p.phenomenon for p in pairs], [p.id for p in pairs],
                                [p.caption for p in pairs], [p.foil for p in pairs])
     meta = {"store": os.path.basename(a.store), "scene_kind": kind, "scenes": scenes, "videos": scenes,
             "seed": a.seed, "generation_s": round(seconds, 2), **summary}
-    write_foil_set(pairs, a.out, meta)
+    write_foil_set(pairs, a.out, meta, progress=not a.quiet)
     what = "CLEVR scenes" if kind == "static" else "videos"
     print(f"wrote {a.out}: {len(pairs):,} caption/foil pairs from {scenes:,} {what} in {seconds:.1f} s")
     return 0

@@ -38,28 +38,38 @@ def is_static(store) -> bool:
     return isinstance(store, StaticStore)
 
 
-def collect(store, seed: int = 0, max_videos: int | None = None, batch_videos: int = 1024):
+def collect(store, seed: int = 0, max_videos: int | None = None, batch_videos: int = 1024, progress: bool = False):
     """(rows per instrument over the store's first ``max_videos`` scenes, scene ids, splits); a static
-    store's scene id is its image file name."""
+    store's scene id is its image file name. ``progress``: a bar over the scenes on stderr."""
+    from tqdm import tqdm
+
     static = is_static(store)
     if static:
         from tensorqa.foils.static_phenomena import candidates as scene_candidates
     stop = len(store) if max_videos is None else min(max_videos, len(store))
     parts: dict[str, list[Rows]] = {name: [] for name in INSTRUMENTS}
     ids, splits = [], []
-    for first in range(0, stop, batch_videos):
-        batch = store.batch(first, min(first + batch_videos, stop))
-        ids += batch.image_filenames if static else batch.video_ids
-        splits += batch.splits
-        for name, rows in (scene_candidates if static else candidates)(batch, first, seed).items():
-            parts[name].append(rows)
+    with tqdm(total=stop, desc="foils: candidates", unit="scene" if static else "video", disable=not progress,
+              dynamic_ncols=True) as bar:
+        for first in range(0, stop, batch_videos):
+            batch = store.batch(first, min(first + batch_videos, stop))
+            ids += batch.image_filenames if static else batch.video_ids
+            splits += batch.splits
+            for name, rows in (scene_candidates if static else candidates)(batch, first, seed).items():
+                parts[name].append(rows)
+            bar.update(len(ids) - bar.n)
     return {name: _concat(p) for name, p in parts.items() if p}, ids, splits
 
 
-def build_pairs(rows: dict[str, Rows], ids: list[str], splits: list[str], seed: int = 0) -> list[Pair]:
+def build_pairs(rows: dict[str, Rows], ids: list[str], splits: list[str], seed: int = 0,
+                progress: bool = False) -> list[Pair]:
+    """The pairs of each instrument's candidate rows (``progress``: a bar over the instruments)."""
+    from tqdm import tqdm
+
     v = vocab()
     pairs: list[Pair] = []
-    for name, R in rows.items():
+    for name, R in tqdm(rows.items(), desc="foils: pairs", unit="instrument", disable=not progress,
+                        dynamic_ncols=True):
         phen = INSTRUMENTS[name]
         u_foil = lambda width, name=name, R=R: noise(seed, STREAMS[name], R.video, 100, width)
         if name in ("relations", "action-replacement", "object-swap") or name.startswith("counting"):
@@ -146,8 +156,10 @@ def _pair(name, phen, R: Rows, i: int, f: int, ids, splits, v) -> Pair:
                 classes=which, classes_foil=other, foil_method="first_last_swap", objects=[])
 
 
-def generate_pairs(store, seed: int = 0, max_videos: int | None = None, batch_videos: int = 1024) -> list[Pair]:
-    rows, ids, splits = collect(store, seed, max_videos, batch_videos)
+def generate_pairs(store, seed: int = 0, max_videos: int | None = None, batch_videos: int = 1024,
+                   progress: bool = False) -> list[Pair]:
+    """The caption/foil pairs of a store's scenes (``progress``: bars on stderr)."""
+    rows, ids, splits = collect(store, seed, max_videos, batch_videos, progress)
     if is_static(store):
         return build_static_pairs(rows, ids, splits, seed)
-    return build_pairs(rows, ids, splits, seed)
+    return build_pairs(rows, ids, splits, seed, progress)

@@ -81,9 +81,11 @@ def pairs_table(pairs: list[Pair]) -> pa.Table:
     })
 
 
-def write_foil_set(pairs: list[Pair], out: str | os.PathLike, meta: dict) -> None:
+def write_foil_set(pairs: list[Pair], out: str | os.PathLike, meta: dict, progress: bool = False) -> None:
     """Write into a temporary folder beside ``out``, then move the files in: an earlier set stays whole
-    until the new one is complete."""
+    until the new one is complete. ``progress``: a bar over the files on stderr."""
+    from tqdm import tqdm
+
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=out, prefix=".partial-"))
@@ -92,10 +94,15 @@ def write_foil_set(pairs: list[Pair], out: str | os.PathLike, meta: dict) -> Non
         by_instrument: dict[str, dict] = {}
         for p in pairs:
             by_instrument.setdefault(p.instrument, {})[p.id] = valse_record(p)
+        bar = tqdm(total=len(by_instrument) + 1, desc="foils: write", unit="file", disable=not progress,
+                   dynamic_ncols=True)
         for name, records in by_instrument.items():
             with open(tmp / VALSE_DIR / f"{name}.json", "w", encoding="utf-8") as f:
                 json.dump(records, f, indent=1)
+            bar.update()
         pq.write_table(pairs_table(pairs), tmp / PARQUET)
+        bar.update()
+        bar.close()
         with open(tmp / "meta.json", "w", encoding="utf-8") as f:
             json.dump(meta, f, indent=1)
         if (out / VALSE_DIR).exists():

@@ -220,8 +220,23 @@ def _scenes(store: SceneStore, video_ids: list[str] | None) -> Iterable[VideoSce
             yield store.scene(video_id)
 
 
-def _dump(data: dict, path: Path, levels: int) -> None:
-    """``pickle.dump`` with room for ``levels`` nested saves, written to ``path`` atomically."""
+class _Counted:
+    """A file whose writes advance a progress bar by their bytes."""
+
+    def __init__(self, f, bar):
+        self.f, self.bar = f, bar
+
+    def write(self, data) -> int:
+        n = self.f.write(data)
+        self.bar.update(len(data))
+        return n
+
+
+def _dump(data: dict, path: Path, levels: int, progress: bool = False) -> None:
+    """``pickle.dump`` with room for ``levels`` nested saves, written to ``path`` atomically
+    (``progress``: a bar of the bytes written on stderr)."""
+    from tqdm import tqdm
+
     partial = path.with_name(path.name + ".partial")
     limit = sys.getrecursionlimit()
     stack = threading.stack_size()
@@ -229,8 +244,9 @@ def _dump(data: dict, path: Path, levels: int) -> None:
 
     def write():
         try:
-            with open(partial, "wb") as f:
-                pickle.dump(data, f, protocol=PICKLE_PROTOCOL)
+            with open(partial, "wb") as f, tqdm(desc="export-agqa: pickle", unit="B", unit_scale=True,
+                                                 disable=not progress, dynamic_ncols=True) as bar:
+                pickle.dump(data, _Counted(f, bar) if progress else f, protocol=PICKLE_PROTOCOL)
         except BaseException as e:  # re-raised in the caller's thread
             failure.append(e)
 
@@ -262,13 +278,16 @@ def _dump(data: dict, path: Path, levels: int) -> None:
         raise TensorQAError(f"{path}: cannot write ({e.strerror or e})") from None
 
 
-def export_agqa(store: SceneStore | PathLike, path: PathLike, video_ids: Iterable[str] | None = None) -> Path:
+def export_agqa(store: SceneStore | PathLike, path: PathLike, video_ids: Iterable[str] | None = None,
+                progress: bool = False) -> Path:
     """Write videos of a store as an AGQA stsgs pickle at ``path`` (atomically, via ``path.partial``).
 
     store: a :class:`SceneStore` or the path of one. video_ids: the videos to write, in this order
     (default: all, in store order); an id the store lacks is a :class:`TensorQAError` and nothing
-    is written. Returns ``path``.
+    is written. progress: bars on stderr (the graphs, then the pickle's bytes). Returns ``path``.
     """
+    from tqdm import tqdm
+
     path = Path(path)
     if not path.parent.is_dir():
         raise TensorQAError(f"{path}: output directory {path.parent} does not exist")
@@ -282,10 +301,15 @@ def export_agqa(store: SceneStore | PathLike, path: PathLike, video_ids: Iterabl
             video_ids = list(dict.fromkeys(video_ids))
             for video_id in video_ids:
                 s.index(video_id)  # fail on an unknown id before any work
-        data = {scene.video_id: video_graph(scene) for scene in _scenes(s, video_ids)}
+        data = {}
+        with tqdm(total=len(s) if video_ids is None else len(video_ids), desc="export-agqa: graphs", unit="video",
+                  disable=not progress, dynamic_ncols=True) as bar:
+            for scene in _scenes(s, video_ids):
+                data[scene.video_id] = video_graph(scene)
+                bar.update()
     finally:
         if own:
             s.close()
     most = max((len(g) for g in data.values()), default=0)
-    _dump(data, path, levels=_LEVELS_PER_VERTEX * most + 100)
+    _dump(data, path, levels=_LEVELS_PER_VERTEX * most + 100, progress=progress)
     return path

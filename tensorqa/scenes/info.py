@@ -2,22 +2,35 @@
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from tensorqa.scenes.store import SceneStore
 from tensorqa.scenes.vocab import vocab
 
 
-def store_info(store: SceneStore, block: int = 1024) -> dict:
-    """Summary figures of a store, computed block by block (bounded memory)."""
+def bit_counts(words: np.ndarray) -> np.ndarray:
+    """int64[64]: how many of ``words`` (int64[...], bit sets as :func:`.store.pack_bits` writes
+    them) have each bit set, without unpacking them into booleans."""
+    bits = np.unpackbits(words.astype("<i8", copy=False).view(np.uint8).reshape(-1, 8), axis=-1, bitorder="little")
+    return bits.sum(0, dtype=np.int64)
+
+
+def store_info(store: SceneStore, block: int = 128) -> dict:
+    """Summary figures of a store, read ``block`` videos at a time as the file stores them (packed
+    bits: memory holds a block's words and their bits as bytes, not the block's boolean tensors)."""
     v = vocab()
-    obj_frames = torch.zeros(v.num_objects, dtype=torch.int64)
-    rel_pairs = torch.zeros(v.num_relations, dtype=torch.int64)
-    act_inst = torch.zeros(v.num_actions, dtype=torch.int64)
-    for b in store.blocks(block):
-        obj_frames += b.obj.sum((0, 1))
-        rel_pairs += b.rel.sum((0, 1, 2))
-        act_inst += torch.bincount(b.inst_cls[b.inst_mask], minlength=v.num_actions)
+    obj_frames = np.zeros(v.num_objects, dtype=np.int64)
+    rel_pairs = np.zeros(v.num_relations, dtype=np.int64)
+    act_inst = np.zeros(v.num_actions, dtype=np.int64)
+    for a in range(0, len(store), block):
+        sl = slice(a, min(a + block, len(store)))
+        F, N = int(store.num_frames[sl].max(initial=0)), int(store.num_instances[sl].max(initial=0))
+        obj_frames += bit_counts(store._read("obj_bits", (sl, slice(0, F))))[:v.num_objects]
+        rel_pairs += bit_counts(store._read("rel_bits", (sl, slice(0, F))))[:v.num_relations]
+        cls = store._read("inst_cls", (sl, slice(0, N))).astype(np.int64)
+        act_inst += np.bincount(cls[np.arange(N)[None, :] < store.num_instances[sl, None]], minlength=v.num_actions)
+    obj_frames, rel_pairs, act_inst = map(torch.from_numpy, (obj_frames, rel_pairs, act_inst))
     frames = int(store.num_frames.sum())
     splits = {s: store.splits.count(s) for s in sorted(set(store.splits))}
     return {

@@ -336,11 +336,22 @@ class SceneStore:
     def batch(self, start: int, stop: int, device: str | torch.device = "cpu") -> SceneBatch:
         """Videos ``start:stop`` as a SceneBatch trimmed to the block's own F and N."""
         start, stop, _ = slice(start, stop).indices(len(self))
-        stop = max(stop, start)
-        F = int(self.num_frames[start:stop].max(initial=0))
-        N = int(self.num_instances[start:stop].max(initial=0))
+        return self._batch(slice(start, max(stop, start)), device)
+
+    def take(self, positions: np.ndarray, device: str | torch.device = "cpu") -> SceneBatch:
+        """The videos at ``positions`` (int[B], increasing) as a SceneBatch, as :meth:`batch` gives them."""
+        positions = np.asarray(positions, dtype=np.int64)
+        if len(positions) and (positions[0] < 0 or positions[-1] >= len(self) or (np.diff(positions) <= 0).any()):
+            raise TensorQAError(f"{self.path}: video positions must increase within 0..{len(self) - 1}")
+        if not len(positions) or positions[-1] - positions[0] + 1 == len(positions):  # a run: read it as a slice
+            return self._batch(slice(int(positions[0]), int(positions[-1]) + 1) if len(positions) else slice(0, 0),
+                               device)
+        return self._batch(positions, device)
+
+    def _batch(self, sl: slice | np.ndarray, device: str | torch.device) -> SceneBatch:
+        F = int(self.num_frames[sl].max(initial=0))
+        N = int(self.num_instances[sl].max(initial=0))
         v = vocab()
-        sl = slice(start, stop)
         rd = self._read
         rel_bits = torch.from_numpy(rd("rel_bits", (sl, slice(0, F)))).to(device)
         obj_bits = torch.from_numpy(rd("obj_bits", (sl, slice(0, F)))).to(device)
@@ -356,8 +367,12 @@ class SceneStore:
             inst_start=torch.from_numpy(rd("inst_start", (sl, slice(0, N)))).to(device),
             inst_end=torch.from_numpy(rd("inst_end", (sl, slice(0, N)))).to(device),
             inst_mask=torch.arange(N, device=device)[None, :] < ni[:, None],
-            video_ids=self.video_ids[sl], splits=self.splits[sl],
+            video_ids=self._pick(self.video_ids, sl), splits=self._pick(self.splits, sl),
         )
+
+    @staticmethod
+    def _pick(values: tuple, sl: slice | np.ndarray) -> tuple:
+        return values[sl] if isinstance(sl, slice) else tuple(values[i] for i in sl)
 
     def get(self, video_id: str, device: str | torch.device = "cpu") -> SceneBatch:
         """One video as a batch of one."""
@@ -375,6 +390,14 @@ class SceneStore:
         stop = len(self) if stop is None else min(stop, len(self))
         for a in range(start, stop, batch_videos):
             yield self.batch(a, min(a + batch_videos, stop), device)
+
+    def blocks_of(self, positions: np.ndarray, batch_videos: int = DEFAULT_BLOCK,
+                  device: str | torch.device = "cpu") -> Iterator[SceneBatch]:
+        """Iterate over the videos at ``positions`` (increasing) in batches of ``batch_videos``."""
+        if batch_videos < 1:
+            raise TensorQAError(f"batch size must be at least 1, got {batch_videos}")
+        for a in range(0, len(positions), batch_videos):
+            yield self.take(positions[a:a + batch_videos], device)
 
     def __iter__(self) -> Iterator[SceneBatch]:
         return self.blocks()

@@ -2,7 +2,7 @@
 pool-level facts the done markers record, the dataset card, and reading a pool back as one table.
 
     OUT/README.md                                   dataset card with a ``configs`` block
-    OUT/data/<split>-<i:05d>-of-<K:05d>.parquet     shard i of K, one file per split
+    OUT/data/<split>-<i:05d>-of-<K:05d>.parquet     shard i of K, one file per split with rows
     OUT/data/.done-<i:05d>-of-<K:05d>.json          written last: shard i is complete
 """
 
@@ -103,8 +103,7 @@ def write_dataset_card(out: str | os.PathLike, title: str, body: str = "") -> Pa
 
     Only the splits that have rows are declared (:func:`splits_with_rows`): ``datasets.load_dataset``
     refuses a declared split whose files hold no rows ("corresponds to no data"), and a small store
-    or a range of train videos gives an empty test split. The empty split's shard files stay (every
-    shard has one file per split), undeclared."""
+    or a range of train videos gives an empty test split (the writers write no file for it)."""
     card = ["---", "configs:", "- config_name: default", "  data_files:"]
     for split in splits_with_rows(out) or SPLITS:
         card += [f"  - split: {split}", f"    path: data/{split}-*"]
@@ -114,39 +113,76 @@ def write_dataset_card(out: str | os.PathLike, title: str, body: str = "") -> Pa
     return path
 
 
+# the order splits are declared in: CLEVR's train / val / test and AGQA's train / test, others after
+_SPLIT_ORDER = ("train", "val", "validation", "test")
+
+
 def splits_with_rows(out: str | os.PathLike) -> list[str]:
-    """The splits whose Parquet shards in ``OUT/data`` hold at least one row (row counts from the
-    files' footers: nothing is read but metadata)."""
-    found = []
-    for split in SPLITS:
-        for f in sorted(Path(out, "data").glob(f"{split}-*.parquet")):
-            try:
-                rows = pq.ParquetFile(f).metadata.num_rows
-            except (OSError, pa.ArrowException):
-                rows = 1  # unreadable here: declared, and the reader names the file
-            if rows:
-                found.append(split)
-                break
-    return found
+    """The splits whose Parquet shards ``OUT/data/<split>-<i>-of-<K>.parquet`` hold at least one row
+    (row counts from the files' footers: nothing is read but metadata), train, val, test first."""
+    found = set()
+    for f in sorted(Path(out, "data").glob("*.parquet")):
+        m = re.fullmatch(r"(\w+)-\d{5}-of-\d{5}\.parquet", f.name)
+        if not m or m.group(1) in found:
+            continue
+        try:
+            rows = pq.ParquetFile(f).metadata.num_rows
+        except (OSError, pa.ArrowException):
+            rows = 1  # unreadable here: declared, and the reader names the file
+        if rows:
+            found.add(m.group(1))
+    return sorted(found, key=lambda s: (_SPLIT_ORDER.index(s) if s in _SPLIT_ORDER else len(_SPLIT_ORDER), s))
+
+
+def pool_shards(out: str | os.PathLike) -> list[Path]:
+    """The Parquet shards of a pool in reading order: train then test, by name."""
+    files = sorted(Path(out, "data").glob("*.parquet"), key=lambda p: (SPLITS.index(p.name.split("-")[0]), p.name))
+    if not files:
+        raise TensorQAError(f"{out}: no Parquet shards under data/")
+    return files
+
+
+def _read_error(f: Path, columns: list[str] | None, e: Exception) -> TensorQAError:
+    """The one line for a shard that cannot give ``columns``: the column it lacks, or pyarrow's reason."""
+    what = "the columns " + ", ".join(columns) if columns else "it"
+    first = (str(e).strip().splitlines() or [type(e).__name__])[0]  # pyarrow appends the whole schema
+    missing = [c for c in columns or () if c not in file_columns(f)]
+    if missing:
+        return TensorQAError(f"{f}: no column {missing[0]!r} (a pool shard has the columns of "
+                             "tensorqa.writers.RECORD_SCHEMA)")
+    return TensorQAError(f"{f}: cannot read {what} as Parquet ({first})")
+
+
+def iter_pool(out: str | os.PathLike, columns: list[str], dictionary: tuple[str, ...] = (),
+              batch_rows: int = 1 << 20):
+    """Record batches of ``columns`` over a pool's shards in :func:`read_pool`'s order, at most
+    ``batch_rows`` rows each, so that memory holds a batch and not the pool; the ``dictionary``
+    columns come as dictionary arrays (a low-cardinality string column costs its codes)."""
+    files = pool_shards(out)
+    first = None
+    for f in files:
+        try:
+            pf = pq.ParquetFile(f, read_dictionary=list(dictionary) or None)
+            types = {c: pf.schema_arrow.field(c).type for c in columns if c in pf.schema_arrow.names}
+            for c, t in types.items():  # as read_pool refuses them: shards that are not one pool
+                if first is not None and first[c] != t:
+                    raise TensorQAError(f"{f}: column {c!r} is {t}, but {files[0].name} has it as {first[c]}: "
+                                        "the shards are not one pool")
+            first = first or types
+            yield from pf.iter_batches(batch_size=batch_rows, columns=columns, use_threads=False)
+        except (OSError, pa.ArrowException, KeyError) as e:
+            raise _read_error(f, columns, e) from None
 
 
 def read_pool(out: str | os.PathLike, columns: list[str] | None = None) -> pa.Table:
     """All shards of a pool written in the Hugging Face layout, as one table (train then test)."""
-    files = sorted(Path(out, "data").glob("*.parquet"), key=lambda p: (SPLITS.index(p.name.split("-")[0]), p.name))
-    if not files:
-        raise TensorQAError(f"{out}: no Parquet shards under data/")
+    files = pool_shards(out)
     tables = []
     for f in files:
         try:
             table = pq.read_table(f, columns=columns)
         except (OSError, pa.ArrowException) as e:
-            what = "the columns " + ", ".join(columns) if columns else "it"
-            first = (str(e).strip().splitlines() or [type(e).__name__])[0]  # pyarrow appends the whole schema
-            missing = [c for c in columns or () if c not in file_columns(f)]
-            if missing:
-                raise TensorQAError(f"{f}: no column {missing[0]!r} (a pool shard has the columns of "
-                                    "tensorqa.writers.RECORD_SCHEMA)") from None
-            raise TensorQAError(f"{f}: cannot read {what} as Parquet ({first})") from None
+            raise _read_error(f, columns, e) from None
         if tables and [(f.name, f.type) for f in table.schema] != [(f.name, f.type) for f in tables[0].schema]:
             for field in table.schema:
                 want = tables[0].schema.field(field.name).type if field.name in tables[0].schema.names else None

@@ -140,10 +140,13 @@ class ParquetShardWriter:
         self._pending_rows[split] = rest.num_rows
 
     def close(self, stats: dict | None = None) -> None:
-        for split in SPLITS:  # every shard has one file per split, even if empty
-            self._flush(split, final=True)
-            self._writers[split].close()
-            os.replace(self._partial(split), self.data / shard_name(split, self.index, self.count))
+        for split in SPLITS:
+            if split in self._writers or self._pending_rows[split]:
+                self._flush(split, final=True)
+                self._writers[split].close()
+                os.replace(self._partial(split), self.data / shard_name(split, self.index, self.count))
+            else:  # no file for a split without rows: Hugging Face ``datasets`` refuses a split of empty files
+                (self.data / shard_name(split, self.index, self.count)).unlink(missing_ok=True)
         marker = done_marker(self.out, self.index, self.count)
         write_done_marker(marker, {"rows": self.rows, **(stats or {})})
 

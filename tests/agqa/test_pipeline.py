@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401  (pa.compute)
 import pyarrow.parquet as pq
 import pytest
 import torch
@@ -54,6 +55,23 @@ def test_answers_agree_with_the_scalar_reference_executor(store, pool):
              for r in sample if run_program(r["program"], scenes[r["video_id"]]) != r["answer"]]
     assert not wrong, wrong[:5]
     assert len({r["template"] for r in sample}) >= 20
+
+
+def test_max_videos_keeps_the_split_proportions_and_each_video_its_records(store, pool, tmp_path):
+    # the store (24 videos) lists 19 train videos, then 5 test; 8 videos: 8 * 5 / 24 = 1.67 test,
+    # 6.33 train: floors 1 and 6, the one left to the larger remainder (test)
+    with open_store(store) as s:
+        assert Counter(s.splits) == {"train": 19, "test": 5} and s.splits[-5:] == ("test",) * 5
+    out = tmp_path / "some"
+    stats = generate(store, out, max_videos=8, batch_videos=3, seed=0, progress=False)
+    some = read_pool(out)
+    videos = Counter(dict(zip(some["video_id"].to_pylist(), some["split"].to_pylist())).values())
+    assert stats["videos"] == 8 and videos == {"train": 6, "test": 2}
+    # a video's records do not depend on which others are generated with it: the whole pool's rows of these videos
+    _, whole = pool
+    mine = whole.filter(pa.compute.is_in(whole["video_id"], value_set=pa.array(sorted(set(some["video_id"].to_pylist())))))
+    key = [("question_id", "ascending")]
+    assert some.sort_by(key).equals(mine.sort_by(key))
 
 
 def test_records_are_well_formed(pool):

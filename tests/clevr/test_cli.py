@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 
 from tensorqa.cli import main
 from tensorqa.clevr import run_program
@@ -69,3 +70,18 @@ def test_cogent_files_are_not_scene_files(tmp_path, capsys):
                       '"sphere": ["gray", "red", "blue", "green", "brown", "purple", "cyan", "yellow"]}')
     assert main(["pack", "--clevr-scenes", str(cogent), "--out", str(tmp_path / "s.h5")]) == 2
     assert "not a CLEVR scenes file" in capsys.readouterr().err
+
+
+def test_parquet_pool_has_a_card_and_the_scenes_split(tmp_path, capsys):
+    datasets = pytest.importorskip("datasets")
+    s, pool = tmp_path / "s.h5", tmp_path / "pool"
+    assert main(["pack", "--clevr", "6", "--clevr-split", "val", "--out", str(s)]) == 0
+    assert main(["generate", str(s), "--out", str(pool), "--format", "parquet", "--engine", "torch",
+                 "--templates-per-image", "2"]) == 0
+    capsys.readouterr()
+    assert [p.name for p in (pool / "data").iterdir()] == ["val-00000-of-00001.parquet"]
+    card = (pool / "README.md").read_text()
+    assert "  - split: val\n    path: data/val-*" in card and "split: train" not in card
+    ds = datasets.load_dataset(str(pool), cache_dir=str(tmp_path / "hf-cache"))
+    assert list(ds) == ["val"] and ds["val"].num_rows == 12
+    assert set(ds["val"]["split"]) == {"val"} and ds["val"][0]["image_filename"].startswith("CLEVR_val_")

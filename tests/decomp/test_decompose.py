@@ -353,6 +353,27 @@ def test_bad_input_is_one_line(mini, tmp_path, capsys):
     assert not (tmp_path / "o4").exists() and not (tmp_path / "o4.partial").exists()
 
 
+def test_a_split_without_questions_is_an_error_and_so_is_predicting_nothing(mini, tmp_path, capsys):
+    root, store = mini  # every question of the pool is a test question
+    assert main(["decompose", str(root / "pool"), "--split", "train", "--out", str(tmp_path / "o"),
+                 "--store", str(store), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"tensorqa: error: {root / 'pool'}: no questions of split 'train' to decompose "
+                   f"(the pool has {len(HAND) + 4} test); choose another --split\n")
+    assert not (tmp_path / "o").exists() and not (tmp_path / "o.partial").exists()
+    empty = tmp_path / "empty"  # AGQA-Decomp's folder of a split without questions
+    empty.mkdir()
+    (empty / "isolated.json").write_text("[]")
+    assert main(["baseline", "--hierarchies", str(empty), "--kind", "random", "--out", str(tmp_path / "p.json")]) == 2
+    assert capsys.readouterr().err == (f"tensorqa: error: {empty}: no questions to predict "
+                                       "(no hierarchy and no isolated question)\n")
+    assert main(["decompose", str(root / "pool"), "--out", str(tmp_path / "d"), "--store", str(store), "--quiet"]) == 0
+    assert main(["baseline", "--hierarchies", str(tmp_path / "d"), "--fit", str(empty), "--kind", "most-likely",
+                 "--out", str(tmp_path / "p.json")]) == 2
+    assert capsys.readouterr().err.endswith(f"tensorqa: error: {empty}: no ground-truth answers to fit the baseline on\n")
+    assert not (tmp_path / "p.json").exists()
+
+
 def test_balanced_and_split_pools_record_the_store(tmp_path, monkeypatch):
     """generate records its store as an absolute path (a relative one would name another file from
     another folder); balance and split pass it on, so decompose needs no --store after them."""
@@ -385,8 +406,9 @@ def test_parquet_only_and_split_selection(mini, tmp_path):
     edges = pq.read_table(tmp_path / "pq/parquet/edges.parquet").to_pylist()
     # question 6 keeps its Interaction composition only (its Between one is left out)
     assert {(e["rule"], e["position"]) for e in edges if e["parent_key"] == "V1-6"} == {("Interaction", 0), ("Interaction", 1)}
-    empty = decompose(root / "pool", tmp_path / "train", store=store, split="train", progress=False)
-    assert empty["questions"] == 0 and json.loads((tmp_path / "train/hierarchies/isolated.json").read_text()) == []
+    with pytest.raises(TensorQAError, match="no questions of split 'train' to decompose"):
+        decompose(root / "pool", tmp_path / "train", store=store, split="train", progress=False)
+    assert not (tmp_path / "train").exists()
 
 
 def test_workers_give_the_same_files(generated, tmp_path):
@@ -394,7 +416,16 @@ def test_workers_give_the_same_files(generated, tmp_path):
     root, store, _ = generated
     pool = root / "pool"
     one = decompose(pool, tmp_path / "one", store=store, progress=False)
+    import resource
+
+    def children_cpu():
+        r = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return r.ru_utime + r.ru_stime
+
+    before = children_cpu()
     two = decompose(pool, tmp_path / "two", store=store, progress=False, workers=2)
+    workers = children_cpu() - before  # the two worker processes, as the kernel counted them
+    assert workers > 0.5 and two["cpu_seconds"] >= workers  # the report counts them (each starts an interpreter)
     names = sorted(p.name for p in (tmp_path / "one/hierarchies").glob("*.json"))
     assert names and names == sorted(p.name for p in (tmp_path / "two/hierarchies").glob("*.json"))
     for name in names:

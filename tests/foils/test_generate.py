@@ -140,6 +140,16 @@ def test_valse_json_has_the_fields_of_the_real_records(cli_set, shared_data):
     assert len(pq.read_table(out / "pairs.parquet")) == len(table)
 
 
+def test_cli_progress_on_stderr_unless_quiet(store_path, tmp_path, capsys):
+    assert main(["foils", str(store_path), "--out", str(tmp_path / "a"), "--max-videos", "20"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("wrote ") and "foils: candidates" in err and "20/20" in err
+    assert "foils: pairs" in err and "foils: write" in err
+    assert main(["foils", str(store_path), "--out", str(tmp_path / "b"), "--max-videos", "20", "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
+    assert (tmp_path / "a/pairs.parquet").read_bytes() == (tmp_path / "b/pairs.parquet").read_bytes()
+
+
 def test_score_foils_per_phenomenon(store_path, tmp_path, capsys):
     out = tmp_path / "set"
     assert main(["foils", str(store_path), "--out", str(out), "--max-videos", "40"]) == 0

@@ -314,3 +314,14 @@ def test_cli(store, tmp_path):
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("tensorqa: error: ") and "no video 'NOPE1'" in lines[0]
     assert not missing.exists() and not (tmp_path / "missing.pkl.partial").exists()
+
+
+def test_cli_progress_on_stderr_unless_quiet(store, tmp_path):
+    r = cli("export-agqa", store, "--out", tmp_path / "a.pkl")
+    assert r.returncode == 0, r.stderr
+    with open_store(store) as s:
+        n = len(s)
+    assert "export-agqa: graphs" in r.stderr and f"{n}/{n}" in r.stderr and "export-agqa: pickle" in r.stderr
+    q = cli("export-agqa", store, "--out", tmp_path / "b.pkl", "--quiet")
+    assert q.returncode == 0 and q.stderr == ""
+    assert (tmp_path / "a.pkl").read_bytes() == (tmp_path / "b.pkl").read_bytes()  # the bar does not change the bytes

@@ -49,6 +49,17 @@ def test_batch_is_trimmed_to_its_own_padding(store_path, scenes):
         assert b.inst_cls.shape[1] == max(x.num_instances for x in scenes[10:20])
 
 
+def test_take_reads_the_videos_at_positions(store_path, scenes):
+    at = np.array([0, 3, 4, 5, 99, 100, 256])  # across the store's blocks of different padding
+    with open_store(store_path) as s:
+        got = SceneBatch.cat(list(s.blocks_of(at, 3)))
+        assert got.equal(SceneBatch.from_scenes([scenes[i] for i in at]))
+        assert s.take(at).rel.shape[1] == max(scenes[i].num_frames for i in at)
+        assert s.take(np.array([3, 4, 5])).equal(s.batch(3, 6))  # a run, read as a slice
+        with pytest.raises(TensorQAError, match="must increase"):
+            s.take(np.array([5, 3]))
+
+
 def test_lookup_by_video_id(store_path, scenes):
     with open_store(store_path) as s:
         assert s.get("V0042").video_ids == ("V0042",)

@@ -54,11 +54,24 @@ def pool_files(pool: str | os.PathLike) -> dict[str, list[Path]]:
         if len(counts[split]) != 1:
             raise TensorQAError(f"{data}: {split} shards disagree on the shard count {sorted(counts[split])}")
         (count,) = counts[split]
-        missing = sorted(set(range(count)) - set(found[split]))
+        missing = [i for i in range(count) if i not in found[split] and not _no_rows(data, split, i, count)]
         if missing:
             raise TensorQAError(f"{data}: {split} shard {missing[0]:05d} of {count:05d} is missing (pool incomplete)")
-        files[split] = [found[split][i] for i in range(count)]
+        files[split] = [found[split][i] for i in range(count) if i in found[split]]
     return files
+
+
+def _no_rows(data: Path, split: str, index: int, count: int) -> bool:
+    """Whether shard ``index`` is complete with no rows of ``split`` (the writers write no file for
+    it), as its done marker records."""
+    from tensorqa.writers import done_marker
+
+    try:
+        import json
+
+        return json.loads(done_marker(data.parent, index, count).read_text())["rows"].get(split, 0) == 0
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return False
 
 
 def open_shard(f: Path, **options) -> pq.ParquetFile:

@@ -513,7 +513,8 @@ def test_partitioned_steps_give_the_same_result(tmp_path, monkeypatch):
 
 
 def test_errors_name_the_problem(tmp_path):
-    write_pool(tmp_path / "pool", [record(video_id="X", template="objExists", local="yes-no-o4-all-")])
+    write_pool(tmp_path / "pool", [record(video_id="X", template="objExists", local="yes-no-o4-all-"),
+                                    record(video_id="Y", template="objExists", local="yes-no-o4-all-")])
     (tmp_path / "pool" / "data" / "train-00001-of-00002.parquet").unlink()
     with pytest.raises(TensorQAError, match="train shard 00001 of 00002 is missing"):
         balance_pool(tmp_path / "pool", tmp_path / "out")
@@ -568,3 +569,20 @@ def test_smoothing_passes_follow_the_pools_semantics(tmp_path, semantics, flags,
     marker = json.loads(next((out / "data").glob(".done-*.json")).read_text())
     assert marker["balance"]["smoothing"]["last_pass_only"] is (not all_passes)
     assert marker["semantics"] == semantics
+
+
+def test_a_shard_without_rows_of_a_split_has_no_file_and_the_pool_is_complete(tmp_path):
+    from tensorqa.agqa.balancing.scan import pool_files
+
+    # video X (train) goes to shard 0, Y (test) to shard 1: each shard has rows of one split only
+    pool = write_pool(tmp_path / "pool", [record(video_id="X", template="objExists", local="yes-no-o4-all-"),
+                                          record(video_id="Y", template="objExists", local="yes-no-o4-all-",
+                                                 split="test")])
+    names = sorted(p.name for p in (pool / "data").glob("*.parquet"))
+    assert names == ["test-00001-of-00002.parquet", "train-00000-of-00002.parquet"]
+    files = pool_files(pool)
+    assert [p.name for p in files["train"]] == ["train-00000-of-00002.parquet"]
+    assert [p.name for p in files["test"]] == ["test-00001-of-00002.parquet"]
+    (pool / "data" / ".done-00000-of-00002.json").unlink()  # without its marker, shard 0 may have lost a file
+    with pytest.raises(TensorQAError, match="test shard 00000 of 00002 is missing"):
+        pool_files(pool)
