@@ -65,7 +65,7 @@ from typing import Iterable, Union
 import numpy as np
 
 from tensorqa.errors import TensorQAError
-from tensorqa.outputs import check_output_file
+from tensorqa.outputs import check_output_file, new_file, publish
 from tensorqa.scenes.batch import VideoScene
 from tensorqa.scenes.store import SceneStore, open_store
 from tensorqa.scenes.vocab import vocab
@@ -229,7 +229,7 @@ def _dump(data: dict, path: Path, levels: int) -> None:
 
     def write():
         try:
-            with open(partial, "wb") as f:
+            with open(new_file(partial), "wb") as f:  # new: a planted link is not written through
                 pickle.dump(data, f, protocol=PICKLE_PROTOCOL)
         except BaseException as e:  # re-raised in the caller's thread
             failure.append(e)
@@ -256,7 +256,7 @@ def _dump(data: dict, path: Path, levels: int) -> None:
             raise TensorQAError(f"{path}: a video graph nests too deeply for pickle (RecursionError)") from None
         raise e
     try:
-        os.replace(partial, path)
+        publish(partial, path)
     except OSError as e:
         partial.unlink(missing_ok=True)
         raise TensorQAError(f"{path}: cannot write ({e.strerror or e})") from None

@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from tensorqa.errors import TensorQAError
+from tensorqa.outputs import new_partial, output_folder, publish
 from tensorqa.writers.layout import done_marker, shard_name, write_done_marker
 from tensorqa.writers.schema import (PLAIN_COLUMNS, RECORD_SCHEMA, SPLITS, STATISTICS_COLUMNS, TEXT_COLUMNS, cast_records,
                                      coded_schema)
@@ -77,14 +78,16 @@ class ParquetShardWriter:
         if not 0 <= index < count:
             raise TensorQAError(f"shard index {index} is not in 0..{count - 1}")
         self.out, self.index, self.count = Path(out), index, count
-        self.data = self.out / "data"
-        self.data.mkdir(parents=True, exist_ok=True)
+        self.data = output_folder(self.out / "data", self.out)  # a planted link there is refused
         self.row_group_size = row_group_size
         self._writers: dict[str, pq.ParquetWriter] = {}
         self._pending: dict[str, list[pa.Table]] = {s: [] for s in SPLITS}
         self._pending_rows = {s: 0 for s in SPLITS}
         self.rows = {s: 0 for s in SPLITS}
         self.schema: pa.Schema | None = schema  # None until the first write when not given
+
+    def _final(self, split: str) -> Path:
+        return self.data / shard_name(split, self.index, self.count)
 
     def _partial(self, split: str) -> Path:
         return self.data / (shard_name(split, self.index, self.count) + ".partial")
@@ -118,7 +121,7 @@ class ParquetShardWriter:
         schema = self.schema or RECORD_SCHEMA
         table = cast_records(table.select(schema.names), schema, self.data)
         if split not in self._writers:
-            self._writers[split] = parquet_writer(self._partial(split), schema)
+            self._writers[split] = parquet_writer(new_partial(self._final(split)), schema)
         self._writers[split].write_table(table, row_group_size=self.row_group_size)
         self.rows[split] += table.num_rows
 
@@ -126,7 +129,7 @@ class ParquetShardWriter:
         schema = self.schema or RECORD_SCHEMA
         self._current = self.data / shard_name(split, self.index, self.count)
         if split not in self._writers:
-            self._writers[split] = parquet_writer(self._partial(split), schema)
+            self._writers[split] = parquet_writer(new_partial(self._final(split)), schema)
         pending = pa.concat_tables(self._pending[split]) if self._pending[split] else schema.empty_table()
         n = self.row_group_size
         full = pending.num_rows // n * n
@@ -142,8 +145,10 @@ class ParquetShardWriter:
     def close(self, stats: dict | None = None) -> None:
         for split in SPLITS:  # every shard has one file per split, even if empty
             self._flush(split, final=True)
+            self._current = self._final(split)
             self._writers[split].close()
-            os.replace(self._partial(split), self.data / shard_name(split, self.index, self.count))
+        for split in SPLITS:  # renamed once all are complete: a failure leaves no final-named file
+            publish(self._partial(split), self._final(split))
         marker = done_marker(self.out, self.index, self.count)
         write_done_marker(marker, {"rows": self.rows, **(stats or {})})
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from tensorqa.errors import TensorQAError
+from tensorqa.outputs import output_folder
 from tensorqa.writers import RECORD_SCHEMA, SPLITS, ParquetShardWriter
 
 ROW_GROUP_ROWS = 1 << 18
@@ -28,7 +29,7 @@ def prepare_output(out: str | os.PathLike, pool: str | os.PathLike) -> Path:
     data = out / "data"
     if data.is_dir() and any(data.glob("*.parquet")):
         raise TensorQAError(f"--out {out}: already holds a pool (data/*.parquet); choose an empty folder")
-    data.mkdir(parents=True, exist_ok=True)
+    output_folder(data, out)  # a link planted at data/ is refused
     return out
 
 
