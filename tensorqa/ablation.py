@@ -53,7 +53,7 @@ from tqdm import tqdm
 
 from tensorqa import kernels as kernels_mod
 from tensorqa.errors import TensorQAError
-from tensorqa.outputs import new_partial, publish, write_atomic, write_error
+from tensorqa.outputs import new_partial, partial_path, publish, write_atomic, write_error
 from tensorqa.agqa.records import TEMPLATE_NAMES, CellBlock, answer_strings, coded
 from tensorqa.engine.grid import GridContext, evaluate
 from tensorqa.engine.primitives import registry
@@ -272,10 +272,12 @@ class _QuestionWriter:
 
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
+        self.tmp = partial_path(self.path)
         try:
-            self.tmp = new_partial(self.path)  # new: a link planted at either name is not written through
+            new_partial(self.path)  # new: a link planted at either name is not written through
             self.writer = pq.ParquetWriter(self.tmp, QUESTION_SCHEMA, compression="zstd")
         except OSError as e:
+            self.tmp.unlink(missing_ok=True)
             raise write_error(self.path, e) from None
 
     def write(self, table: pa.Table) -> None:

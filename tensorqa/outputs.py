@@ -101,7 +101,7 @@ def output_lock(folder: str | os.PathLike, name: str = ".tensorqa.lock", flag: s
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / name
     while True:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)  # not a planted link
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -242,16 +242,14 @@ def publish(partial: str | os.PathLike, path: str | os.PathLike) -> Path:
     return Path(path)
 
 
-def write_error(path: str | os.PathLike, e: OSError) -> TensorQAError:
+def write_error(path: str | os.PathLike, e: OSError, what: str = "write") -> TensorQAError:
     """One line for a write the file system refused, naming the file being written (not its
     partial file; pyarrow's and HDF5's messages name none, or run over several lines)."""
-    reason = e.strerror
-    if not reason:
-        text = str(e)
-        reason = next((os.strerror(c) for c in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EACCES, errno.EROFS,
-                                                errno.EIO) if os.strerror(c) in text),
-                      (text.strip().splitlines() or [type(e).__name__])[0])
-    return TensorQAError(f"{path}: cannot write ({reason})")
+    text = str(e)  # pyarrow: "Error writing bytes to file. Detail: [errno 28] No space left on device"
+    reason = next((os.strerror(c) for c in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EACCES, errno.EROFS,
+                                            errno.EIO) if os.strerror(c) in text),
+                  e.strerror or (text.strip().splitlines() or [type(e).__name__])[0])
+    return TensorQAError(f"{path}: cannot {what} ({reason})")
 
 
 @contextlib.contextmanager

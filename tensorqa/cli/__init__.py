@@ -115,10 +115,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"tensorqa: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("tensorqa: interrupted; partial files were removed", file=sys.stderr)
+        print("tensorqa: interrupted (SIGINT)", file=sys.stderr)
         return 130
     except Terminated:
-        print("tensorqa: terminated (SIGTERM); partial files were removed", file=sys.stderr)
+        print("tensorqa: terminated (SIGTERM)", file=sys.stderr)
         return 143
     except BrokenPipeError:  # the reader went away (``tensorqa stats pool | head``): stop quietly
         # the interpreter flushes stdout again at exit, which would raise once more: point it at nothing

@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from tensorqa.errors import TensorQAError
-from tensorqa.outputs import file_name, output_folder, output_path, publish, remove_tree, write_error
+from tensorqa.outputs import check_not_input, file_name, output_folder, output_path, publish, remove_tree, write_error
 from tensorqa.foils.pair import Pair
 
 VALSE_DIR = "valse"
@@ -102,6 +102,8 @@ def write_foil_set(pairs: list[Pair], out: str | os.PathLike, meta: dict) -> Non
         target = out / "meta.json"
         with open(tmp / "meta.json", "w", encoding="utf-8") as f:
             json.dump(meta, f, indent=1)
+        for target in (out / VALSE_DIR, out / PARQUET, out / "meta.json"):  # before any is replaced
+            check_not_input(target)
         target = out / VALSE_DIR
         remove_tree(out / VALSE_DIR)  # a link there is removed, not followed
         publish(tmp / VALSE_DIR, out / VALSE_DIR)

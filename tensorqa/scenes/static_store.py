@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from tensorqa.errors import TensorQAError
-from tensorqa.outputs import new_partial, partial_path, publish
+from tensorqa.outputs import new_partial, partial_path, publish, write_error
 from tensorqa.scenes.static_batch import StaticBatch, StaticScene, clevr_vocab, image_index_of
 
 FORMAT = "tensorqa.static_scenes"
@@ -73,7 +73,7 @@ def write_static_store(path: str | os.PathLike, scenes: list[StaticScene], sourc
         partial_path(path).unlink(missing_ok=True)
         if not isinstance(e, OSError):
             raise
-        raise TensorQAError(f"{path}: cannot write the store ({e.strerror or e})") from None
+        raise write_error(path, e, "write the store") from None
     return path
 
 

@@ -120,6 +120,7 @@ class ParquetShardWriter:
         copies every string column; no re-chunking: the caller sizes its row groups)."""
         schema = self.schema or RECORD_SCHEMA
         table = cast_records(table.select(schema.names), schema, self.data)
+        self._current = self._final(split)
         if split not in self._writers:
             self._writers[split] = parquet_writer(new_partial(self._final(split)), schema)
         self._writers[split].write_table(table, row_group_size=self.row_group_size)
@@ -143,10 +144,18 @@ class ParquetShardWriter:
         self._pending_rows[split] = rest.num_rows
 
     def close(self, stats: dict | None = None) -> None:
+        self.finish()
+        self.publish(stats)
+
+    def finish(self) -> None:
+        """Write the rest and close the partial files (:meth:`publish` renames them)."""
         for split in SPLITS:  # every shard has one file per split, even if empty
             self._flush(split, final=True)
             self._current = self._final(split)
             self._writers[split].close()
+
+    def publish(self, stats: dict | None = None) -> None:
+        """Rename the finished files into place, then write the done marker."""
         for split in SPLITS:  # renamed once all are complete: a failure leaves no final-named file
             publish(self._partial(split), self._final(split))
         marker = done_marker(self.out, self.index, self.count)
