@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from tensorqa.errors import TensorQAError
-from tensorqa.outputs import check_not_input, file_name, output_folder, output_path, publish, remove_tree, write_error
+from tensorqa.outputs import check_not_input, file_name, output_folder, publish, remove_tree, write_error
 from tensorqa.foils.pair import Pair
 
 VALSE_DIR = "valse"
@@ -94,7 +94,7 @@ def write_foil_set(pairs: list[Pair], out: str | os.PathLike, meta: dict) -> Non
         for p in pairs:
             by_instrument.setdefault(p.instrument, {})[p.id] = valse_record(p)
         for name, records in by_instrument.items():
-            target = output_path(out, VALSE_DIR, f"{file_name(name, out, 'instrument')}.json")
+            target = out / VALSE_DIR / f"{file_name(name, out, 'instrument')}.json"  # valse/ is replaced whole
             with open(tmp / VALSE_DIR / target.name, "w", encoding="utf-8") as f:
                 json.dump(records, f, indent=1)
         target = out / PARQUET
