@@ -53,6 +53,7 @@ def work(tmp_path_factory):
                  "--quiet"]) == 0
     assert main(["decompose", str(d / "pool"), "--out", str(d / "dec"), "--quiet"]) == 0
     assert main(["baseline", "--hierarchies", str(d / "dec"), "--kind", "random", "--out", str(d / "pred.json")]) == 0
+    (d / "scores.json").write_text(json.dumps([{"id": "a", "caption_score": 0.6, "foil_score": 0.4}]))
     return d
 
 
@@ -283,10 +284,11 @@ def test_a_shard_whose_done_marker_is_missing_is_incomplete(work, tmp_path, caps
 # ---- 13. a refused write, interrupts ---------------------------------------------------------------------
 
 # A full disk, simulated by a file-size limit of 0 bytes: every write to a file fails (EFBIG)
-_LIMITED = ("import resource, signal, sys\n"
+_LIMITED = ("import resource, signal, sys, tempfile\n"
+            "from tensorqa.cli import main\n"
+            "tempfile.gettempdir()\n"  # it probes the folder by writing a file
             "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
             "resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))\n"
-            "from tensorqa.cli import main\n"
             "sys.exit(main(sys.argv[1:]))\n")
 
 FULL = [  # (command line with O for the output, the file the one line must name)
@@ -303,6 +305,7 @@ FULL = [  # (command line with O for the output, the file the one line must name
     (["ablate", "{s}", "--ablate", "before=while", "--questions", "O/q.parquet", "--quiet"], "O/q.parquet"),
     (["ablate", "{s}", "--ablate", "before=while", "--out", "O/a.json", "--quiet"], "O/a.json"),
     (["foils", "{s}", "--out", "O", "--max-videos", "3"], "O/valse/"),
+    (["score-foils", "{scores}", "--out", "O/m.json"], "O/m.json"),
     (["report", "{pool}", "--out", "O"], "O/summary.json"),
     (["show", "{s}", "{video}", "--out", "O/v.html"], "O/v.html"),
     (["decompose", "{pool}", "--out", "O/d", "--quiet"], "O/d.partial/"),
@@ -332,7 +335,7 @@ def test_a_refused_write_names_the_file_and_leaves_nothing_half_written(work, cl
     out = tmp_path / "O"
     args = [str(out) + a[1:] if a == "O" or a.startswith("O/") else
             a.format(s=work / "s.h5", pool=work / "pool", dec=work / "dec", pred=work / "pred.json", c=clevr_store,
-                     video=video) for a in argv]
+                     video=video, scores=work / "scores.json") for a in argv]
     r = subprocess.run([sys.executable, "-c", _LIMITED, *args], capture_output=True, text=True,
                        env={**os.environ, "OMP_NUM_THREADS": "1"}, timeout=600)
     err = r.stderr.strip().splitlines()
@@ -344,7 +347,7 @@ def test_a_refused_write_names_the_file_and_leaves_nothing_half_written(work, cl
 
 
 @pytest.mark.slow  # a 30-video run interrupted twice (about 20 s)
-@pytest.mark.parametrize("sig, code, line", [(signal.SIGINT, 130, "tensorqa: interrupted"),
+@pytest.mark.parametrize("sig, code, line", [(signal.SIGINT, 130, "tensorqa: interrupted (SIGINT)"),
                                              (signal.SIGTERM, 143, "tensorqa: terminated (SIGTERM)")])
 def test_an_interrupt_leaves_no_partial_file(tmp_path, sig, code, line):
     """Issue 34 item 13: after SIGINT / SIGTERM no ``.partial`` stays; SIGTERM with --jobs 1 says so."""
