@@ -1,4 +1,15 @@
-"""Output paths, checked before any work, and an exclusive lock on an output folder.
+"""The one output layer: output paths checked before any work, names joined under ``--out``,
+files written whole, inputs never replaced, and an exclusive lock on an output folder.
+
+A name that comes from data (a split, a video id) becomes a path only through :func:`output_path`
+(one plain file name, landing inside ``--out``). Every file is written as a new file
+(:func:`new_file`: ``O_EXCL``, whatever was at the name removed, never opened) and renamed over its
+name (:func:`publish`), so a link planted inside ``--out`` is replaced, not written through;
+subfolders are made by :func:`output_folder`, which refuses a planted link. :func:`atomic_path`
+and :func:`atomic_file` remove the partial file on any failure or interrupt and turn a refused
+write into one line naming the file (:func:`write_error`). :func:`protect_inputs` (the CLI calls it
+with each command's input and output arguments) refuses an output that is an input and keeps every
+later rename or removal off the inputs.
 
 Every command writes its outputs to ``*.partial`` and renames them into place; a rename replaces
 whatever is at the path, a device file included (``--out /dev/full`` as root made it a regular
