@@ -53,6 +53,7 @@ from tqdm import tqdm
 
 from tensorqa import kernels as kernels_mod
 from tensorqa.errors import TensorQAError
+from tensorqa.outputs import new_partial, partial_path, publish, write_atomic, write_error
 from tensorqa.agqa.records import TEMPLATE_NAMES, CellBlock, answer_strings, coded
 from tensorqa.engine.grid import GridContext, evaluate
 from tensorqa.engine.primitives import registry
@@ -271,22 +272,32 @@ class _QuestionWriter:
 
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
-        self.tmp = self.path.with_name(self.path.name + ".partial")
+        self.tmp = partial_path(self.path)
         try:
+            new_partial(self.path)  # new: a link planted at either name is not written through
             self.writer = pq.ParquetWriter(self.tmp, QUESTION_SCHEMA, compression="zstd")
         except OSError as e:
-            raise TensorQAError(f"{self.path}: cannot write the questions ({e})") from None
+            self.tmp.unlink(missing_ok=True)
+            raise write_error(self.path, e) from None
 
     def write(self, table: pa.Table) -> None:
-        self.writer.write_table(table, row_group_size=1 << 20)
+        try:
+            self.writer.write_table(table, row_group_size=1 << 20)
+        except OSError as e:
+            raise write_error(self.path, e) from None
 
     def close(self) -> None:
-        self.writer.close()
-        self.tmp.replace(self.path)
+        try:
+            self.writer.close()
+        except OSError as e:
+            raise write_error(self.path, e) from None
+        publish(self.tmp, self.path)
 
     def abort(self) -> None:
         try:
             self.writer.close()
+        except Exception:  # noqa: BLE001 - a full disk fails the close again: the file is removed anyway
+            pass
         finally:
             self.tmp.unlink(missing_ok=True)
 
@@ -320,12 +331,4 @@ def format_ablation(report: dict) -> str:
 
 def write_report(report: dict, path: str | os.PathLike) -> Path:
     """Write the report as JSON at ``path`` (via ``path.partial``, renamed when complete)."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".partial")
-    try:
-        tmp.write_text(json.dumps(report, indent=1) + "\n")
-        tmp.replace(path)
-    except OSError as e:
-        tmp.unlink(missing_ok=True)
-        raise TensorQAError(f"{path}: cannot write the report ({e.strerror or e})") from None
-    return path
+    return write_atomic(path, json.dumps(report, indent=1) + "\n")

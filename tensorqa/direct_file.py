@@ -21,9 +21,12 @@ from __future__ import annotations
 import errno
 import mmap
 import os
+import stat
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
+
+from tensorqa.outputs import new_file
 
 BLOCK = 4096  # alignment of direct writes: a page, a multiple of every common logical block size
 
@@ -52,6 +55,13 @@ def _keep(*bufs: np.ndarray) -> None:
             _KEPT.append(b)
 
 
+def _is_device(path: str) -> bool:
+    try:
+        return stat.S_ISCHR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
 class DirectFile:
     """Sequential writer: fill ``buf[fill:]`` (directly, or with :meth:`put`), then :meth:`flush`
     hands the whole blocks to the writer thread and continues in the other buffer, the rest (less
@@ -64,18 +74,21 @@ class DirectFile:
         self.buf, self._spare = _buffer(size), _buffer(size)
         self._pool = ThreadPoolExecutor(1, "tensorqa-write") if background else None
         self._pending: Future | None = None  # the write of ``_spare``
-        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
         self.direct = direct and hasattr(os, "O_DIRECT")
         self.fd = -1
-        if self.direct:
+        # a new file (O_EXCL once what was at the path is removed): a planted link is never written
+        # through; a character device named by the caller is written as it is (/dev/full in tests)
+        if _is_device(self.path):
+            self.fd, self.direct = os.open(self.path, os.O_WRONLY), False
+        elif self.direct:
             try:
-                self.fd = os.open(self.path, flags | os.O_DIRECT, 0o666)
+                self.fd = new_file(self.path, os.O_DIRECT)
             except OSError as e:
                 if e.errno != errno.EINVAL:
                     raise
                 self.direct = False
         if self.fd < 0:
-            self.fd = os.open(self.path, flags, 0o666)
+            self.fd = new_file(self.path)
 
     def room(self, n: int) -> None:
         """At least ``n`` free bytes after ``fill`` (a larger buffer if needed)."""
@@ -151,6 +164,6 @@ class DirectFile:
                 if not (self.direct and e.errno == errno.EINVAL):
                     raise
                 os.close(self.fd)
-                self.fd, self.direct = os.open(self.path, os.O_WRONLY), False
+                self.fd, self.direct = os.open(self.path, os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0)), False
                 os.lseek(self.fd, self.written + at, os.SEEK_SET)
         self.written += n

@@ -1,4 +1,15 @@
-"""Output paths, checked before any work, and an exclusive lock on an output folder.
+"""The one output layer: output paths checked before any work, names joined under ``--out``,
+files written whole, inputs never replaced, and an exclusive lock on an output folder.
+
+A name that comes from data (a split, a video id) becomes a path only through :func:`output_path`
+(one plain file name, landing inside ``--out``). Every file is written as a new file
+(:func:`new_file`: ``O_EXCL``, whatever was at the name removed, never opened) and renamed over its
+name (:func:`publish`), so a link planted inside ``--out`` is replaced, not written through;
+subfolders are made by :func:`output_folder`, which refuses a planted link. :func:`atomic_path`
+and :func:`atomic_file` remove the partial file on any failure or interrupt and turn a refused
+write into one line naming the file (:func:`write_error`). :func:`protect_inputs` (the CLI calls it
+with each command's input and output arguments) refuses an output that is an input and keeps every
+later rename or removal off the inputs.
 
 Every command writes its outputs to ``*.partial`` and renames them into place; a rename replaces
 whatever is at the path, a device file included (``--out /dev/full`` as root made it a regular
@@ -14,10 +25,12 @@ than racing the first over its ``.partial`` files or silently replacing its reco
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import shutil
 import stat
 from pathlib import Path
-from typing import Iterator
+from typing import IO, Iterator
 
 from tensorqa.errors import TensorQAError
 
@@ -99,7 +112,7 @@ def output_lock(folder: str | os.PathLike, name: str = ".tensorqa.lock", flag: s
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / name
     while True:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)  # not a planted link
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -122,3 +135,220 @@ def output_lock(folder: str | os.PathLike, name: str = ".tensorqa.lock", flag: s
         with contextlib.suppress(OSError):
             os.unlink(path)
         os.close(fd)
+
+
+# ---- names and paths under an output folder --------------------------------------------------------
+
+def file_name(name: str, where: str | os.PathLike, what: str = "name") -> str:
+    """``name`` if it can be one file name inside an output folder: not empty, ``.`` or ``..``, with
+    no path separator and no NUL. Names that come from data (a split, a video id, an image file
+    name) reach paths only through here, so none can climb out of ``--out`` or name an absolute path."""
+    bad = (not isinstance(name, str) or name in ("", ".", "..") or "/" in name or "\\" in name or "\0" in name
+           or (os.altsep is not None and os.altsep in name))
+    if bad:
+        raise TensorQAError(f"{where}: {what} {name!r} cannot be a file name (it must not be empty, '.' or '..', "
+                            "or hold '/', '\\' or NUL); refusing to write it as a path")
+    return name
+
+
+def output_path(out: str | os.PathLike, *names: str, what: str = "name") -> Path:
+    """``out/names[0]/names[1]/...``, each name checked by :func:`file_name`, and the folder it lands
+    in checked to lie inside ``out`` once links are resolved (a linked subfolder would leave it)."""
+    out = Path(out)
+    path = out.joinpath(*(file_name(n, out, what) for n in names))
+    inside(out, path)
+    return path
+
+
+def inside(out: str | os.PathLike, path: str | os.PathLike) -> Path:
+    """Refuse ``path`` unless its folder, links resolved, is ``out`` or lies under it."""
+    root, folder = os.path.realpath(out), os.path.realpath(Path(path).parent)
+    if os.path.commonpath([root, folder]) != root:
+        raise TensorQAError(f"{path}: lies outside the output folder {out} (through {folder}); refusing to write it")
+    return Path(path)
+
+
+def output_folder(path: str | os.PathLike, root: str | os.PathLike | None = None) -> Path:
+    """Create folder ``path`` (parents too) and return it. Below ``root`` (the user's ``--out``,
+    which may itself be a link), no part may be a symbolic link or a non-folder: a link planted
+    there would send the writes elsewhere, so it is refused. Without ``root``, only ``path`` itself
+    is checked."""
+    path = Path(path)
+    if root is None:
+        root = path.parent
+    root = Path(root)
+    parts = path.relative_to(root).parts if path != root else ()
+    if parts and not root.is_dir():
+        check_output_folder(root, None)
+        root.mkdir(parents=True, exist_ok=True)
+    at = root
+    for part in parts:
+        at = at / part
+        try:
+            mode = os.lstat(at).st_mode
+        except FileNotFoundError:
+            try:
+                os.mkdir(at)
+            except FileExistsError:  # made meanwhile: checked again below
+                pass
+            mode = os.lstat(at).st_mode
+        if stat.S_ISLNK(mode):
+            raise TensorQAError(f"{at}: is a symbolic link inside the output folder; refusing to write through it "
+                                "(remove the link)")
+        if not stat.S_ISDIR(mode):
+            raise TensorQAError(f"{at}: exists and is not a folder; refusing to replace it")
+    if not parts:
+        check_output_folder(path, None)
+        path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+# ---- files written whole or not at all ----------------------------------------------------------------
+
+def partial_path(path: str | os.PathLike) -> Path:
+    """Where ``path`` is written before it is complete: ``<path>.partial``."""
+    path = Path(path)
+    return path.with_name(path.name + ".partial")
+
+
+def remove_entry(path: str | os.PathLike) -> None:
+    """Remove the file or link at ``path`` (a link itself, never its target); a folder, a device,
+    a fifo or a socket is refused."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(mode):
+        raise TensorQAError(f"{path}: is a folder where tensorqa writes a file; refusing to remove it")
+    if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+        raise TensorQAError(f"{path}: exists and is {_kind(mode)}; refusing to replace it")
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+
+
+_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def new_file(path: str | os.PathLike, flags: int = 0) -> int:
+    """A descriptor of a new, empty file at ``path``, opened for writing (``flags`` added). What was
+    there (a left-over partial file, a planted link) is removed first, never opened: ``O_EXCL``
+    guarantees the file is one this call made, so no write goes through a link."""
+    remove_entry(path)
+    return os.open(path, _NEW | flags, 0o666)
+
+
+def new_partial(path: str | os.PathLike) -> Path:
+    """Make ``path``'s partial file new and empty (:func:`new_file`) for a writer that opens it by
+    name (pyarrow, HDF5), and return its path."""
+    partial = partial_path(path)
+    os.close(new_file(partial))
+    return partial
+
+
+def publish(partial: str | os.PathLike, path: str | os.PathLike) -> Path:
+    """Rename a complete ``partial`` over ``path``. A rename replaces a link at ``path`` rather than
+    writing through it; an input of the run at ``path`` is refused (:func:`protect_inputs`)."""
+    check_not_input(path)
+    os.replace(partial, path)
+    return Path(path)
+
+
+def write_error(path: str | os.PathLike, e: OSError, what: str = "write") -> TensorQAError:
+    """One line for a write the file system refused, naming the file being written (not its
+    partial file; pyarrow's and HDF5's messages name none, or run over several lines)."""
+    text = str(e)  # pyarrow: "Error writing bytes to file. Detail: [errno 28] No space left on device"
+    reason = next((os.strerror(c) for c in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EACCES, errno.EROFS,
+                                            errno.EIO) if os.strerror(c) in text),
+                  e.strerror or (text.strip().splitlines() or [type(e).__name__])[0])
+    return TensorQAError(f"{path}: cannot {what} ({reason})")
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+    """Write ``path`` whole or not at all: yields the path of a new, empty partial file (for a
+    writer that opens files by name), published over ``path`` when the block ends. On any error,
+    or an interrupt, the partial file is removed; an OSError becomes one line naming ``path``."""
+    path = Path(path)
+    partial = new_partial(path)
+    try:
+        yield partial
+        publish(partial, path)
+    except BaseException as e:
+        with contextlib.suppress(OSError):
+            os.unlink(partial)
+        if isinstance(e, OSError):
+            raise write_error(path, e) from None
+        raise
+
+
+@contextlib.contextmanager
+def atomic_file(path: str | os.PathLike, mode: str = "wb", **options) -> Iterator[IO]:
+    """:func:`atomic_path` with the partial file open (``open``'s ``mode`` and options)."""
+    with atomic_path(path) as partial:
+        fd = os.open(partial, os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+        with os.fdopen(fd, mode, **options) as f:
+            yield f
+
+
+def write_atomic(path: str | os.PathLike, data: bytes | str, encoding: str = "utf-8") -> Path:
+    """Write ``data`` as the whole of ``path`` (:func:`atomic_file`)."""
+    with atomic_file(path, "wb") as f:
+        f.write(data.encode(encoding) if isinstance(data, str) else data)
+    return Path(path)
+
+
+def remove_tree(path: str | os.PathLike) -> None:
+    """Remove an output folder of a previous run (a link is removed, not followed); one that holds
+    an input of this run is refused."""
+    path = Path(path)
+    for p in _INPUTS:
+        if os.path.commonpath([os.path.realpath(path), p]) == os.path.realpath(path):
+            raise TensorQAError(f"{path}: holds {p}, an input of this run; refusing to remove it")
+    if path.is_symlink() or (path.exists() and not path.is_dir()):
+        path.unlink()
+    elif path.exists():
+        shutil.rmtree(path)
+
+
+# ---- outputs never replace inputs ----------------------------------------------------------------------
+
+_INPUTS: list[str] = []  # resolved paths of this run's inputs (protect_inputs)
+
+
+def _same(a: str | os.PathLike, b: str | os.PathLike) -> bool:
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samestat(os.stat(a), os.stat(b))
+    except OSError:
+        return False
+
+
+def protect_inputs(inputs, outputs, flag: str = "--out") -> None:
+    """Refuse an output that is an input (the same path once resolved, or the same file: ``pack
+    --charades X.csv --out X.csv`` would replace the CSV), then remember the inputs for the run, so
+    that no file is published over one and no folder holding one is removed, wherever it lies
+    (an input inside an output folder included: :func:`publish`, :func:`remove_tree`).
+
+    ``inputs``: paths; ``outputs``: paths or (flag, path) pairs; None entries are skipped."""
+    _INPUTS.clear()
+    ins = [Path(p) for p in inputs if p is not None]
+    for entry in outputs:
+        name, out = entry if isinstance(entry, tuple) else (flag, entry)
+        for i in ins if out is not None else ():
+            if _same(out, i):
+                raise TensorQAError(f"{name} {out}: is the input {i}; write the output elsewhere "
+                                    "(it would replace the input)")
+    _INPUTS.extend(os.path.realpath(i) for i in ins if i.exists())
+
+
+def forget_inputs() -> None:
+    """End of a run: no path is protected any more."""
+    _INPUTS.clear()
+
+
+def check_not_input(path: str | os.PathLike) -> None:
+    """Refuse to replace ``path`` if it is an input of this run (:func:`protect_inputs`)."""
+    for i in _INPUTS:
+        if _same(path, i):
+            raise TensorQAError(f"{path}: is an input of this run; refusing to replace it")

@@ -394,6 +394,10 @@ def test_10_stats_on_shards_that_disagree(tmp_path, pool, capsys):
     shard = sorted((bad / "data").glob("train-*.parquet"))[0]
     other = bad / "data" / shard.name.replace("00000-of-00001", "00001-of-00002")
     table = pq.read_table(shard)
+    # a complete 2-shard pool (both shards' files and done markers), whose shard 1 disagrees
+    for f in (bad / "data").glob("*-of-00001*"):
+        f.rename(f.with_name(f.name.replace("00000-of-00001", "00000-of-00002")))
+    (bad / "data" / ".done-00001-of-00002.json").write_text("{}")
     pq.write_table(table.set_column(table.schema.get_field_index("steps"), "steps",
                                     table["steps"].cast(pa.int64())), other)
     error(capsys, "stats", bad, needles=(other.name, "'steps'"))

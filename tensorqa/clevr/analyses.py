@@ -42,9 +42,11 @@ def load_pool(path: str | Path) -> list[dict]:
         if not isinstance(d, dict) or not isinstance(d.get("questions"), list):
             raise TensorQAError(f"{p}: not a CLEVR questions file (expected {{'info': ..., 'questions': [...]}})")
         return d["questions"]
-    files = sorted((p / "data").glob("*.parquet")) if p.is_dir() else []
-    if not files:
+    if not (p.is_dir() and any((p / "data").glob("*.parquet"))):
         raise TensorQAError(f"{p}: neither a CLEVR questions JSON file nor a pool folder with data/*.parquet")
+    from tensorqa.writers import pool_shards
+
+    files = [f for fs in pool_shards(p).values() for f in fs]  # a complete pool only
     import pyarrow.parquet as pq
 
     out = []

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from tensorqa.errors import TensorQAError
+from tensorqa.outputs import output_folder, write_atomic
 
 
 def add_pack_arguments(p: argparse.ArgumentParser) -> None:
@@ -89,8 +90,7 @@ def run_generate(a: argparse.Namespace) -> int:
                   device=a.device, engine=a.engine)
     out = Path(a.out)
     if fmt == "clevr-json" and out.suffix != ".json":
-        out.mkdir(parents=True, exist_ok=True)
-        out = out / "CLEVR_questions.json"
+        out = output_folder(out) / "CLEVR_questions.json"
     stats = generate_store(a.store, out, a.templates_dir, a.synonyms, fmt, num_shards, shard, a.max_videos, opt, jobs)
     q, secs = stats["questions"], stats["seconds"]
     print(f"wrote {q:,} CLEVR questions for {stats['scenes']:,} scenes to {out} in {secs:.1f} s "
@@ -147,5 +147,5 @@ def run_ablate(a: argparse.Namespace) -> int:
                 for k, v in r.items():
                     print(f"  {k} relations: {v['still_right']:,} / {v['questions']:,} answers still right ({100 * v['share']:.1f} %)")
     if a.out:
-        Path(a.out).write_text(json.dumps(report, indent=1))
+        write_atomic(a.out, json.dumps(report, indent=1))
     return 0

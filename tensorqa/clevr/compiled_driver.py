@@ -4,12 +4,12 @@ attribute), and the bookkeeping it carries from block to block."""
 from __future__ import annotations
 
 import contextlib
-import os
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from tensorqa.clevr.plan import Plan
+from tensorqa.outputs import atomic_file, partial_path, publish, write_error
 from tensorqa.scenes.static_batch import ATTRS, StaticBatch, clevr_vocab
 
 MAX_OBJECTS = 62  # object sets are int64 words
@@ -258,13 +258,13 @@ def stream_questions_json(path, store, templates: list, synonyms: dict, opt, sta
     p = Path(path)
     if not p.parent.is_dir():
         raise TensorQAError(f"{p}: output directory {p.parent} does not exist")
-    tmp = p.with_name(p.name + ".partial")
+    tmp = partial_path(p)
     book = Book(plan.T)
     n = 0
     try:
-        f = DirectFile(tmp, buffer_bytes, direct)
+        f = DirectFile(tmp, buffer_bytes, direct)  # a new file: a link planted at ``tmp`` is removed, not followed
     except OSError as e:
-        raise TensorQAError(f"{p}: cannot write ({e.strerror or e})") from None
+        raise write_error(p, e) from None
     try:
         f.put(b'{"info":' + orjson.dumps(info) + b',"questions":[')
         pieces, offsets, of = None, None, None
@@ -284,11 +284,13 @@ def stream_questions_json(path, store, templates: list, synonyms: dict, opt, sta
             n += Q
         f.put(b"]}")
         f.close()
-        os.replace(tmp, p)
-    except BaseException:
+        publish(tmp, p)
+    except BaseException as e:
         with contextlib.suppress(OSError):
             f.abort()
         tmp.unlink(missing_ok=True)
+        if isinstance(e, OSError):  # a full disk: one line naming the file
+            raise write_error(p, e) from None
         raise
     return n
 
@@ -312,7 +314,6 @@ def write_questions_json(path, cols: dict, templates: list, synonyms: dict, info
     """CLEVR's questions JSON file, ``{"info": ..., "questions": [...]}``, as ``generate_store``
     writes it (orjson's compact form, its key order), streamed block by block into a partial file
     that is renamed into place when complete."""
-    import os
     from pathlib import Path
 
     import orjson
@@ -326,9 +327,8 @@ def write_questions_json(path, cols: dict, templates: list, synonyms: dict, info
     p = Path(path)
     if not p.parent.is_dir():
         raise TensorQAError(f"{p}: output directory {p.parent} does not exist")
-    tmp = p.with_name(p.name + ".partial")
     first = 0
-    with open(tmp, "wb") as f:
+    with atomic_file(p) as f:  # whole or not at all; a write error names ``p``
         f.write(b'{"info":' + orjson.dumps(info) + b',"questions":[')
         for blk in cols["blocks"]:
             (qb, qo), (pb, po), (ab, ao) = blk["question"], blk["program"], blk["answer"]
@@ -340,7 +340,6 @@ def write_questions_json(path, cols: dict, templates: list, synonyms: dict, info
                                  tp.filename, tp.family, tp.strings, tp.str_off, first))
             first += len(blk["scene"])
         f.write(b"]}")
-    os.replace(tmp, p)
     return p
 
 
@@ -355,8 +354,10 @@ def write_parquet_columns(folder, cols: dict, templates: list, shard: int = 0, n
         for b in cols["blocks"]:
             w.write(b, scenes, b["scene"])
         return w.close()
-    except BaseException:
+    except BaseException as e:
         w.abort()
+        if isinstance(e, OSError):  # a full disk: one line naming the file
+            raise write_error(w.current, e) from None
         raise
 
 
@@ -384,7 +385,9 @@ def stream_parquet(folder, store, templates: list, synonyms: dict, opt, start: i
             w.write({"question": (qb, qo), "program": (pb, po), "answer": (abuf, ao), "template": acc[1]}, scenes,
                     acc[0])
         w.close()
-    except BaseException:
+    except BaseException as e:
         w.abort()
+        if isinstance(e, OSError):  # a full disk: one line naming the file
+            raise write_error(w.current, e) from None
         raise
     return w.rows

@@ -11,7 +11,6 @@ per question; the scenes' names and splits as the store's bytes.
 from __future__ import annotations
 
 import contextlib
-import os
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +19,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from tensorqa.clevr.records import PARQUET_COLUMNS
+from tensorqa.errors import TensorQAError
+from tensorqa.outputs import file_name, new_partial, output_folder, output_path, publish
 from tensorqa.writers.parquet import fixed_chunks
 
 ROW_GROUP = 1 << 18  # rows per row group (~180 MB of columns at CLEVR's ~700 bytes a question)
@@ -57,8 +58,7 @@ class ParquetShard:
     per block, :meth:`close` publishes the files, :meth:`abort` removes them."""
 
     def __init__(self, folder, templates: list, shard: int = 0, num_shards: int = 1, row_group: int | None = None):
-        self.data = Path(folder) / "data"
-        self.data.mkdir(parents=True, exist_ok=True)
+        self.data = output_folder(Path(folder) / "data", Path(folder))  # a planted link there is refused
         self.shard, self.num_shards, self.row_group = shard, num_shards, row_group or ROW_GROUP
         self.template_filename = pa.array([t.filename for t in templates], pa.string())
         self.family = np.array([t.index for t in templates], np.int64)
@@ -66,9 +66,13 @@ class ParquetShard:
         self._writers: dict[str, pq.ParquetWriter] = {}
         self._pending: dict[str, list[pa.Table]] = {}
         self._pending_rows: dict[str, int] = {}
+        self.current = self.data  # the file being written, for a write error's message
 
     def path(self, split: str) -> Path:
-        return self.data / f"{split}-{self.shard:05d}-of-{self.num_shards:05d}.parquet"
+        """The split's file; a split comes from the scenes, so it must be a plain file name and the
+        file must lie inside ``data/``."""
+        return output_path(self.data, f"{file_name(split, self.data, 'split')}-{self.shard:05d}-of-"
+                                      f"{self.num_shards:05d}.parquet")
 
     def write(self, block: dict, scenes: SceneColumns, scene: np.ndarray) -> None:
         """One block's questions: ``block`` as ``compiled_driver.compiled_columns`` gives it
@@ -109,8 +113,10 @@ class ParquetShard:
         """Whole row groups of the split's pending rows (and the rest if ``final``), each handed to
         the writer in fixed chunks (``writers.parquet.fixed_chunks``: pages cut by row position)."""
         pending = pa.concat_tables(self._pending[split])
+        self.current = self.path(split)
         if split not in self._writers:
-            self._writers[split] = pq.ParquetWriter(self._partial(split), pending.schema, use_dictionary=DICTIONARY)
+            self._writers[split] = pq.ParquetWriter(new_partial(self.path(split)), pending.schema,
+                                                    use_dictionary=DICTIONARY)
         n = self.row_group
         end = pending.num_rows if final else pending.num_rows // n * n
         for a in range(0, end, n):
@@ -129,11 +135,12 @@ class ParquetShard:
         for split in list(self._pending):
             if self._pending_rows[split] or split not in self._writers:
                 self._flush(split, final=True)
-        out = []
         for split, w in sorted(self._writers.items()):
+            self.current = self.path(split)
             w.close()
-            os.replace(self._partial(split), self.path(split))
-            out.append(self.path(split))
+        out = []
+        for split in sorted(self._writers):  # renamed once all are complete
+            out.append(publish(self._partial(split), self.path(split)))
         self._writers.clear()
         return out
 
@@ -143,5 +150,6 @@ class ParquetShard:
             with contextlib.suppress(Exception):
                 w.close()
         for split in list(self._writers) + list(self._pending):
-            self._partial(split).unlink(missing_ok=True)
+            with contextlib.suppress(TensorQAError):  # a split that names no file made none
+                self._partial(split).unlink(missing_ok=True)
         self._writers.clear()

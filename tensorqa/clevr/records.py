@@ -3,13 +3,14 @@ expands a template, the text, the answer; written as CLEVR's questions JSON or P
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import orjson
 
 from tensorqa.clevr.templates import FILTER_KINDS, KEY_TYPES, RELATE_FILTER_KINDS, Template
 from tensorqa.errors import TensorQAError
+from tensorqa.outputs import (file_name, new_partial, output_folder, output_path, partial_path, publish, write_atomic,
+                              write_error)
 from tensorqa.scenes.static_batch import RELATIONS, clevr_vocab
 
 SUFFIX = {"unique": "unique", "count": "count", "exist": "exist"}
@@ -111,13 +112,10 @@ def write_questions_json(path: str | Path, info: dict, questions: list[dict]) ->
     p = Path(path)
     if not p.parent.is_dir():
         raise TensorQAError(f"{p}: output directory {p.parent} does not exist")
-    tmp = p.with_name(p.name + ".partial")
     for q in questions:  # programs given as JSON text go in as they are
         if isinstance(q["program"], str):
             q["program"] = orjson.Fragment(q["program"])
-    tmp.write_bytes(orjson.dumps({"info": info, "questions": questions}))
-    os.replace(tmp, p)
-    return p
+    return write_atomic(p, orjson.dumps({"info": info, "questions": questions}))
 
 
 PARQUET_COLUMNS = ("question_index", "split", "image_filename", "image_index", "image", "question", "answer",
@@ -130,18 +128,21 @@ def write_parquet(folder: str | Path, questions: dict, shard: int = 0, num_shard
     ``questions``: columns (``columns.COLUMNS``, numpy arrays), ``question_index`` their position.
     Each file is written aside (``.partial``) and all are renamed once all are written: a failure
     leaves the shard's earlier files as they were."""
-    d = Path(folder) / "data"
-    d.mkdir(parents=True, exist_ok=True)
+    d = output_folder(Path(folder) / "data", Path(folder))  # a planted link there is refused
     names = sorted(set(questions["split"].tolist()))
-    out = [d / f"{name}-{shard:05d}-of-{num_shards:05d}.parquet" for name in names]
+    # a split comes from the scenes: it must be a plain file name, the file inside ``data/``
+    out = [output_path(d, f"{file_name(name, d, 'split')}-{shard:05d}-of-{num_shards:05d}.parquet") for name in names]
+    p = None
     try:
         for name, p in zip(names, out):
-            _write_split(p.with_name(p.name + ".partial"), questions, name)
+            _write_split(new_partial(p), questions, name)
         for p in out:
-            os.replace(p.with_name(p.name + ".partial"), p)
-    except BaseException:
-        for p in out:
-            p.with_name(p.name + ".partial").unlink(missing_ok=True)
+            publish(partial_path(p), p)
+    except BaseException as e:
+        for q in out:
+            partial_path(q).unlink(missing_ok=True)
+        if isinstance(e, OSError):
+            raise write_error(p, e) from None
         raise
     return out
 

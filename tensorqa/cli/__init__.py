@@ -28,13 +28,16 @@ imports its machinery inside the function that runs it.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import signal
 import sys
 
 from tensorqa.cli import agqa, decomp, scenes, viz  # noqa: F401  (importing registers the commands)
 from tensorqa.cli.commands import COMMANDS, command
 from tensorqa.errors import TensorQAError
 from tensorqa.startup import configure_process
+from tensorqa.outputs import forget_inputs, protect_inputs
 from tensorqa.foils.commands import foils_arguments, run_foils, run_score_foils, score_foils_arguments
 
 command("foils", "caption/foil pairs (VALSE-style) proven true / false by execution on a store's scenes",
@@ -52,6 +55,58 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Each command's input and output arguments (attribute names; a value may be a list of paths): no
+# output may be an input, and no write of the run replaces an input (tensorqa.outputs.protect_inputs).
+PATHS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "pack": (("charades", "action_genome", "agqa_stsgs", "clevr_scenes"), ("out",)),
+    "export-agqa": (("store",), ("out",)),
+    "generate": (("store", "templates_dir", "synonyms"), ("out",)),
+    "ablate": (("store", "scenes"), ("out", "questions")),
+    "balance": (("pool",), ("out",)),
+    "split": (("pool", "train_videos", "steps_table", "novel"), ("out",)),
+    "decompose": (("pool", "store"), ("out",)),
+    "evaluate": (("hierarchies", "predictions"), ("out",)),
+    "baseline": (("hierarchies", "pool", "fit"), ("out",)),
+    "show": (("store", "pool"), ("out",)),
+    "report": (("pool", "compare"), ("out",)),
+    "foils": (("store",), ("out",)),
+    "score-foils": (("scores", "foils"), ("out",)),
+}
+
+
+def _paths(args: argparse.Namespace, names: tuple[str, ...]) -> list:
+    found = []
+    for name in names:
+        value = getattr(args, name, None)
+        for v in value if isinstance(value, list) else [value]:
+            if v is not None:
+                found.append(v)
+    return found
+
+
+class Terminated(BaseException):
+    """SIGTERM: unwinds like an interrupt, so that every writer removes its partial files."""
+
+
+def _on_sigterm(signum, frame):
+    raise Terminated()
+
+
+@contextlib.contextmanager
+def _sigterm_unwinds():
+    """SIGTERM raises :class:`Terminated` for the run (Python's default action ends the process at
+    once, leaving ``.partial`` files behind); ``generate --jobs`` installs its own for its processes."""
+    try:
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread (tests calling main from a thread): leave it be
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one command; user errors print one line and return 2.
 
@@ -61,18 +116,28 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     configure_process()
     try:
-        return COMMANDS[args.command][1](args)
+        with _sigterm_unwinds():
+            ins, outs = PATHS.get(args.command, ((), ()))
+            protect_inputs(_paths(args, ins), [(f"--{n.replace('_', '-')}", v) for n in outs
+                                               for v in _paths(args, (n,))])
+            return COMMANDS[args.command][1](args)
     except TensorQAError as e:
         print(f"tensorqa: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("tensorqa: interrupted", file=sys.stderr)
+        print("tensorqa: interrupted (SIGINT)", file=sys.stderr)
         return 130
+    except Terminated:
+        print("tensorqa: terminated (SIGTERM)", file=sys.stderr)
+        return 143
     except BrokenPipeError:  # the reader went away (``tensorqa stats pool | head``): stop quietly
         # the interpreter flushes stdout again at exit, which would raise once more: point it at nothing
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141  # 128 + SIGPIPE, what a shell reports for a command killed by it
     except OSError as e:  # the file system said no: a path that is a file, not writable, a full disk
-        said = f"{e.filename}: {e.strerror}" if e.filename is not None and e.strerror else str(e)
+        name = str(e.filename).removesuffix(".partial") if e.filename is not None else None  # the file being written
+        said = f"{name}: {e.strerror}" if name is not None and e.strerror else str(e)
         print(f"tensorqa: error: {said}", file=sys.stderr)
         return 2
+    finally:
+        forget_inputs()

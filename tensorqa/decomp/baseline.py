@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from tensorqa.errors import TensorQAError
+from tensorqa.outputs import atomic_file
 from tensorqa.decomp.hierarchies import Hierarchies, as_hierarchies
 from tensorqa.decomp.encoding import dictionary_codes, first_rows
 from tensorqa.decomp.predictions import Predictions
@@ -97,12 +98,11 @@ def _name(hierarchies) -> str:
 
 
 def _pool_files(pool: Path) -> list[Path]:
+    from tensorqa.writers import pool_shards
+
     if not pool.exists():
         raise TensorQAError(f"{pool}: no such directory")
-    files = sorted(p for p in pool.rglob("*.parquet") if p.is_file())
-    if not files:
-        raise TensorQAError(f"{pool}: no .parquet files (expected a question pool written by tensorqa)")
-    return files
+    return [f for files in pool_shards(pool).values() for f in files]  # a complete pool only
 
 
 def pool_baseline_predictions(pool: str | os.PathLike, kind: str = "most-likely", seed: int = 0,
@@ -138,10 +138,8 @@ def write_predictions(preds: Predictions, path: str | os.PathLike) -> Path:
     rows = [{"csv_q_id": k, "prediction": v} for k, v in zip(preds.keys.to_pylist(), preds.values.to_pylist())]
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".partial")
-        with open(tmp, "w") as f:
-            json.dump(rows, f)
-        os.replace(tmp, path)
     except OSError as e:
         raise TensorQAError(f"{path}: cannot write ({e.strerror or e})") from None
+    with atomic_file(path, "w") as f:  # a failure removes the partial file and names ``path``
+        json.dump(rows, f)
     return path

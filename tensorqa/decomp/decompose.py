@@ -34,6 +34,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from tensorqa.errors import TensorQAError
+from tensorqa.outputs import atomic_path, file_name, output_folder, remove_tree, write_atomic
 from tensorqa.engine.semantics import get_semantics
 from tensorqa.scenes.vocab import vocab
 from tensorqa.writers import pool_store, read_pool
@@ -108,9 +109,7 @@ class _PoolQuestions:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+    write_atomic(path, text)
 
 
 def decompose(pool: str | os.PathLike, out: str | os.PathLike, store: str | os.PathLike | None = None,
@@ -152,6 +151,8 @@ def decompose(pool: str | os.PathLike, out: str | os.PathLike, store: str | os.P
             raise TensorQAError(f"{src.path}: no video {missing[0]!r} ({len(missing)} of the pool's "
                                 f"{len(questions)} videos are missing): is it the store the pool was generated from?")
         stage = out.with_name(out.name + ".partial")
+        if stage.is_symlink():
+            raise TensorQAError(f"{stage}: is a symbolic link; refusing to write through it (remove the link)")
         parts = stage / "decompose" / "parts"
         params = {"pool": str(pool.resolve()), "store": str(Path(store).resolve()), "split": split, "limit": limit,
                   "format": fmt, "semantics": sem.name, "vocab": vocab().hash}
@@ -161,10 +162,10 @@ def decompose(pool: str | os.PathLike, out: str | os.PathLike, store: str | os.P
             if old != params:
                 if old is None:
                     raise TensorQAError(f"{stage}: exists but was not written by tensorqa decompose; remove it")
-                shutil.rmtree(stage)  # an interrupted run with other parameters: start again
-        parts.mkdir(parents=True, exist_ok=True)
+                remove_tree(stage)  # an interrupted run with other parameters: start again
+        output_folder(parts, stage)  # no link planted below the stage
         if fmt in ("agqa-json", "both"):
-            (stage / HIERARCHIES_DIR).mkdir(exist_ok=True)
+            output_folder(stage / HIERARCHIES_DIR, stage)
         _write_atomic(params_file, json.dumps(params, sort_keys=True))
         write_json = fmt in ("agqa-json", "both")
         todo = [i for i, v in enumerate(questions.videos) if not (parts / f"{v}.json").exists()]
@@ -174,8 +175,9 @@ def decompose(pool: str | os.PathLike, out: str | os.PathLike, store: str | os.P
                    disable=not progress, dynamic_ncols=True)
         for i in todo:
             v = questions.videos[i]
-            if not v or "/" in v or v.startswith("."):
+            if v.startswith("."):
                 raise TensorQAError(f"{pool}: video id {v!r} cannot name a file")
+            file_name(v, pool, "video id")
         tasks = ((questions.videos[i], questions.rows(i)) for i in todo)
         if workers == 1:
             for v, rows in tasks:
@@ -259,11 +261,10 @@ def _finish(stage: Path, parts: Path, videos: list[str], params: dict, fmt: str,
     if fmt in ("agqa-json", "both"):
         _write_atomic(stage / HIERARCHIES_DIR / "isolated.json", json.dumps(isolated))
     if fmt in ("parquet", "both"):
-        (stage / "parquet").mkdir(exist_ok=True)
+        output_folder(stage / "parquet", stage)
         for name, schema in (("nodes", NODE_SCHEMA), ("edges", EDGE_SCHEMA), ("dags", DAG_SCHEMA)):
-            tmp = stage / "parquet" / f"{name}.parquet.tmp"
-            pq.write_table(pa.Table.from_pylist(rows[name], schema=schema), tmp, compression="zstd")
-            os.replace(tmp, stage / "parquet" / f"{name}.parquet")
+            with atomic_path(stage / "parquet" / f"{name}.parquet") as tmp:
+                pq.write_table(pa.Table.from_pylist(rows[name], schema=schema), tmp, compression="zstd")
     n_dags = len(dag_nodes)
     total_rules = sum(rules.values())
     report = {

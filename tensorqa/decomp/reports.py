@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 from tensorqa.errors import TensorQAError
+from tensorqa.outputs import atomic_file, output_folder, write_atomic
 
 
 def _cell(x) -> str:
@@ -28,7 +29,7 @@ def write_report(summary: dict, out: str | os.PathLike) -> list[Path]:
     """
     out = Path(out)
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        output_folder(out)  # not a planted link
     except OSError as e:
         raise TensorQAError(f"{out}: cannot create output folder ({e.strerror or e})") from None
     s, c = summary, summary["counts"]
@@ -52,16 +53,13 @@ def write_report(summary: dict, out: str | os.PathLike) -> list[Path]:
     ic_rows += [[g, n, _cell(v), "", ""] for g in ("by_composition", "by_parent") for n, v in s["ic"][g].items()]
     tables["ic.csv"] = (["Grouping", "Name", "IC", "Fired", "Wrong"], ic_rows)
     written = []
-    try:
-        for name, (header, rows) in tables.items():
-            with open(out / name, "w", newline="") as f:
-                w = csv.writer(f)
-                w.writerow(header)
-                w.writerows(rows)
-            written.append(out / name)
-        (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
-    except OSError as e:
-        raise TensorQAError(f"{out}: cannot write the report ({e.strerror or e})") from None
+    for name, (header, rows) in tables.items():  # each file whole or not at all, a full disk named
+        with atomic_file(out / name, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(header)
+            w.writerows(rows)
+        written.append(out / name)
+    write_atomic(out / "summary.json", json.dumps(summary, indent=1) + "\n")
     written.append(out / "summary.json")
     return written
 

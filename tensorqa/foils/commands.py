@@ -5,10 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import tempfile
-from pathlib import Path
 
 from tensorqa.errors import TensorQAError
+from tensorqa.outputs import atomic_file
 from tensorqa.outputs import check_output_file
 
 
@@ -25,15 +24,8 @@ def load_json(path: str, what: str):
 
 def write_json_atomically(path: str | os.PathLike, obj) -> None:
     """Write next to the target, then rename: a failure leaves the earlier file whole."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(obj, f, indent=1)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_file(path, "w", encoding="utf-8") as f:  # a failure names ``path``
+        json.dump(obj, f, indent=1)
 
 
 def score_foils_arguments(p: argparse.ArgumentParser) -> None:

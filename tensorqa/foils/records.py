@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from tensorqa.errors import TensorQAError
+from tensorqa.outputs import check_not_input, file_name, output_folder, publish, remove_tree, write_error
 from tensorqa.foils.pair import Pair
 
 VALSE_DIR = "valse"
@@ -86,9 +87,9 @@ def write_foil_set(pairs: list[Pair], out: str | os.PathLike, meta: dict, progre
     until the new one is complete. ``progress``: a bar over the files on stderr."""
     from tqdm import tqdm
 
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=out, prefix=".partial-"))
+    out = output_folder(Path(out))
+    tmp = Path(tempfile.mkdtemp(dir=out, prefix=".partial-"))  # a new folder: nothing planted in it
+    target = out / VALSE_DIR
     try:
         (tmp / VALSE_DIR).mkdir()
         by_instrument: dict[str, dict] = {}
@@ -97,19 +98,28 @@ def write_foil_set(pairs: list[Pair], out: str | os.PathLike, meta: dict, progre
         bar = tqdm(total=len(by_instrument) + 1, desc="foils: write", unit="file", disable=not progress,
                    dynamic_ncols=True)
         for name, records in by_instrument.items():
-            with open(tmp / VALSE_DIR / f"{name}.json", "w", encoding="utf-8") as f:
+            target = out / VALSE_DIR / f"{file_name(name, out, 'instrument')}.json"  # valse/ is replaced whole
+            with open(tmp / VALSE_DIR / target.name, "w", encoding="utf-8") as f:
                 json.dump(records, f, indent=1)
             bar.update()
+        target = out / PARQUET
         pq.write_table(pairs_table(pairs), tmp / PARQUET)
         bar.update()
         bar.close()
+        target = out / "meta.json"
         with open(tmp / "meta.json", "w", encoding="utf-8") as f:
             json.dump(meta, f, indent=1)
-        if (out / VALSE_DIR).exists():
-            shutil.rmtree(out / VALSE_DIR)
-        os.replace(tmp / VALSE_DIR, out / VALSE_DIR)
-        os.replace(tmp / PARQUET, out / PARQUET)
-        os.replace(tmp / "meta.json", out / "meta.json")
+        for target in (out / VALSE_DIR, out / PARQUET, out / "meta.json"):  # before any is replaced
+            check_not_input(target)
+        target = out / VALSE_DIR
+        remove_tree(out / VALSE_DIR)  # a link there is removed, not followed
+        publish(tmp / VALSE_DIR, out / VALSE_DIR)
+        target = out / PARQUET
+        publish(tmp / PARQUET, out / PARQUET)
+        target = out / "meta.json"
+        publish(tmp / "meta.json", out / "meta.json")
+    except OSError as e:  # a full disk: one line naming the file
+        raise write_error(target, e) from None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

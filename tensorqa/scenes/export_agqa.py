@@ -65,7 +65,7 @@ from typing import Iterable, Union
 import numpy as np
 
 from tensorqa.errors import TensorQAError
-from tensorqa.outputs import check_output_file
+from tensorqa.outputs import check_output_file, new_file, publish
 from tensorqa.scenes.batch import VideoScene
 from tensorqa.scenes.store import SceneStore, open_store
 from tensorqa.scenes.vocab import vocab
@@ -244,8 +244,9 @@ def _dump(data: dict, path: Path, levels: int, progress: bool = False) -> None:
 
     def write():
         try:
-            with open(partial, "wb") as f, tqdm(desc="export-agqa: pickle", unit="B", unit_scale=True,
-                                                 disable=not progress, dynamic_ncols=True) as bar:
+            with open(new_file(partial), "wb") as f, tqdm(desc="export-agqa: pickle", unit="B", unit_scale=True,
+                                                           disable=not progress, dynamic_ncols=True) as bar:
+                # new: a planted link is not written through
                 pickle.dump(data, _Counted(f, bar) if progress else f, protocol=PICKLE_PROTOCOL)
         except BaseException as e:  # re-raised in the caller's thread
             failure.append(e)
@@ -272,7 +273,7 @@ def _dump(data: dict, path: Path, levels: int, progress: bool = False) -> None:
             raise TensorQAError(f"{path}: a video graph nests too deeply for pickle (RecursionError)") from None
         raise e
     try:
-        os.replace(partial, path)
+        publish(partial, path)
     except OSError as e:
         partial.unlink(missing_ok=True)
         raise TensorQAError(f"{path}: cannot write ({e.strerror or e})") from None

@@ -43,6 +43,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from tensorqa.errors import TensorQAError
+from tensorqa.outputs import write_atomic
 from tensorqa.scenes.vocab import NO_OBJECT, vocab
 
 PROFILE_FORMAT = "tensorqa-charades-profile/1"
@@ -258,7 +259,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     try:
         text = dump_profile(derive_profile(args.csv))
-        Path(args.out).write_text(text)
+        write_atomic(args.out, text)
     except TensorQAError as e:
         parser.exit(2, f"tensorqa: error: {e}\n")
     print(f"wrote {args.out} ({len(text.encode()) / 1024:.1f} KiB)")

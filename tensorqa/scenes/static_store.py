@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 from tensorqa.errors import TensorQAError
+from tensorqa.outputs import new_partial, partial_path, publish, write_error
 from tensorqa.scenes.static_batch import StaticBatch, StaticScene, clevr_vocab, image_index_of
 
 FORMAT = "tensorqa.static_scenes"
@@ -57,8 +58,8 @@ def write_static_store(path: str | os.PathLike, scenes: list[StaticScene], sourc
         n = s.num_objects
         attrs[b, :n], coords[b, :n] = s.attrs, s.coords
         bits[b, :n, :n] = (s.rel.astype(np.int8) << np.arange(4, dtype=np.int8)).sum(-1)
-    partial = path.with_name(path.name + ".partial")
     try:
+        partial = new_partial(path)  # new: a link planted at the partial name is removed, not followed
         with h5py.File(partial, "w") as f:
             f.attrs.update(format=FORMAT, format_version=FORMAT_VERSION, benchmark="clevr", vocab_hash=v.hash,
                            vocab_json=v.to_json(), source=source, info_json=json.dumps(info or {}))
@@ -67,10 +68,12 @@ def write_static_store(path: str | os.PathLike, scenes: list[StaticScene], sourc
             f["num_objects"] = np.array([s.num_objects for s in scenes], np.int32)
             for name, data in (("attrs", attrs), ("rel_bits", bits), ("coords", coords)):
                 f.create_dataset(name, data=data, chunks=_scene_chunks(data), compression="gzip", shuffle=True)
-        os.replace(partial, path)
-    except OSError as e:
-        partial.unlink(missing_ok=True)
-        raise TensorQAError(f"{path}: cannot write the store ({e.strerror or e})") from None
+        publish(partial, path)
+    except BaseException as e:
+        partial_path(path).unlink(missing_ok=True)
+        if not isinstance(e, OSError):
+            raise
+        raise write_error(path, e, "write the store") from None
     return path
 
 

@@ -31,7 +31,7 @@ import numpy as np
 import torch
 
 from tensorqa.errors import TensorQAError
-from tensorqa.outputs import check_output_file
+from tensorqa.outputs import check_output_file, new_file, publish
 from tensorqa.scenes.batch import SceneBatch, VideoScene
 from tensorqa.scenes.vocab import vocab
 
@@ -163,9 +163,9 @@ class StoreWriter:
             self._f.flush()
             image = self._f.id.get_file_image()
             self._f.close()
-            with open(self.partial, "wb") as f:
+            with open(new_file(self.partial), "wb") as f:  # new: a planted link is not written through
                 f.write(image)
-            os.replace(self.partial, self.path)
+            publish(self.partial, self.path)
         except BaseException as e:
             self.abort()
             if isinstance(e, OSError):  # a full disk, a quota: HDF5's messages run over several lines

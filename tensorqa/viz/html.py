@@ -45,16 +45,8 @@ def page(title: str, body: str) -> str:
 
 
 def write_atomic(path: str | os.PathLike, content: str | bytes) -> Path:
-    """Write ``content`` to ``path`` through ``path.partial`` (the old file survives a failure)."""
-    path = Path(path)
-    partial = path.with_name(path.name + ".partial")
-    try:
-        if isinstance(content, bytes):
-            partial.write_bytes(content)
-        else:
-            partial.write_text(content, encoding="utf-8")
-        os.replace(partial, path)
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
-    return path
+    """Write ``content`` to ``path`` through a new ``path.partial`` (the old file survives a failure;
+    a link at either name is replaced, not written through): ``outputs.write_atomic``."""
+    from tensorqa.outputs import write_atomic as write
+
+    return write(path, content)

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from tensorqa.errors import TensorQAError
+from tensorqa.outputs import output_folder
 from tensorqa.viz import draw_report
 from tensorqa.viz.html import esc, image, page, table, write_atomic
 from tensorqa.viz.summary import agqa_table14, pool_summary
@@ -42,7 +43,7 @@ def report(pool: str, out: str, compare: str | None = None) -> dict:
     t2 = time.perf_counter()
     result = {"pool": main, "compare": other, "agqa_table14": agqa_table14(),
               "seconds": {"scan": round(t1 - t0, 2), "figures": round(t2 - t1, 2)}}
-    out_dir.mkdir(exist_ok=True)
+    output_folder(out_dir)  # not a planted link
     write_atomic(out_dir / "summary.json", json.dumps(result, indent=1))
     write_atomic(out_dir / "report.html", report_page(result, figures))
     return result

@@ -19,7 +19,7 @@ importable from ``tensorqa.writers``.
 
 from tensorqa.writers.schema import (NULLABLE_COLUMNS, PLAIN_COLUMNS, RECORD_SCHEMA, SPLITS, STATISTICS_COLUMNS,
                                      TEXT_COLUMNS, VOCABULARY_COLUMNS, cast_records, coded_schema)
-from tensorqa.writers.layout import (done_marker, iter_pool, pool_fact, pool_store, read_pool,
+from tensorqa.writers.layout import (done_marker, iter_pool, pool_fact, pool_shards, pool_store, read_pool,
                                      resume_shard, shard_complete, shard_name, splits_with_rows, write_dataset_card,
                                      write_done_marker)
 from tensorqa.writers.parquet import (CHUNK_ROWS, WRITE_BATCH_ROWS, ParquetShardWriter, write_error,  # noqa: F401  (store.py)
@@ -31,7 +31,7 @@ __all__ = [
     "RECORD_SCHEMA", "NULLABLE_COLUMNS", "SPLITS", "TEXT_COLUMNS", "VOCABULARY_COLUMNS", "PLAIN_COLUMNS",
     "STATISTICS_COLUMNS", "cast_records", "coded_schema",
     "shard_name", "done_marker", "write_done_marker", "shard_complete", "resume_shard", "pool_fact", "pool_store",
-    "write_dataset_card", "splits_with_rows", "read_pool", "iter_pool",
+    "write_dataset_card", "splits_with_rows", "read_pool", "iter_pool", "pool_shards",
     "WRITE_BATCH_ROWS", "CHUNK_ROWS", "parquet_writer", "fixed_chunks", "ParquetShardWriter",
     "AgqaJsonShardWriter", "content_digest", "string_offsets",
 ]

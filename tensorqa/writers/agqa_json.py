@@ -11,6 +11,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from tensorqa.errors import TensorQAError
+from tensorqa.outputs import new_file, output_folder, publish
 from tensorqa.writers.layout import done_marker, write_done_marker
 from tensorqa.writers.parquet import write_error
 from tensorqa.writers.schema import SPLITS
@@ -25,9 +26,11 @@ class AgqaJsonShardWriter:
 
     def __init__(self, out: str | os.PathLike, index: int, count: int):
         self.out, self.index, self.count = Path(out), index, count
-        (self.out / "agqa").mkdir(parents=True, exist_ok=True)
+        output_folder(self.out / "agqa", self.out)
         self.paths = {s: self.out / "agqa" / f"{s}-{index:05d}-of-{count:05d}.json" for s in SPLITS}
-        self.files = {s: open(self._partial(s), "w") for s in SPLITS}
+        self.files = {}
+        for s in SPLITS:  # new files: a link planted at a partial name is removed, not written through
+            self.files[s] = open(new_file(self._partial(s)), "w")
         for f in self.files.values():
             f.write("{")
         self.rows = {s: 0 for s in SPLITS}
@@ -44,14 +47,16 @@ class AgqaJsonShardWriter:
             self.rows[split] += 1
 
     def write_error(self, e: OSError) -> TensorQAError:
-        return write_error(e, self.paths["train"])
+        return write_error(e, getattr(self, "_current", None) or self.paths["train"])
 
     def close(self, stats: dict | None = None) -> None:
         for split, f in self.files.items():
+            self._current = self.paths[split]
             f.write("\n}\n")
             f.close()
-            os.replace(self._partial(split), self.paths[split])
-        (self.out / "data").mkdir(exist_ok=True)
+        for split in self.files:
+            publish(self._partial(split), self.paths[split])
+        output_folder(self.out / "data", self.out)
         write_done_marker(done_marker(self.out, self.index, self.count), {"rows": self.rows, **(stats or {})})
 
     def abort(self) -> None:

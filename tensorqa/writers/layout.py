@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from tensorqa.errors import TensorQAError
+from tensorqa.outputs import write_atomic
 from tensorqa.writers.schema import SPLITS
 
 def shard_name(split: str, index: int, count: int) -> str:
@@ -29,9 +30,7 @@ def done_marker(out: Path, index: int, count: int) -> Path:
 
 def write_done_marker(path: Path, stats: dict) -> None:
     """The marker, whole or not at all (written aside and renamed): other shards read it when they start."""
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(json.dumps(stats, sort_keys=True))
-    os.replace(partial, path)
+    write_atomic(path, json.dumps(stats, sort_keys=True))
 
 
 def shard_complete(out: str | os.PathLike, index: int, count: int) -> bool:
@@ -109,7 +108,7 @@ def write_dataset_card(out: str | os.PathLike, title: str, body: str = "") -> Pa
         card += [f"  - split: {split}", f"    path: data/{split}-*"]
     card += ["---", "", f"# {title}", "", body.strip(), ""]
     path = Path(out) / "README.md"
-    path.write_text("\n".join(card))
+    write_atomic(path, "\n".join(card))
     return path
 
 
@@ -134,14 +133,6 @@ def splits_with_rows(out: str | os.PathLike) -> list[str]:
     return sorted(found, key=lambda s: (_SPLIT_ORDER.index(s) if s in _SPLIT_ORDER else len(_SPLIT_ORDER), s))
 
 
-def pool_shards(out: str | os.PathLike) -> list[Path]:
-    """The Parquet shards of a pool in reading order: train then test, by name."""
-    files = sorted(Path(out, "data").glob("*.parquet"), key=lambda p: (SPLITS.index(p.name.split("-")[0]), p.name))
-    if not files:
-        raise TensorQAError(f"{out}: no Parquet shards under data/")
-    return files
-
-
 def _read_error(f: Path, columns: list[str] | None, e: Exception) -> TensorQAError:
     """The one line for a shard that cannot give ``columns``: the column it lacks, or pyarrow's reason."""
     what = "the columns " + ", ".join(columns) if columns else "it"
@@ -158,7 +149,7 @@ def iter_pool(out: str | os.PathLike, columns: list[str], dictionary: tuple[str,
     """Record batches of ``columns`` over a pool's shards in :func:`read_pool`'s order, at most
     ``batch_rows`` rows each, so that memory holds a batch and not the pool; the ``dictionary``
     columns come as dictionary arrays (a low-cardinality string column costs its codes)."""
-    files = pool_shards(out)
+    files = [f for fs in pool_shards(out).values() for f in fs]
     first = None
     for f in files:
         try:
@@ -174,9 +165,54 @@ def iter_pool(out: str | os.PathLike, columns: list[str], dictionary: tuple[str,
             raise _read_error(f, columns, e) from None
 
 
+POOL_SHARD = re.compile(r"^(?P<split>.+)-(?P<index>\d{5})-of-(?P<count>\d{5})\.parquet$")
+
+
+def pool_shards(pool: str | os.PathLike) -> dict[str, list[Path]]:
+    """{split: its shard files in index order} of a pool in the Hugging Face layout, AGQA's or
+    CLEVR's, refused (:class:`TensorQAError`) unless it is complete. A run killed part-way leaves
+    shards without their files, or files without their done marker (written last), and a pool
+    read so would count a part of its questions without a word. So: every file is a shard name of
+    one shard count K; where the pool has done markers (``generate``, ``balance``, ``split`` write
+    them), each of the K shards has its marker; where it has none (CLEVR's Parquet), each of the K
+    shards has at least one file. A split may lack a shard's file (a shard with no rows of it)."""
+    data = Path(pool, "data")
+    if not data.is_dir():
+        raise TensorQAError(f"{pool}: not a pool (no data/ folder with Parquet shards)")
+    found: dict[str, dict[int, Path]] = {}
+    counts: set[int] = set()
+    for path in sorted(data.glob("*.parquet")):
+        m = POOL_SHARD.match(path.name)
+        if m is None:
+            raise TensorQAError(f"{path}: not a shard name like train-00000-of-00004.parquet")
+        found.setdefault(m["split"], {})[int(m["index"])] = path
+        counts.add(int(m["count"]))
+    if not found:
+        raise TensorQAError(f"{pool}: no Parquet shards under data/")
+    if len(counts) != 1:
+        raise TensorQAError(f"{data}: the shards disagree on the shard count {sorted(counts)}: not one pool")
+    (count,) = counts
+    markers = list(data.glob(".done-*-of-*.json"))
+    if markers:
+        missing = [i for i in range(count) if not done_marker(Path(pool), i, count).is_file()]
+        if missing:
+            raise TensorQAError(f"{pool}: incomplete pool: shard {missing[0]:05d} of {count:05d} has no done marker "
+                                f"({done_marker(Path(pool), missing[0], count).name}); its run did not finish: rerun "
+                                "it, or write the pool again")
+    else:
+        present = set().union(*(set(s) for s in found.values()))
+        missing = [i for i in range(count) if i not in present]
+        if missing:
+            raise TensorQAError(f"{pool}: incomplete pool: shard {missing[0]:05d} of {count:05d} has no files; its "
+                                "run did not finish: rerun it, or write the pool again")
+    order = sorted(found, key=lambda s: (SPLITS.index(s) if s in SPLITS else len(SPLITS), s))
+    return {split: [found[split][i] for i in sorted(found[split])] for split in order}
+
+
 def read_pool(out: str | os.PathLike, columns: list[str] | None = None) -> pa.Table:
-    """All shards of a pool written in the Hugging Face layout, as one table (train then test)."""
-    files = pool_shards(out)
+    """All shards of a pool written in the Hugging Face layout, as one table (train then test);
+    an incomplete pool is refused (:func:`pool_shards`)."""
+    files = [f for fs in pool_shards(out).values() for f in fs]
     tables = []
     for f in files:
         try:

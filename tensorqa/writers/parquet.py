@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from tensorqa.errors import TensorQAError
+from tensorqa.outputs import new_partial, output_folder, publish
 from tensorqa.writers.layout import done_marker, shard_name, write_done_marker
 from tensorqa.writers.schema import (PLAIN_COLUMNS, RECORD_SCHEMA, SPLITS, STATISTICS_COLUMNS, TEXT_COLUMNS, cast_records,
                                      coded_schema)
@@ -77,14 +78,16 @@ class ParquetShardWriter:
         if not 0 <= index < count:
             raise TensorQAError(f"shard index {index} is not in 0..{count - 1}")
         self.out, self.index, self.count = Path(out), index, count
-        self.data = self.out / "data"
-        self.data.mkdir(parents=True, exist_ok=True)
+        self.data = output_folder(self.out / "data", self.out)  # a planted link there is refused
         self.row_group_size = row_group_size
         self._writers: dict[str, pq.ParquetWriter] = {}
         self._pending: dict[str, list[pa.Table]] = {s: [] for s in SPLITS}
         self._pending_rows = {s: 0 for s in SPLITS}
         self.rows = {s: 0 for s in SPLITS}
         self.schema: pa.Schema | None = schema  # None until the first write when not given
+
+    def _final(self, split: str) -> Path:
+        return self.data / shard_name(split, self.index, self.count)
 
     def _partial(self, split: str) -> Path:
         return self.data / (shard_name(split, self.index, self.count) + ".partial")
@@ -117,8 +120,9 @@ class ParquetShardWriter:
         copies every string column; no re-chunking: the caller sizes its row groups)."""
         schema = self.schema or RECORD_SCHEMA
         table = cast_records(table.select(schema.names), schema, self.data)
+        self._current = self._final(split)
         if split not in self._writers:
-            self._writers[split] = parquet_writer(self._partial(split), schema)
+            self._writers[split] = parquet_writer(new_partial(self._final(split)), schema)
         self._writers[split].write_table(table, row_group_size=self.row_group_size)
         self.rows[split] += table.num_rows
 
@@ -126,7 +130,7 @@ class ParquetShardWriter:
         schema = self.schema or RECORD_SCHEMA
         self._current = self.data / shard_name(split, self.index, self.count)
         if split not in self._writers:
-            self._writers[split] = parquet_writer(self._partial(split), schema)
+            self._writers[split] = parquet_writer(new_partial(self._final(split)), schema)
         pending = pa.concat_tables(self._pending[split]) if self._pending[split] else schema.empty_table()
         n = self.row_group_size
         full = pending.num_rows // n * n
@@ -140,13 +144,29 @@ class ParquetShardWriter:
         self._pending_rows[split] = rest.num_rows
 
     def close(self, stats: dict | None = None) -> None:
+        self.finish()
+        self.publish(stats)
+
+    def _has_rows(self, split: str) -> bool:
+        return split in self._writers or self._pending_rows[split] > 0
+
+    def finish(self) -> None:
+        """Write the rest and close the partial files (:meth:`publish` renames them). A split without
+        rows gets no file: Hugging Face ``datasets`` refuses a split made of empty files."""
         for split in SPLITS:
-            if split in self._writers or self._pending_rows[split]:
+            if self._has_rows(split):
                 self._flush(split, final=True)
+                self._current = self._final(split)
                 self._writers[split].close()
-                os.replace(self._partial(split), self.data / shard_name(split, self.index, self.count))
-            else:  # no file for a split without rows: Hugging Face ``datasets`` refuses a split of empty files
-                (self.data / shard_name(split, self.index, self.count)).unlink(missing_ok=True)
+
+    def publish(self, stats: dict | None = None) -> None:
+        """Rename the finished files into place, then write the done marker (whose row counts say
+        which splits have no file)."""
+        for split in SPLITS:  # renamed once all are complete: a failure leaves no final-named file
+            if self._has_rows(split):
+                publish(self._partial(split), self._final(split))
+            else:  # an earlier run's file of this shard and split (a link is removed, not followed)
+                self._final(split).unlink(missing_ok=True)
         marker = done_marker(self.out, self.index, self.count)
         write_done_marker(marker, {"rows": self.rows, **(stats or {})})
 

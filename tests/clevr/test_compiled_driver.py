@@ -13,6 +13,7 @@ import pytest
 
 from tensorqa.clevr.generate import Options, generate_store
 from tensorqa.clevr.semantics import CLEVR, STRICT
+from tensorqa.errors import TensorQAError
 from tensorqa.scenes.clevr_sampler import relations_from_coords, sample_scenes
 from tensorqa.scenes.loaders.clevr import load_clevr_scenes
 from tensorqa.scenes.static_batch import StaticScene
@@ -185,6 +186,6 @@ def test_streamed_parquet_does_not_depend_on_blocks_and_a_failed_run_leaves_the_
         return write_block(*a, **k)
 
     monkeypatch.setattr(cr, "write_block", fails_on_the_third_block)
-    with pytest.raises(OSError):
+    with pytest.raises(TensorQAError, match=r"new-00000-of-00001\.parquet: cannot write \(No space left on device\)"):
         generate_store(store, tmp_path / "a", fmt="parquet", opt=Options(engine="compiled", batch_scenes=30, seed=9))
     assert len(calls) == 3 and files(tmp_path / "a") == before  # no partial file either

@@ -15,6 +15,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from tensorqa.errors import TensorQAError
+from tensorqa.outputs import output_folder
 from tensorqa.writers import RECORD_SCHEMA, SPLITS, ParquetShardWriter
 
 ROW_GROUP_ROWS = 1 << 18
@@ -28,7 +29,7 @@ def prepare_output(out: str | os.PathLike, pool: str | os.PathLike) -> Path:
     data = out / "data"
     if data.is_dir() and any(data.glob("*.parquet")):
         raise TensorQAError(f"--out {out}: already holds a pool (data/*.parquet); choose an empty folder")
-    data.mkdir(parents=True, exist_ok=True)
+    output_folder(data, out)  # a link planted at data/ is refused
     return out
 
 
@@ -63,7 +64,10 @@ class PoolOutput:
             size = min(self.row_group_rows, data.num_rows)
             if shard < self.count - 1:  # the last shard takes whatever is left
                 size = min(size, room)
-            self.writers[shard].write_split(split, data.slice(0, size))
+            try:
+                self.writers[shard].write_split(split, data.slice(0, size))
+            except OSError as e:  # a full disk: one line naming the file
+                raise self.writers[shard].write_error(e) from None
             self.written[split] += size
             rest = data.slice(size)
             self.buffer[split] = [rest] if rest.num_rows else []
@@ -72,8 +76,13 @@ class PoolOutput:
     def close(self, stats: dict | None = None) -> None:
         for split in SPLITS:
             self._drain(split, final=True)
+        for w in self.writers:  # every shard's files complete before any is renamed into place
+            try:
+                w.finish()
+            except OSError as e:
+                raise w.write_error(e) from None
         for w in self.writers:
-            w.close(stats)
+            w.publish(stats)
 
     def abort(self) -> None:
         for w in self.writers:

@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from tensorqa.errors import TensorQAError
-from tensorqa.writers import SPLITS
+from tensorqa.writers import SPLITS, pool_shards
 
 _SHARD = re.compile(r"^(?P<split>[A-Za-z0-9_]+)-(?P<index>\d{5})-of-(?P<count>\d{5})\.parquet$")
 BATCH_ROWS = 1 << 20        # rows per batch of a pass reading a few columns
@@ -33,6 +33,7 @@ def pool_files(pool: str | os.PathLike) -> dict[str, list[Path]]:
     data = Path(pool) / "data"
     if not data.is_dir():
         raise TensorQAError(f"{pool}: not a pool (no data/ folder with Parquet shards)")
+    pool_shards(pool)  # complete: every shard's done marker
     found: dict[str, dict[int, Path]] = {}
     counts: dict[str, set[int]] = {}
     for path in sorted(data.glob("*.parquet")):
