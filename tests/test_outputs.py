@@ -151,7 +151,7 @@ LINKED_FILES = [  # (command line with OUT for --out, link planted at OUT/<name>
     (["evaluate", "--hierarchies", "{dec}", "--predictions", "{pred}", "--out", "OUT"], "summary.json.partial"),
     (["baseline", "--pool", "{pool}", "--kind", "random", "--out", "OUT/p.json"], "p.json.partial"),
     (["report", "{pool}", "--out", "OUT"], "summary.json"),
-    (["foils", "{s}", "--out", "OUT", "--max-videos", "3"], "meta.json"),
+    (["foils", "{s}", "--out", "OUT", "--max-videos", "3", "--quiet"], "meta.json"),
     (["ablate", "{s}", "--ablate", "before=while", "--out", "OUT/a.json", "--quiet"], "a.json.partial"),
 ]
 
@@ -175,7 +175,7 @@ LINKED_FOLDERS = [
     (["generate", "{s}", "--out", "OUT", "--templates", "objWhat", "--format", "agqa-json", "--quiet"], "agqa"),
     (["balance", "{pool}", "--out", "OUT", "--quiet"], "data"),
     (["split", "{pool}", "--out", "OUT", "--quiet"], "data"),
-    (["foils", "{s}", "--out", "OUT", "--max-videos", "3"], "valse"),
+    (["foils", "{s}", "--out", "OUT", "--max-videos", "3", "--quiet"], "valse"),
 ]
 
 
@@ -239,7 +239,7 @@ def test_an_input_inside_the_output_folder_is_never_replaced(work, tmp_path, cap
     store.parent.mkdir()
     store.write_bytes((work / "s.h5").read_bytes())
     before = digest(store)
-    one_error(capsys, ["foils", store, "--out", store.parent, "--max-videos", "3"], "input of this run")
+    one_error(capsys, ["foils", store, "--out", store.parent, "--max-videos", "3", "--quiet"], "input of this run")
     assert digest(store) == before and not (store.parent / "valse").exists()
 
 
@@ -304,15 +304,15 @@ FULL = [  # (command line with O for the output, the file the one line must name
     (["baseline", "--hierarchies", "{dec}", "--kind", "random", "--out", "O/p.json"], "O/p.json"),
     (["ablate", "{s}", "--ablate", "before=while", "--questions", "O/q.parquet", "--quiet"], "O/q.parquet"),
     (["ablate", "{s}", "--ablate", "before=while", "--out", "O/a.json", "--quiet"], "O/a.json"),
-    (["foils", "{s}", "--out", "O", "--max-videos", "3"], "O/valse/"),
+    (["foils", "{s}", "--out", "O", "--max-videos", "3", "--quiet"], "O/valse/"),
     (["score-foils", "{scores}", "--out", "O/m.json"], "O/m.json"),
     (["report", "{pool}", "--out", "O"], "O/summary.json"),
     (["show", "{s}", "{video}", "--out", "O/v.html"], "O/v.html"),
     (["decompose", "{pool}", "--out", "O/d", "--quiet"], "O/d.partial/"),
     (["pack", "--clevr", "20", "--out", "O/c.h5"], "O/c.h5"),
     (["generate", "{c}", "--out", "O/q.json", "--engine", "torch", "--quiet"], "O/q.json"),
-    (["generate", "{c}", "--out", "O", "--format", "parquet", "--engine", "torch", "--quiet"], "O/data/new-00000"),
-    (["generate", "{c}", "--out", "O", "--format", "parquet", "--engine", "compiled", "--quiet"], "O/data/new-00000"),
+    (["generate", "{c}", "--out", "O", "--format", "parquet", "--engine", "torch", "--quiet"], "O/data/train-00000"),
+    (["generate", "{c}", "--out", "O", "--format", "parquet", "--engine", "compiled", "--quiet"], "O/data/train-00000"),
 ]
 
 

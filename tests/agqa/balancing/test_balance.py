@@ -584,5 +584,5 @@ def test_a_shard_without_rows_of_a_split_has_no_file_and_the_pool_is_complete(tm
     assert [p.name for p in files["train"]] == ["train-00000-of-00002.parquet"]
     assert [p.name for p in files["test"]] == ["test-00001-of-00002.parquet"]
     (pool / "data" / ".done-00000-of-00002.json").unlink()  # without its marker, shard 0 may have lost a file
-    with pytest.raises(TensorQAError, match="test shard 00000 of 00002 is missing"):
+    with pytest.raises(TensorQAError, match="incomplete pool: shard 00000 of 00002 has no done marker"):
         pool_files(pool)
