@@ -38,7 +38,9 @@ def run_balance(a: argparse.Namespace) -> int:
     from tensorqa.engine.semantics import PRESETS
     from tensorqa.writers import pool_fact
 
-    overrides = {"seed": a.seed, "temporal_labels": not a.no_temporal_labels, "structural": not a.no_structural,
+    from tensorqa.agqa.options import check_seed
+
+    overrides = {"seed": check_seed(a.seed), "temporal_labels": not a.no_temporal_labels, "structural": not a.no_structural,
                  "shard_rows": a.shard_rows}
     # §f10: smoothing applies every pass's removals with --all-passes, or when the pool was generated
     # under a semantics that says so (strict), as the pool's done markers record it

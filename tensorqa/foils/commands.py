@@ -90,7 +90,10 @@ def run_foils(a: argparse.Namespace) -> int:
     from tensorqa.foils.records import write_foil_set
     from tensorqa.outputs import check_output_folder
 
+    from tensorqa.agqa.options import check_seed
+
     check_output_folder(a.out)
+    check_seed(a.seed)
     if a.max_videos is not None and a.max_videos < 1:
         raise TensorQAError(f"--max-videos must be at least 1, got {a.max_videos}")
     if a.batch_videos < 1:

@@ -34,6 +34,7 @@ from typing import Iterable, Sequence, Union
 import numpy as np
 
 from tensorqa.errors import TensorQAError
+from tensorqa.limits import MAX_FRAME, MAX_KEYFRAMES, MAX_SECONDS, check_name
 from tensorqa.scenes.loaders.safe_pickle import load_untrusted
 from tensorqa.scenes.batch import VideoScene
 from tensorqa.scenes.vocab import vocab
@@ -77,13 +78,17 @@ class _VideoAcc:
 
 
 def _parse_key(key, path: Path) -> tuple[str, int]:
-    """``'46GP8.mp4/000031.png'`` -> ``('46GP8', 31)``."""
+    """``'46GP8.mp4/000031.png'`` -> ``('46GP8', 31)``; the video id is a valid name and the frame
+    number fits int32."""
     if isinstance(key, str):
         video_file, sep, frame_file = key.partition("/")
         stem = frame_file.rsplit(".", 1)[0]
-        if sep and video_file and stem.isdigit():
-            return video_file.rsplit(".", 1)[0], int(stem)
-    raise TensorQAError(f"{path}: key {key!r} is not 'VIDEO.mp4/FRAME.png'")
+        if sep and video_file and stem.isascii() and stem.isdigit():
+            video_id = check_name(video_file.rsplit(".", 1)[0], f"{path}: key {key!r:.80}", "video id")
+            if len(stem) > 10 or int(stem) > MAX_FRAME:
+                raise TensorQAError(f"{path}: key {key!r:.80}: frame number {stem:.20} is past {MAX_FRAME:,}")
+            return video_id, int(stem)
+    raise TensorQAError(f"{path}: key {key!r:.80} is not 'VIDEO.mp4/FRAME.png'")
 
 
 class _Names:
@@ -162,7 +167,12 @@ def _scan_objects(annotations: dict, path: Path, videos: dict[str, _VideoAcc]) -
 
 def _scene(video_id: str, acc: _VideoAcc, charades: CharadesVideo, fps: float) -> VideoScene:
     v = vocab()
+    if len(acc.frames) > MAX_KEYFRAMES:
+        raise TensorQAError(f"video {video_id!r}: {len(acc.frames):,} keyframes in Action Genome; "
+                            f"a video holds at most {MAX_KEYFRAMES:,}")
     frame_ids = np.array(sorted(acc.frames), dtype=np.int64)
+    if len(frame_ids) and not frame_ids[-1] / fps <= MAX_SECONDS:
+        raise TensorQAError(f"video {video_id!r}: frame {frame_ids[-1]} at {fps} fps lies past {MAX_SECONDS:,} s")
     F = len(frame_ids)
     rel = np.zeros((F, v.num_objects, v.num_relations), dtype=bool)
     obj = np.zeros((F, v.num_objects), dtype=bool)

@@ -30,6 +30,7 @@ Choices:
 from __future__ import annotations
 
 import functools
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -39,6 +40,7 @@ from typing import Union
 import numpy as np
 
 from tensorqa.errors import TensorQAError
+from tensorqa.limits import MAX_FRAME, MAX_INSTANCES, MAX_KEYFRAMES, MAX_SECONDS, check_name
 from tensorqa.scenes.batch import VideoScene
 from tensorqa.scenes.vocab import vocab
 from tensorqa.scenes.loaders.action_genome import read_pickle
@@ -88,9 +90,24 @@ class _Reader:
 
     def frame_of(self, video_id, vertex_id) -> int:
         suffix = vertex_id.rpartition("/")[2] if isinstance(vertex_id, str) else ""
-        if not suffix.isdigit():
+        if not (suffix.isascii() and suffix.isdigit()):
             self.fail(video_id, vertex_id, "id does not end in a frame number")
+        if len(suffix) > 10 or int(suffix) > MAX_FRAME:
+            self.fail(video_id, vertex_id, f"frame number {suffix:.20} is past {MAX_FRAME:,}")
         return int(suffix)
+
+    def seconds(self, video_id, vertex_id, vertex, key: str) -> float:
+        """``vertex[key]`` as seconds: a finite number in 0..MAX_SECONDS (bools are not numbers)."""
+        value = vertex.get(key)
+        try:
+            if isinstance(value, bool):
+                raise TypeError
+            secs = float(value)
+        except (TypeError, ValueError, OverflowError):
+            self.fail(video_id, vertex_id, f"'{key}' must be a number of seconds, found {value!r:.40}")
+        if not (math.isfinite(secs) and 0 <= secs <= MAX_SECONDS):
+            self.fail(video_id, vertex_id, f"'{key}' {value!r:.40} is not a number of seconds in 0..{MAX_SECONDS:,}")
+        return secs
 
     def object_class(self, video_id, vertex_id, name) -> int:
         # names are 'o17' or an object vertex id 'o17/000031'
@@ -111,10 +128,7 @@ class _Reader:
             kind = vertex.get("type")
             if kind == "frame":
                 frame = self.frame_of(video_id, vertex_id)
-                try:
-                    g.frames[frame] = float(vertex["secs"])
-                except (KeyError, TypeError, ValueError):
-                    self.fail(video_id, vertex_id, f"frame vertex needs numeric 'secs', found {vertex.get('secs')!r}")
+                g.frames[frame] = self.seconds(video_id, vertex_id, vertex, "secs")
             elif kind == "object":
                 frame = self.frame_of(video_id, vertex_id)
                 o = self.object_class(video_id, vertex_id, vertex.get("class"))
@@ -163,10 +177,8 @@ class _Reader:
             a = self.vocab.action_index(cls)
         except TensorQAError:
             self.fail(video_id, vertex_id, f"unknown action class {cls!r}")
-        try:
-            start, end = float(vertex["start"]), float(vertex["end"])
-        except (KeyError, TypeError, ValueError):
-            self.fail(video_id, vertex_id, "action vertex needs numeric 'start' and 'end'")
+        start = self.seconds(video_id, vertex_id, vertex, "start")
+        end = self.seconds(video_id, vertex_id, vertex, "end")
         if end < start:
             if self.reversed_intervals == "error":
                 self.fail(video_id, vertex_id, f"action ends ({end}) before it starts ({start})")
@@ -177,6 +189,9 @@ class _Reader:
 
     def scene(self, video_id, g: _Graph, split: str) -> VideoScene:
         v = self.vocab
+        for count, what, limit in ((len(g.frames), "keyframes", MAX_KEYFRAMES), (len(g.inst), "actions", MAX_INSTANCES)):
+            if count > limit:
+                raise TensorQAError(f"{self.path}: video {video_id!r}: {count:,} {what}; a video holds at most {limit:,}")
         frame_ids = np.array(sorted(g.frames), dtype=np.int64)
         dangling = (set(g.rel_f) | set(g.obj_f) | {f for f, _ in g.hidden}) - g.frames.keys()
         if dangling:
@@ -228,7 +243,6 @@ def load_agqa_stsgs(path: PathLike, split: str | None = None, reversed_intervals
     reader = _Reader(path, reversed_intervals)
     scenes = []
     for video_id in sorted(data, key=str):
-        if not isinstance(video_id, str):
-            raise TensorQAError(f"{path}: video id {video_id!r} is not a string")
+        check_name(video_id, str(path), "video id")
         scenes.append(reader.scene(video_id, reader.read_video(video_id, data[video_id]), split))
     return scenes
