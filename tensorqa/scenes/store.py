@@ -34,7 +34,7 @@ import torch
 from tensorqa.errors import TensorQAError
 from tensorqa.limits import MAX_FRAME, NAME, check_name
 from tensorqa.outputs import check_output_file
-from tensorqa.scenes.batch import SceneBatch, VideoScene
+from tensorqa.scenes.batch import MIN_SLOTS, SceneBatch, VideoScene
 from tensorqa.scenes.vocab import vocab
 
 FORMAT = "tensorqa.scenes"
@@ -408,7 +408,7 @@ class SceneStore:
             inst_end=torch.from_numpy(rd("inst_end", (sl, slice(0, N)))).to(device),
             inst_mask=torch.arange(N, device=device)[None, :] < ni[:, None],
             video_ids=self.video_ids[sl], splits=self.splits[sl],
-        )
+        ).pad_to(max(F, MIN_SLOTS), max(N, MIN_SLOTS))
 
     def get(self, video_id: str, device: str | torch.device = "cpu") -> SceneBatch:
         """One video as a batch of one."""

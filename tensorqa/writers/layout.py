@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from tensorqa.errors import TensorQAError
-from tensorqa.writers.schema import SPLITS
+from tensorqa.writers.schema import NULLABLE_COLUMNS, SPLITS
 
 def shard_name(split: str, index: int, count: int) -> str:
     return f"{split}-{index:05d}-of-{count:05d}.parquet"
@@ -132,7 +132,11 @@ def splits_with_rows(out: str | os.PathLike) -> list[str]:
 
 def read_pool(out: str | os.PathLike, columns: list[str] | None = None) -> pa.Table:
     """All shards of a pool written in the Hugging Face layout, as one table (train then test)."""
-    files = sorted(Path(out, "data").glob("*.parquet"), key=lambda p: (SPLITS.index(p.name.split("-")[0]), p.name))
+    files = list(Path(out, "data").glob("*.parquet"))
+    for f in files:  # a shard of another split (validation-*) is not this pool's
+        if f.name.split("-")[0] not in SPLITS:
+            raise TensorQAError(f"{f}: unknown split {f.name.split('-')[0]!r}; expected one of {list(SPLITS)}")
+    files.sort(key=lambda p: (SPLITS.index(p.name.split("-")[0]), p.name))
     if not files:
         raise TensorQAError(f"{out}: no Parquet shards under data/")
     tables = []
@@ -156,6 +160,10 @@ def read_pool(out: str | os.PathLike, columns: list[str] | None = None) -> pa.Ta
             if set(table.schema.names) != set(tables[0].schema.names):
                 raise TensorQAError(f"{f}: its columns differ from {files[0].name}'s: the shards are not one pool")
             table = table.select(tables[0].schema.names)
+        nulls = [c for c in table.column_names if c not in NULLABLE_COLUMNS and table.column(c).null_count]
+        if nulls:  # readers compute on every value (a log of a null answer's share, ...)
+            raise TensorQAError(f"{f}: column {nulls[0]!r} holds {table.column(nulls[0]).null_count} null value(s); "
+                                "only sg_grounding may be null")
         if tables and table.schema != tables[0].schema:  # nullability or metadata only: the first file's
             table = table.cast(tables[0].schema)
         tables.append(table)
