@@ -188,9 +188,20 @@ def _jobs(text: str) -> int | str:
 def run_generate(a: argparse.Namespace) -> int:
     from tensorqa.scenes.static_store import is_static_store
 
+    agqa_only = {"--templates": a.templates, "--include-retired": a.include_retired,
+                 "--grounding": a.grounding is not None, "--kernels": a.kernels != "auto"}
+    clevr_only = {"--templates-dir": a.templates_dir, "--synonyms": a.synonyms, "--engine": a.engine != "auto",
+                  "--instances-per-template": a.instances_per_template != 1, "--templates-per-image": a.templates_per_image != 10,
+                  "--reset-counts-every": a.reset_counts_every != 250, "--draws": a.draws != 16, "--valid-draws": a.valid_draws != 2}
     if is_static_store(a.store):
+        given = [flag for flag, on in agqa_only.items() if on]
+        if given:  # not silently ignored
+            raise TensorQAError(f"{a.store}: a CLEVR store: {given[0]} applies to AGQA stores only")
         a.fmt = a.fmt or "clevr-json"
         return clevr_commands.run_generate(a)
+    given = [flag for flag, on in clevr_only.items() if on]
+    if given:
+        raise TensorQAError(f"{a.store}: not a CLEVR store: {given[0]} applies to CLEVR stores only")
     if a.fmt == "clevr-json" or a.semantics == "clevr":
         raise TensorQAError(f"{a.store}: not a CLEVR store: --format clevr-json and --semantics clevr need one")
     a.fmt = a.fmt or "parquet"

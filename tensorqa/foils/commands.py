@@ -13,14 +13,16 @@ from tensorqa.outputs import check_output_file
 
 
 def load_json(path: str, what: str):
+    from tensorqa.limits import parse_json
+
     try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
+        with open(path, "rb") as f:
+            data = f.read()
     except FileNotFoundError:
         raise TensorQAError(f"{what} {path}: no such file") from None
-    except (OSError, ValueError) as err:  # UnicodeDecodeError is a ValueError
-        first = str(err).splitlines()[0] if str(err) else type(err).__name__
-        raise TensorQAError(f"{what} {path}: {first}") from None
+    except OSError as err:
+        raise TensorQAError(f"{what} {path}: {err.strerror or err}") from None
+    return parse_json(data, f"{what} {path}", "the file")
 
 
 def write_json_atomically(path: str | os.PathLike, obj) -> None:

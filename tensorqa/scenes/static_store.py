@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from tensorqa.errors import TensorQAError
-from tensorqa.limits import MAX_NAME, NAME, SPLIT, parse_json
+from tensorqa.limits import MAX_CLEVR_SCENES, MAX_NAME, MAX_SCENE_OBJECTS, NAME, SPLIT, parse_json
 from tensorqa.scenes.static_batch import StaticBatch, StaticScene, clevr_vocab, image_index_of
 
 FORMAT = "tensorqa.static_scenes"
@@ -170,6 +170,9 @@ class StaticStore:
         self._ds = ds
         self.num_objects = ds["num_objects"][:].astype(np.int64)
         N = ds["attrs"].shape[1]
+        if N > MAX_SCENE_OBJECTS or S > MAX_CLEVR_SCENES:
+            raise TensorQAError(f"{p}: {S:,} scenes of up to {N:,} object slots; a store holds at most "
+                                f"{MAX_CLEVR_SCENES:,} scenes of {MAX_SCENE_OBJECTS} objects (docs/reference/limits.md)")
         if (self.num_objects < 0).any() or (self.num_objects > N).any():
             raise TensorQAError(f"{p}: dataset 'num_objects' out of range 0..{N}")
         at = ds["attrs"][:]
