@@ -17,7 +17,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from tensorqa.errors import TensorQAError
-from tensorqa.writers.schema import NULLABLE_COLUMNS, SPLITS
+from tensorqa.writers.schema import NULLABLE_COLUMNS, RECORD_SCHEMA, SPLITS
+
+RECORD_COLUMNS = frozenset(RECORD_SCHEMA.names)  # a split pool's added columns may hold nulls
 
 def shard_name(split: str, index: int, count: int) -> str:
     return f"{split}-{index:05d}-of-{count:05d}.parquet"
@@ -160,7 +162,8 @@ def read_pool(out: str | os.PathLike, columns: list[str] | None = None) -> pa.Ta
             if set(table.schema.names) != set(tables[0].schema.names):
                 raise TensorQAError(f"{f}: its columns differ from {files[0].name}'s: the shards are not one pool")
             table = table.select(tables[0].schema.names)
-        nulls = [c for c in table.column_names if c not in NULLABLE_COLUMNS and table.column(c).null_count]
+        nulls = [c for c in table.column_names
+                 if c in RECORD_COLUMNS and c not in NULLABLE_COLUMNS and table.column(c).null_count]
         if nulls:  # readers compute on every value (a log of a null answer's share, ...)
             raise TensorQAError(f"{f}: column {nulls[0]!r} holds {table.column(nulls[0]).null_count} null value(s); "
                                 "only sg_grounding may be null")

@@ -155,7 +155,11 @@ def _scan_objects(annotations: dict, path: Path, videos: dict[str, _VideoAcc]) -
             acc.obj_o.append(o)
             n = len(acc.rel_r)
             for field_name, cache in relation_caches:
-                for name in item.get(field_name) or ():
+                listed = item.get(field_name) or ()
+                if not isinstance(listed, (list, tuple)):
+                    raise TensorQAError(f"{path}: {key}: {field_name} is a list of relation names, "
+                                        f"found {type(listed).__name__}")
+                for name in listed:
                     try:
                         acc.rel_r.append(cache[name])
                     except (KeyError, TypeError):
