@@ -24,9 +24,33 @@ MAX_SECONDS = 10**6  # times and video lengths (about 11.5 days): float32 keeps 
 MAX_IMAGE_INDEX = 2**63 - 1  # CLEVR image indices are int64
 MAX_JSON_DEPTH = 64  # nesting of a free-form JSON part that is kept (CLEVR's info nests 1)
 MAX_SCENE_OBJECTS = 62  # CLEVR objects per scene: a scene's object sets are int64 words
+# entries (vertices, listed objects and relations) a pickle may expand to: its size in bytes plus a
+# margin. Each entry of a real file costs it bytes; one shared many times over costs 2 bytes a
+# reference, so a small crafted file could otherwise make the loader walk billions
+PICKLE_ENTRY_MARGIN = 1_000_000
 MAX_CLEVR_SCENES = 10_000_000  # scenes per CLEVR store (CLEVR 1.0 has 100,000)
 MAX_INSTANCES = 1_000  # action instances per video (Charades' most is 28): the store pads to the most
 MAX_KEYFRAMES = 10_000  # keyframes per video (Action Genome's most is a few hundred), padded likewise
+
+
+def shown(value, width: int = 60) -> str:
+    """``repr`` of a value read from data, cut to ``width``, without building all of a huge one: a
+    pickle can share one tuple exponentially often, and an int can have more digits than repr
+    converts."""
+    if isinstance(value, (str, bytes)):
+        text = repr(value[:width])
+    elif value is None or isinstance(value, (bool, float)):
+        text = repr(value)
+    elif isinstance(value, int):
+        text = repr(value) if value.bit_length() <= 256 else f"<{value.bit_length()}-bit integer>"
+    elif isinstance(value, (list, tuple, dict)) and len(value) <= 4 and all(
+            x is None or isinstance(x, (bool, float, str)) or (isinstance(x, int) and x.bit_length() <= 64)
+            for x in (list(value.keys()) + list(value.values()) if isinstance(value, dict) else value)):
+        text = repr({k: (v[:width] if isinstance(v, str) else v) for k, v in value.items()} if isinstance(value, dict)
+                    else type(value)(x[:width] if isinstance(x, str) else x for x in value))
+    else:
+        text = f"<{type(value).__name__} of {len(value)}>" if hasattr(value, "__len__") else f"<{type(value).__name__}>"
+    return text if len(text) <= width else text[:width - 3] + "..."
 
 
 def check_name(value, where: str, field: str, pattern: re.Pattern = NAME) -> str:
@@ -38,8 +62,7 @@ def check_name(value, where: str, field: str, pattern: re.Pattern = NAME) -> str
         rule = f"1 to {MAX_SPLIT} ASCII letters, digits or '_', starting with a letter"
     else:
         rule = f"1 to {MAX_NAME} ASCII letters, digits, '.', '_' or '-', starting with a letter or digit"
-    shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
-    raise TensorQAError(f"{where}: {field} {shown} is not a valid name ({rule})")
+    raise TensorQAError(f"{where}: {field} {shown(value, 80)} is not a valid name ({rule})")
 
 
 def check_split(value, where: str, field: str = "split") -> str:
@@ -80,3 +103,18 @@ def read_json(path: str | Path, what: str):
     except OSError as e:
         raise TensorQAError(f"{path}: cannot read {what} ({e.strerror or e})") from None
     return parse_json(data, path, what)
+
+
+class EntryBudget:
+    """Counts the entries a loader walks in a pickle of ``size`` bytes; past ``size +
+    PICKLE_ENTRY_MARGIN`` a one-line error (objects shared many times over)."""
+
+    def __init__(self, path, size: int, what: str):
+        self.path, self.what = path, what
+        self.left = size + PICKLE_ENTRY_MARGIN
+
+    def spend(self, entries: int) -> None:
+        self.left -= entries
+        if self.left < 0:
+            raise TensorQAError(f"{self.path}: the {self.what} pickle expands to more entries than its size allows "
+                                "(objects shared many times over); refused")

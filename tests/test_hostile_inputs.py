@@ -114,11 +114,11 @@ def pack_charades(rows):
     return build
 
 
-def pack_ag(keys):
+def pack_ag(keys, objects=()):
     def build(tmp):
         ag = tmp / "ag"
         ag.mkdir()
-        (ag / "object_bbox_and_relationship.pkl").write_bytes(pickle.dumps({k: [] for k in keys}))
+        (ag / "object_bbox_and_relationship.pkl").write_bytes(pickle.dumps({k: objects for k in keys}))
         (ag / "person_bbox.pkl").write_bytes(pickle.dumps({}))
         csv = charades_csv(tmp, [("46GP8", "c092 0.5 3.0", 10.0)])
         return ["pack", "--action-genome", ag, "--charades", csv, "--out", tmp / "s.h5", "--quiet"]
@@ -241,7 +241,17 @@ def argv(*args):
     return build
 
 
-STSGS_OK = {"46GP8": small_video()}
+def shared_stsgs():
+    """20,000 relation vertices, one dict, whose 'objects' list holds 20,000 references to one name:
+    a few hundred KB that a loader without a bound walks 4e8 times."""
+    vertex = {"type": "contact", "class": "r7", "objects": ["o26"] * 20_000}
+    return {"46GP8": {f"r7/{i:06d}": vertex for i in range(20_000)}}
+
+
+def shared_ag():
+    item = {"class": "cup/glass/bottle", "visible": True, "contacting_relationship": ["holding"]}
+    objects = [item] * 20_000
+    return [f"46GP8.mp4/{i:06d}.png" for i in range(20_000)], objects
 BIG = "1" + "0" * 39
 
 CASES = [
@@ -316,6 +326,9 @@ CASES = [
     ("instances-per-template 1e9", clevr_generate("--instances-per-template", "1000000000",
                                                   "--templates-dir", TEMPLATES, "--synonyms", TEMPLATES.parent / "synonyms.json"),
      "--instances-per-template: must be in 1..1,000"),
+    # item 11: pickles that expand far past their size
+    ("stsgs shared many times over", pack_stsgs(shared_stsgs()), "expands to more entries than its size allows"),
+    ("action genome shared many times over", pack_ag(*shared_ag()), "expands to more entries than its size allows"),
     # item 14: times, indices, duplicates, seeds, ignored flags
     ("stsgs NaN secs", pack_stsgs({"A": graph(frame("000001", float("nan")))}), "'secs' nan is not a number of seconds"),
     ("stsgs inf secs", pack_stsgs({"A": graph(frame("000001", float("inf")))}), "'secs' inf is not a number"),

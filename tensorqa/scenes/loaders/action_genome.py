@@ -34,7 +34,7 @@ from typing import Iterable, Sequence, Union
 import numpy as np
 
 from tensorqa.errors import TensorQAError
-from tensorqa.limits import MAX_FRAME, MAX_KEYFRAMES, MAX_SECONDS, check_name
+from tensorqa.limits import MAX_FRAME, MAX_KEYFRAMES, MAX_SECONDS, EntryBudget, check_name, shown
 from tensorqa.scenes.loaders.safe_pickle import load_untrusted
 from tensorqa.scenes.batch import VideoScene
 from tensorqa.scenes.vocab import vocab
@@ -84,11 +84,11 @@ def _parse_key(key, path: Path) -> tuple[str, int]:
         video_file, sep, frame_file = key.partition("/")
         stem = frame_file.rsplit(".", 1)[0]
         if sep and video_file and stem.isascii() and stem.isdigit():
-            video_id = check_name(video_file.rsplit(".", 1)[0], f"{path}: key {key!r:.80}", "video id")
+            video_id = check_name(video_file.rsplit(".", 1)[0], f"{path}: key {shown(key, 80)}", "video id")
             if len(stem) > 10 or int(stem) > MAX_FRAME:
-                raise TensorQAError(f"{path}: key {key!r:.80}: frame number {stem:.20} is past {MAX_FRAME:,}")
+                raise TensorQAError(f"{path}: key {shown(key, 80)}: frame number {stem:.20} is past {MAX_FRAME:,}")
             return video_id, int(stem)
-    raise TensorQAError(f"{path}: key {key!r:.80} is not 'VIDEO.mp4/FRAME.png'")
+    raise TensorQAError(f"{path}: key {shown(key, 80)} is not 'VIDEO.mp4/FRAME.png'")
 
 
 class _Names:
@@ -106,7 +106,7 @@ class _Names:
         try:
             index = vocab().object_index(name)
         except (TensorQAError, TypeError):
-            raise TensorQAError(f"{self.path}: {key}: unknown object class {name!r}") from None
+            raise TensorQAError(f"{self.path}: {key}: unknown object class {shown(name)}") from None
         self.objects[name] = index
         return index
 
@@ -118,13 +118,14 @@ class _Names:
         except (TensorQAError, AttributeError, TypeError):
             index = -1
         if index < 0 or v.relation_kinds[index] != kind:
-            raise TensorQAError(f"{self.path}: {key}: unknown {kind} relation {name!r} in {field_name}")
+            raise TensorQAError(f"{self.path}: {key}: unknown {kind} relation {shown(name)} in {field_name}")
         self.relations[field_name][name] = index
         return index
 
 
 def _scan_objects(annotations: dict, path: Path, videos: dict[str, _VideoAcc]) -> None:
     names = _Names(path)
+    budget = EntryBudget(path, path.stat().st_size, "Action Genome object annotation")
     object_cache = names.objects
     relation_caches = tuple(names.relations.items())
     for key, objects in annotations.items():
@@ -133,9 +134,10 @@ def _scan_objects(annotations: dict, path: Path, videos: dict[str, _VideoAcc]) -
         acc.frames.add(frame)
         if not isinstance(objects, (list, tuple)):
             raise TensorQAError(f"{path}: {key}: expected a list of object dicts, found {type(objects).__name__}")
+        budget.spend(len(objects))
         for item in objects:
             if not isinstance(item, dict) or "class" not in item:
-                raise TensorQAError(f"{path}: {key}: object entry {item!r:.60} is not a dict with a 'class'")
+                raise TensorQAError(f"{path}: {key}: object entry {shown(item)} is not a dict with a 'class'")
             cls = item["class"]
             try:
                 o = object_cache[cls]
@@ -145,7 +147,7 @@ def _scan_objects(annotations: dict, path: Path, videos: dict[str, _VideoAcc]) -
             split = metadata.get("set") if isinstance(metadata, dict) else None
             if split is not None and split != acc.split:
                 if split not in SPLITS:
-                    raise TensorQAError(f"{path}: {key}: metadata set {split!r} is not 'train' or 'test'")
+                    raise TensorQAError(f"{path}: {key}: metadata set {shown(split)} is not 'train' or 'test'")
                 if acc.split is not None:
                     raise TensorQAError(f"{path}: {key}: video {video_id!r} is in both 'train' and 'test'")
                 acc.split = split
@@ -159,6 +161,7 @@ def _scan_objects(annotations: dict, path: Path, videos: dict[str, _VideoAcc]) -
                 if not isinstance(listed, (list, tuple)):
                     raise TensorQAError(f"{path}: {key}: {field_name} is a list of relation names, "
                                         f"found {type(listed).__name__}")
+                budget.spend(len(listed))
                 for name in listed:
                     try:
                         acc.rel_r.append(cache[name])
