@@ -234,7 +234,7 @@ def _array(column) -> pa.Array:
 
 def read_video_list(path: str | os.PathLike) -> frozenset[str]:
     """Video ids from a text file (one per line, ``#`` comments) or a JSON list."""
-    import json
+    from tensorqa.limits import check_name, parse_json
 
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -245,16 +245,13 @@ def read_video_list(path: str | os.PathLike) -> frozenset[str]:
         raise TensorQAError(f"{path}: cannot read ({e.strerror or e})") from None
     if "\0" in text:
         raise TensorQAError(f"{path}: holds NUL bytes (a binary file?); expected video ids, one per line, or a JSON list")
-    if text.lstrip().startswith("["):
-        try:
-            ids = json.loads(text)
-        except ValueError as err:
-            raise TensorQAError(f"{path}: not a JSON list of video ids ({err})") from None
+    if text.lstrip()[:1] in ("[", "{", '"'):  # JSON: only a list of strings (an object is not one id)
+        ids = parse_json(text, path, "video id list")
         if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
-            raise TensorQAError(f"{path}: not a JSON list of video id strings")
+            raise TensorQAError(f"{path}: not a JSON list of video id strings (found {type(ids).__name__})")
     else:
         ids = [line.split("#", 1)[0].strip() for line in text.splitlines()]
-    ids = frozenset(str(i) for i in ids if str(i))
+    ids = frozenset(check_name(i, str(path), "video id") for i in ids if i)
     if not ids:
         raise TensorQAError(f"{path}: no video ids")
     return ids

@@ -38,27 +38,33 @@ def add_generate_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def wants_clevr_pack(a: argparse.Namespace) -> bool:
-    return bool(getattr(a, "clevr", None) or getattr(a, "clevr_scenes", None))
+    return getattr(a, "clevr", None) is not None or bool(getattr(a, "clevr_scenes", None))
 
 
 def run_pack(a: argparse.Namespace) -> int:
     from tensorqa.scenes.clevr_sampler import sample_scenes
-    from tensorqa.scenes.loaders.clevr import load_clevr_scenes
+    from tensorqa.limits import MAX_CLEVR_SCENES
+    from tensorqa.scenes.loaders.clevr import check_unique_filenames, load_clevr_scenes
     from tensorqa.scenes.static_store import StaticStore, write_static_store
 
     t0 = time.perf_counter()
-    if a.clevr and a.clevr_scenes:
+    if a.clevr is not None and a.clevr_scenes:
         raise TensorQAError("--clevr and --clevr-scenes: give one source")
+    ignored = [flag for flag, given in (("--charades", a.charades), ("--action-genome", a.action_genome),
+                                        ("--agqa-stsgs", a.agqa_stsgs), ("--fps", a.fps is not None)) if given]
+    if ignored:
+        raise TensorQAError(f"{ignored[0]} does not apply to a CLEVR pack (--clevr / --clevr-scenes): give one source")
     if a.clevr_scenes:
         scenes, info = [], {}
         for f in a.clevr_scenes:
             s, i = load_clevr_scenes(f)
             scenes += s
             info = info or i
+        check_unique_filenames(scenes, "--clevr-scenes")
         src = "clevr-scenes:" + ",".join(Path(f).name for f in a.clevr_scenes)
     else:
-        if a.clevr < 1:
-            raise TensorQAError(f"--clevr: needs at least 1 scene, not {a.clevr}")
+        if not 1 <= a.clevr <= MAX_CLEVR_SCENES:
+            raise TensorQAError(f"--clevr: needs 1 to {MAX_CLEVR_SCENES:,} scenes, not {a.clevr:,}")
         scenes = sample_scenes(a.clevr, seed=a.seed, split=a.clevr_split)
         info, src = {"split": a.clevr_split, "version": "tensorqa-sampler"}, f"clevr-sampler:seed={a.seed}"
     out = write_static_store(a.out, scenes, source=src, info=info)

@@ -34,6 +34,12 @@ from tensorqa.scenes.static_store import StaticStore
 ROUNDS = (4, 4, 8, 16, 32)  # draws per round of TemplateRows.fill, up to --draws
 
 
+# the most each count option may be: far past any use, and refused before anything is allocated
+# (memory grows with the draws and the questions kept per scene and template)
+OPTION_LIMITS = {"instances_per_template": 1_000, "templates_per_image": 10_000, "reset_counts_every": 10**9,
+                 "draws": 4_096, "valid_draws": 4_096, "batch_scenes": 1_000_000}
+
+
 @dataclass
 class Options:
     instances_per_template: int = 1
@@ -54,10 +60,10 @@ class Options:
             raise TensorQAError(f"--engine: {self.engine!r} is not auto, compiled or torch")
         if self.engine == "compiled" and str(self.device) != "cpu":
             raise TensorQAError(f"--engine compiled runs on the CPU, not on {self.device!r} (use --engine torch)")
-        for name in ("instances_per_template", "templates_per_image", "reset_counts_every", "draws", "valid_draws",
-                     "batch_scenes"):
-            if getattr(self, name) < 1:
-                raise TensorQAError(f"--{name.replace('_', '-')}: must be at least 1, not {getattr(self, name)}")
+        for name, most in OPTION_LIMITS.items():
+            if not 1 <= getattr(self, name) <= most:
+                flag = "batch-videos" if name == "batch_scenes" else name.replace("_", "-")
+                raise TensorQAError(f"--{flag}: must be in 1..{most:,}, not {getattr(self, name):,}")
 
 
 def rejected(hist: np.ndarray, a: int) -> bool:
@@ -265,9 +271,9 @@ def _shard_questions(store_path, templates_dir, synonyms_path, opt: Options, num
             try:
                 cols = compiled_columns(st, templates, syn, opt, a, z, bool(with_output), answer_json=with_output is not None)
                 return cols | {"compiled": True}, dict(st.info), z - a
-            except NotCompilable:
+            except NotCompilable as e:
                 if opt.engine == "compiled":
-                    raise
+                    raise TensorQAError(f"{store_path}: --engine compiled: {e}") from None
         qs = generate_columns(st, templates, syn, opt, a, z, bool(with_output))
         return qs, dict(st.info), z - a
 
@@ -400,9 +406,9 @@ def _stream_json(store_path, out, templates_dir, synonyms_path, opt: Options, nu
         try:
             q = stream_questions_json(_json_path(out, "clevr-json", num_shards, shard_index), st, templates, syn, opt,
                                       a, z, opt.semantics.keep_output, info)
-        except NotCompilable:
+        except NotCompilable as e:
             if opt.engine == "compiled":
-                raise
+                raise TensorQAError(f"{store_path}: --engine compiled: {e}") from None
             return None
     return {"questions": q, "scenes": z - a, "engine": "compiled"}
 
@@ -423,9 +429,9 @@ def _stream_parquet(store_path, out, templates_dir, synonyms_path, opt: Options,
         a, z = shard_range(n, num_shards, shard_index, opt.reset_counts_every)
         try:
             q = stream_parquet(out, st, templates, syn, opt, a, z, shard_index, num_shards)
-        except NotCompilable:
+        except NotCompilable as e:
             if opt.engine == "compiled":
-                raise
+                raise TensorQAError(f"{store_path}: --engine compiled: {e}") from None
             return None
     return {"questions": q, "scenes": z - a, "engine": "compiled"}
 

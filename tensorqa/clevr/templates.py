@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import json
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -11,6 +10,7 @@ from pathlib import Path
 import orjson
 
 from tensorqa.errors import TensorQAError
+from tensorqa.limits import check_name, read_json
 
 # CLEVR 1.0's own files, shipped with the package (data/clevr/, BSD licence beside them)
 CLEVR_DATA = Path(str(resources.files("tensorqa.data").joinpath("clevr")))
@@ -64,9 +64,16 @@ class Template:
 def _check_template(t: dict, where: str, index: int, filename: str) -> Template:
     if not isinstance(t, dict) or not all(k in t for k in ("text", "nodes", "params")):
         raise TensorQAError(f"{where}: template {index} lacks text / nodes / params")
+    if not (isinstance(t["text"], list) and all(isinstance(x, str) for x in t["text"])):
+        raise TensorQAError(f"{where}: template {index}: 'text' is a list of strings")
+    for key in ("nodes", "params", "constraints"):
+        if not isinstance(t.get(key, []), list):
+            raise TensorQAError(f"{where}: template {index}: '{key}' is a list")
+    if not all(isinstance(c, dict) for c in t.get("constraints", [])):
+        raise TensorQAError(f"{where}: template {index}: a constraint is not a JSON object")
     params = []
     for p in t["params"]:
-        if not isinstance(p, dict) or p.get("type") not in PARAM_TYPES:
+        if not isinstance(p, dict) or p.get("type") not in PARAM_TYPES or not isinstance(p.get("name"), str):
             raise TensorQAError(f"{where}: template {index}: param {p!r} has no type among {', '.join(PARAM_TYPES)}")
         params.append((p["name"], p["type"]))
     names = {n for n, _ in params}
@@ -74,7 +81,9 @@ def _check_template(t: dict, where: str, index: int, filename: str) -> Template:
         typ = node.get("type") if isinstance(node, dict) else None
         if typ not in PLAIN | SINGLE_FILTERS | set(FILTER_KINDS) | set(RELATE_FILTER_KINDS) | {"relate"}:
             raise TensorQAError(f"{where}: template {index} node {k}: unknown node type {typ!r}")
-        if any(not isinstance(i, int) or not 0 <= i < k for i in node.get("inputs", [])):
+        if not isinstance(node.get("inputs", []), list) or not isinstance(node.get("side_inputs", []), list):
+            raise TensorQAError(f"{where}: template {index} node {k}: inputs and side_inputs are lists")
+        if any(isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < k for i in node.get("inputs", [])):
             raise TensorQAError(f"{where}: template {index} node {k}: inputs {node.get('inputs')} do not name earlier nodes")
         for s in node.get("side_inputs", []):
             if s not in names:
@@ -98,10 +107,8 @@ def load_templates(folder: str | Path) -> list[Template]:
         raise TensorQAError(f"{d}: no template files (*.json)")
     out = []
     for f in files:
-        try:
-            data = json.loads(f.read_text())
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            raise TensorQAError(f"{f}: not JSON ({e.__class__.__name__})") from None
+        check_name(f.name, str(d), "template file name")  # the template's name in every question
+        data = read_json(f, "CLEVR template file")
         if not isinstance(data, list):
             raise TensorQAError(f"{f}: not a CLEVR template file (expected a list of templates)")
         out += [_check_template(t, str(f), i, f.name) for i, t in enumerate(data)]
@@ -114,10 +121,8 @@ def load_synonyms(path: str | Path | None) -> dict[str, list[str]]:
     p = Path(path)
     if not p.is_file():
         raise TensorQAError(f"{p}: synonyms file does not exist")
-    try:
-        d = json.loads(p.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise TensorQAError(f"{p}: not JSON") from None
-    if not isinstance(d, dict) or not all(isinstance(v, list) and v for v in d.values()):
+    d = read_json(p, "synonyms file")
+    if not isinstance(d, dict) or not all(isinstance(v, list) and v and all(isinstance(w, str) for w in v)
+                                          for v in d.values()):
         raise TensorQAError(f"{p}: not a synonyms file (expected {{word: [synonyms, ...]}})")
     return d

@@ -47,6 +47,14 @@ command("score-foils", "caption/foil metrics from per-text scores in VALSE's and
 
 
 
+# what str.splitlines() breaks at: a message quoting data (an id, a prediction) stays one line
+_LINE_BREAKS = {c: repr(chr(c))[1:-1] for c in (0x0A, 0x0B, 0x0C, 0x0D, 0x1C, 0x1D, 0x1E, 0x85, 0x2028, 0x2029)}
+
+
+def one_line(message: str) -> str:
+    return message.translate(_LINE_BREAKS)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tensorqa", description="Compile compositional QA benchmarks from scene graphs.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -122,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
                                                for v in _paths(args, (n,))])
             return COMMANDS[args.command][1](args)
     except TensorQAError as e:
-        print(f"tensorqa: error: {e}", file=sys.stderr)
+        print(f"tensorqa: error: {one_line(str(e))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("tensorqa: interrupted (SIGINT)", file=sys.stderr)

@@ -38,7 +38,9 @@ def run_balance(a: argparse.Namespace) -> int:
     from tensorqa.engine.semantics import PRESETS
     from tensorqa.writers import pool_fact
 
-    overrides = {"seed": a.seed, "temporal_labels": not a.no_temporal_labels, "structural": not a.no_structural,
+    from tensorqa.agqa.options import check_seed
+
+    overrides = {"seed": check_seed(a.seed), "temporal_labels": not a.no_temporal_labels, "structural": not a.no_structural,
                  "shard_rows": a.shard_rows}
     # §f10: smoothing applies every pass's removals with --all-passes, or when the pool was generated
     # under a semantics that says so (strict), as the pool's done markers record it
@@ -193,9 +195,20 @@ def run_generate(a: argparse.Namespace) -> int:
         raise TensorQAError(f"--threads must be at least 1, got {a.threads}")
     set_torch_threads(threads=a.threads)
 
+    agqa_only = {"--templates": a.templates, "--include-retired": a.include_retired,
+                 "--grounding": a.grounding is not None, "--kernels": a.kernels != "auto"}
+    clevr_only = {"--templates-dir": a.templates_dir, "--synonyms": a.synonyms, "--engine": a.engine != "auto",
+                  "--instances-per-template": a.instances_per_template != 1, "--templates-per-image": a.templates_per_image != 10,
+                  "--reset-counts-every": a.reset_counts_every != 250, "--draws": a.draws != 16, "--valid-draws": a.valid_draws != 2}
     if is_static_store(a.store):
+        given = [flag for flag, on in agqa_only.items() if on]
+        if given:  # not silently ignored
+            raise TensorQAError(f"{a.store}: a CLEVR store: {given[0]} applies to AGQA stores only")
         a.fmt = a.fmt or "clevr-json"
         return clevr_commands.run_generate(a)
+    given = [flag for flag, on in clevr_only.items() if on]
+    if given:
+        raise TensorQAError(f"{a.store}: not a CLEVR store: {given[0]} applies to CLEVR stores only")
     if a.fmt == "clevr-json" or a.semantics == "clevr":
         raise TensorQAError(f"{a.store}: not a CLEVR store: --format clevr-json and --semantics clevr need one")
     a.fmt = a.fmt or "parquet"

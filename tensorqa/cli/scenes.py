@@ -33,6 +33,7 @@ def _pack_arguments(p: argparse.ArgumentParser) -> None:
 
 @command("pack", "build a scene-graph store (HDF5) from the default data or real annotations", _pack_arguments)
 def run_pack(a: argparse.Namespace) -> int:
+    from tensorqa.agqa.options import check_seed
     from tensorqa.scenes.augment import AugmentConfig
     from tensorqa.scenes.pack import pack_action_genome, pack_agqa_stsgs, pack_charades, pack_default
     from tensorqa.threads import set_torch_threads
@@ -46,11 +47,15 @@ def run_pack(a: argparse.Namespace) -> int:
     )
     kw = dict(config=config, progress=not a.quiet)
     check_output_file(a.out, what="the store is a file (.h5)")  # before the inputs are read
+    check_seed(a.seed)
     if clevr_commands.wants_clevr_pack(a):
         return clevr_commands.run_pack(a)
     if a.fps is not None and not a.action_genome:
         raise TensorQAError("--fps applies to --action-genome frame numbers only")
     t0 = time.perf_counter()
+    if a.agqa_stsgs and (a.charades or a.action_genome):
+        raise TensorQAError(f"{'--charades' if a.charades else '--action-genome'} does not apply with --agqa-stsgs "
+                            "(its graphs hold their own actions): give one source")
     if a.agqa_stsgs:
         out = pack_agqa_stsgs(a.agqa_stsgs, a.out, **kw)
     elif a.action_genome:

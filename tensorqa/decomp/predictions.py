@@ -65,11 +65,14 @@ def load_predictions(source) -> Predictions:
             i, bad = next((i, d) for i, d in enumerate(data)
                           if not isinstance(d, dict) or "csv_q_id" not in d or "prediction" not in d)
             raise TensorQAError(f"{name}: entry {i} is not an object with 'csv_q_id' and 'prediction' "
-                                f"({str(bad)[:60]})") from None
+                                f"({repr(bad)[:60]})") from None
     else:
         raise TensorQAError(f"{name}: expected a list of {{csv_q_id, prediction}} or a {{key: prediction}} "
                             f"object, got {type(data).__name__}")
-    k, v = key_column(keys), answer_column(values)
+    try:
+        k, v = key_column(keys), answer_column(values)
+    except RecursionError:  # a key or prediction nested past what JSON text is made of
+        raise TensorQAError(f"{name}: a key or prediction nests too deeply") from None
     entries = len(k)
     if entries and pc.count_distinct(k, mode="all").as_py() < entries:
         # a repeated key: the last entry wins (keep the first occurrence in the reversed order)

@@ -12,14 +12,16 @@ from tensorqa.outputs import check_output_file
 
 
 def load_json(path: str, what: str):
+    from tensorqa.limits import parse_json
+
     try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
+        with open(path, "rb") as f:
+            data = f.read()
     except FileNotFoundError:
         raise TensorQAError(f"{what} {path}: no such file") from None
-    except (OSError, ValueError) as err:  # UnicodeDecodeError is a ValueError
-        first = str(err).splitlines()[0] if str(err) else type(err).__name__
-        raise TensorQAError(f"{what} {path}: {first}") from None
+    except OSError as err:
+        raise TensorQAError(f"{what} {path}: {err.strerror or err}") from None
+    return parse_json(data, f"{what} {path}", "the file")
 
 
 def write_json_atomically(path: str | os.PathLike, obj) -> None:
@@ -84,7 +86,10 @@ def run_foils(a: argparse.Namespace) -> int:
     from tensorqa.outputs import check_output_folder
     from tensorqa.threads import set_torch_threads
 
+    from tensorqa.agqa.options import check_seed
+
     check_output_folder(a.out)
+    check_seed(a.seed)
     if a.max_videos is not None and a.max_videos < 1:
         raise TensorQAError(f"--max-videos must be at least 1, got {a.max_videos}")
     if a.batch_videos < 1:

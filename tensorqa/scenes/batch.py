@@ -81,6 +81,11 @@ def by_identity(entries: list, keys: tuple, make: Callable[[], object]):
 _TENSOR_FIELDS = ("rel", "obj", "frame_secs", "frame_ids", "frame_mask", "inst_cls", "inst_start", "inst_end", "inst_mask")
 
 
+# the least width of a batch's frame and instance axes: an empty axis fails reductions over it
+# (min, reshape(..., -1)); a masked slot is what a frameless video meets in any mixed batch
+MIN_SLOTS = 1
+
+
 @dataclass
 class SceneBatch:
     """A padded batch of B videos (torch tensors, any device).
@@ -92,7 +97,9 @@ class SceneBatch:
     video_ids:  tuple of B ids; splits: tuple of B "train"/"test"
 
     Padding: frames and instances are left-aligned; padded entries are False / 0 / class 0 with
-    their mask False. Derived tensors (``act``, ``inst_frames``) are computed on demand.
+    their mask False. F and N are at least 1 (:data:`MIN_SLOTS`), so a batch of videos without
+    keyframes or without actions has one padded slot, as such videos have in any mixed batch.
+    Derived tensors (``act``, ``inst_frames``) are computed on demand.
     """
 
     rel: torch.Tensor
@@ -165,6 +172,7 @@ class SceneBatch:
         B = len(scenes)
         F = max((s.num_frames for s in scenes), default=0)
         N = max((s.num_instances for s in scenes), default=0)
+        F, N = max(F, MIN_SLOTS), max(N, MIN_SLOTS)
         rel = np.zeros((B, F, v.num_objects, v.num_relations), dtype=bool)
         obj = np.zeros((B, F, v.num_objects), dtype=bool)
         secs = np.zeros((B, F), dtype=np.float32)
@@ -229,8 +237,8 @@ class SceneBatch:
 
     def trim(self) -> "SceneBatch":
         """Drop padding columns that no video of the batch uses."""
-        F = int(self.num_frames.max()) if len(self) else 0
-        N = int(self.num_instances.max()) if len(self) else 0
+        F = max(int(self.num_frames.max()) if len(self) else 0, MIN_SLOTS)
+        N = max(int(self.num_instances.max()) if len(self) else 0, MIN_SLOTS)
         return replace(
             self, rel=self.rel[:, :F], obj=self.obj[:, :F], frame_secs=self.frame_secs[:, :F],
             frame_ids=self.frame_ids[:, :F], frame_mask=self.frame_mask[:, :F], inst_cls=self.inst_cls[:, :N],

@@ -134,10 +134,20 @@ class StaticBatch:
                            int(self.image_indices[b]))
 
 
-def image_index_of(filename: str) -> int:
-    """CLEVR's image_index: the last ``_`` field of the file name, without extension."""
+def image_index_of(filename: str, where: str = "") -> int:
+    """CLEVR's image_index: the last ``_`` field of the file name, without extension, in
+    0..MAX_IMAGE_INDEX (stored as int64)."""
+    from tensorqa.limits import MAX_IMAGE_INDEX
+
     stem = filename.rsplit(".", 1)[0]
+    field = stem.rsplit("_", 1)[-1]
+    place = f"{where}: " if where else ""
     try:
-        return int(stem.rsplit("_", 1)[-1])
+        index = int(field) if len(field) <= 40 else None
     except ValueError:
-        raise TensorQAError(f"{filename!r}: image_filename has no numeric last '_' field (CLEVR_<split>_%06d.png)") from None
+        index = None
+    if index is None:
+        raise TensorQAError(f"{place}{filename!r:.80}: image_filename has no numeric last '_' field (CLEVR_<split>_%06d.png)")
+    if not 0 <= index <= MAX_IMAGE_INDEX:
+        raise TensorQAError(f"{place}{filename!r:.80}: image index {field} is outside 0..{MAX_IMAGE_INDEX}")
+    return index

@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 from tensorqa.errors import TensorQAError
+from tensorqa.limits import MAX_CLEVR_SCENES, MAX_NAME, MAX_SCENE_OBJECTS, NAME, SPLIT, parse_json
 from tensorqa.outputs import new_partial, partial_path, publish, write_error
 from tensorqa.scenes.static_batch import StaticBatch, StaticScene, clevr_vocab, image_index_of
 
@@ -86,6 +87,31 @@ def _scene_chunks(data: np.ndarray) -> tuple:
     return (min(len(data), rows),) + data.shape[1:]
 
 
+_NAME_BYTE = np.zeros(256, bool)
+_NAME_BYTE[np.frombuffer(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-", np.uint8)] = True
+_FIRST_BYTE = _NAME_BYTE.copy()
+_FIRST_BYTE[np.frombuffer(b"._-", np.uint8)] = False
+
+
+def _check_names(raw: np.ndarray, path: Path, name: str, pattern) -> None:
+    """Every fixed-width, NUL-padded entry of ``raw`` a valid name (:mod:`tensorqa.limits`): a
+    store written before names were checked, or by hand, may hold a path or a NUL. Byte tables
+    for the file names (a store may hold millions), the pattern itself for the few splits."""
+    if len(raw) == 0:
+        return
+    if pattern is NAME and raw.dtype.kind == "S":
+        A = np.frombuffer(raw.tobytes(), np.uint8).reshape(len(raw), -1) if raw.dtype.itemsize else np.zeros((len(raw), 1), np.uint8)
+        nul = A == 0
+        ok = ((_NAME_BYTE[A] | nul).all(1) & (nul[:, :-1] <= nul[:, 1:]).all(1) & _FIRST_BYTE[A[:, 0]]
+              & (nul[:, MAX_NAME] if A.shape[1] > MAX_NAME else True))
+        bad = np.flatnonzero(~ok)
+    else:
+        bad = [i for i, x in enumerate(raw.tolist())
+               if not (isinstance(x, bytes) and pattern.fullmatch(x.decode("ascii", "replace")))]
+    if len(bad):
+        raise TensorQAError(f"{path}: dataset '{name}': {raw[bad[0]]!r:.60} is not a valid name")
+
+
 def image_indices_of(raw: np.ndarray, names) -> np.ndarray:
     """:func:`image_index_of` of every name at once: the digits between the last '_' and the last
     '.' of the stored bytes (``raw``, fixed width), compiled; a name that is not plain
@@ -115,10 +141,22 @@ class StaticStore:
             self._f = h5py.File(p, "r")
         except OSError:
             raise TensorQAError(f"{p}: cannot open as HDF5 (not an HDF5 file or corrupt)") from None
+        try:
+            self._open(p)
+        except TensorQAError:
+            self._f.close()
+            raise
+        except (KeyError, OSError, ValueError, TypeError, RuntimeError) as e:  # h5py on a damaged header
+            self._f.close()
+            first = (str(e).splitlines() or [""])[0][:120]
+            raise TensorQAError(f"{p}: corrupt store ({type(e).__name__}: {first})") from None
+
+    def _open(self, p: Path) -> None:
         a = self._f.attrs
         if a.get("format") != FORMAT:
             raise TensorQAError(f"{p}: not a tensorqa static-scene store (attribute 'format' is {a.get('format')!r})")
-        if int(a.get("format_version", -1)) != FORMAT_VERSION:
+        version = a.get("format_version", -1)
+        if isinstance(version, (bool, np.bool_)) or not isinstance(version, (int, np.integer)) or version != FORMAT_VERSION:
             raise TensorQAError(f"{p}: format_version {a.get('format_version')} is not supported (this tensorqa reads {FORMAT_VERSION})")
         if a.get("vocab_hash") != clevr_vocab().hash:
             raise TensorQAError(f"{p}: vocabulary mismatch (vocab_hash {a.get('vocab_hash')} in the file, {clevr_vocab().hash} here); repack it")
@@ -135,6 +173,9 @@ class StaticStore:
         self._ds = ds
         self.num_objects = ds["num_objects"][:].astype(np.int64)
         N = ds["attrs"].shape[1]
+        if N > MAX_SCENE_OBJECTS or S > MAX_CLEVR_SCENES:
+            raise TensorQAError(f"{p}: {S:,} scenes of up to {N:,} object slots; a store holds at most "
+                                f"{MAX_CLEVR_SCENES:,} scenes of {MAX_SCENE_OBJECTS} objects (docs/reference/limits.md)")
         if (self.num_objects < 0).any() or (self.num_objects > N).any():
             raise TensorQAError(f"{p}: dataset 'num_objects' out of range 0..{N}")
         at = ds["attrs"][:]
@@ -146,8 +187,13 @@ class StaticStore:
         self._span: dict = {}  # dataset -> (lo, hi, rows) last read by _rows
         self.raw_image_filenames = ds["image_filename"][:]  # fixed-width bytes, decoded on first use
         self.raw_splits = ds["split"][:]
+        _check_names(self.raw_image_filenames, p, "image_filename", NAME)
+        _check_names(np.unique(self.raw_splits), p, "split", SPLIT)
         self.source = str(a.get("source", ""))
-        self.info = json.loads(a.get("info_json", "{}"))
+        info = parse_json(a.get("info_json", "{}"), p, "attribute 'info_json'")
+        if not isinstance(info, dict):
+            raise TensorQAError(f"{p}: attribute 'info_json' is not a JSON object")
+        self.info = info
 
     def __len__(self) -> int:
         return len(self.num_objects)

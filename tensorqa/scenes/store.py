@@ -4,7 +4,7 @@ Layout (format ``tensorqa.scenes``, version 1). V videos, F = longest video's ke
 N = most action instances, O objects, R relations (R <= 64, so a keyframe's relations to one
 object pack into one int64 word; O <= 64, so a keyframe's objects do too)::
 
-    /video_id     S8[V]         /split        S5[V] ("train" / "test")
+    /video_id     S<w>[V]       /split        S5[V] ("train" / "test")
     /num_frames   int32[V]      /num_inst     int32[V]
     /frame_ids    int32[V, F]   /frame_secs   float32[V, F]
     /rel_bits     int64[V, F, O]  bit r set: relation r holds with object o at keyframe f
@@ -12,7 +12,8 @@ object pack into one int64 word; O <= 64, so a keyframe's objects do too)::
     /inst_cls     int16[V, N]   /inst_start   float32[V, N]   /inst_end float32[V, N]
     attrs: format, format_version, vocab_hash, vocab_json, source, meta_json
 
-Every dataset is chunked by blocks of videos and gzip-compressed with the shuffle filter, so
+Video ids are stored at full length: the width w is the longest id's (at least 8, the width of
+stores written before ids were checked, which readers open alike). Every dataset is chunked by blocks of videos and gzip-compressed with the shuffle filter, so
 reading a block of videos is one slice per dataset. Files are written to ``<path>.partial`` and
 renamed when complete: an interrupted write never leaves a file that looks finished.
 """
@@ -31,13 +32,15 @@ import numpy as np
 import torch
 
 from tensorqa.errors import TensorQAError
+from tensorqa.limits import MAX_FRAME, NAME, check_name
 from tensorqa.outputs import check_output_file, new_file, publish
-from tensorqa.scenes.batch import SceneBatch, VideoScene
+from tensorqa.scenes.batch import MIN_SLOTS, SceneBatch, VideoScene
 from tensorqa.scenes.vocab import vocab
 
 FORMAT = "tensorqa.scenes"
 FORMAT_VERSION = 1
 CHUNK_VIDEOS = 128
+MIN_ID_WIDTH = 8  # bytes of the video_id dataset at least (its fixed width before ids were checked)
 DEFAULT_BLOCK = 512
 
 # name -> (dtype, rank) ; rank counts the video axis
@@ -85,7 +88,10 @@ class StoreWriter:
         attrs["vocab_hash"], attrs["vocab_json"] = v.hash, v.to_json()
         attrs["source"], attrs["meta_json"] = source, json.dumps(meta or {}, sort_keys=True)
         tail = {"rel_bits": (self._O,)}
+        self._ids: list[bytes] = []  # written at close, as wide as the longest
         for name, (dtype, rank) in _DATASETS.items():
+            if name == "video_id":
+                continue
             shape = (0,) + (0,) * (rank - 1 - len(tail.get(name, ()))) + tail.get(name, ())
             maxshape = (None,) * (rank - len(tail.get(name, ()))) + tail.get(name, ())
             chunks = (CHUNK_VIDEOS,) + (32,) * (rank - 1 - len(tail.get(name, ()))) + tail.get(name, ())
@@ -104,6 +110,8 @@ class StoreWriter:
         F = max(F, ds["frame_ids"].shape[1])
         N = max(N, ds["inst_cls"].shape[1])
         for name, (_, rank) in _DATASETS.items():
+            if name == "video_id":
+                continue
             d = ds[name]
             if rank == 1:
                 d.resize((v0 + B,))
@@ -121,11 +129,15 @@ class StoreWriter:
             f, n = s.num_frames, s.num_instances
             if s.rel.shape[1:] != (self._O, self._R):
                 raise TensorQAError(f"video {s.video_id}: rel has shape {s.rel.shape}, expected (F, {self._O}, {self._R})")
+            if f and not (0 <= int(np.min(s.frame_ids)) and int(np.max(s.frame_ids)) <= MAX_FRAME):
+                raise TensorQAError(f"video {s.video_id}: a frame number is outside 0..{MAX_FRAME:,} (int32)")
             rel[b, :f], objb[b, :f] = pack_bits(s.rel), pack_bits(s.obj)
             fids[b, :f], secs[b, :f] = s.frame_ids, s.frame_secs
             icls[b, :n], ist[b, :n], ien[b, :n] = s.inst_cls, s.inst_start, s.inst_end
         sl = slice(v0, v0 + B)
-        ds["video_id"][sl] = np.array([s.video_id.encode() for s in scenes], dtype="S8")
+        for s in scenes:
+            check_name(s.video_id, str(self.path), "video id")
+        self._ids += [s.video_id.encode() for s in scenes]
         ds["split"][sl] = np.array([s.split.encode() for s in scenes], dtype="S5")
         ds["num_frames"][sl] = [s.num_frames for s in scenes]
         ds["num_inst"][sl] = [s.num_instances for s in scenes]
@@ -155,7 +167,10 @@ class StoreWriter:
 
     def close(self) -> Path:
         try:
-            ids = self._f["video_id"][:].tolist()
+            ids = self._ids
+            width = max([MIN_ID_WIDTH] + [len(i) for i in ids])
+            self._f.create_dataset("video_id", data=np.array(ids, dtype=f"S{width}").reshape(-1), maxshape=(None,),
+                                   chunks=(CHUNK_VIDEOS,), compression="gzip", compression_opts=1, shuffle=True)
             if len(set(ids)) != len(ids):
                 seen: set = set()
                 dup = next(i for i in ids if i in seen or seen.add(i)).decode()
@@ -241,15 +256,50 @@ class SceneStore:
         except OSError as e:
             reason = "truncated" if "truncated" in str(e).lower() else "not an HDF5 file or corrupt"
             raise TensorQAError(f"{self.path}: cannot open as HDF5 ({reason})") from None
-        self._validate()
-        self.video_ids: tuple[str, ...] = tuple(x.decode() for x in self._read("video_id", slice(None)))
-        self.splits: tuple[str, ...] = tuple(x.decode() for x in self._read("split", slice(None)))
-        self.num_frames = self._read("num_frames", slice(None)).astype(np.int64)
-        self.num_instances = self._read("num_inst", slice(None)).astype(np.int64)
-        self._pos = {vid: i for i, vid in enumerate(self.video_ids)}
-        self._validate_contents()
-        self.source: str = str(self._f.attrs.get("source", ""))
-        self.meta: dict = json.loads(self._f.attrs.get("meta_json", "{}"))
+        try:
+            self._validate()
+            self.video_ids: tuple[str, ...] = self._names("video_id")
+            self.splits: tuple[str, ...] = self._names("split")
+            self.num_frames = self._read("num_frames", slice(None)).astype(np.int64)
+            self.num_instances = self._read("num_inst", slice(None)).astype(np.int64)
+            self._pos = {vid: i for i, vid in enumerate(self.video_ids)}
+            self._validate_contents()
+            self.source: str = self._text_attr("source", "")
+            self.meta: dict = self._meta()
+        except TensorQAError:
+            self._f.close()
+            raise
+        except (KeyError, OSError, ValueError, TypeError, RuntimeError) as e:  # h5py on a damaged header
+            self._f.close()
+            first = (str(e).splitlines() or [""])[0][:120]
+            raise TensorQAError(f"{self.path}: corrupt store ({type(e).__name__}: {first})") from None
+
+    def _text_attr(self, name: str, default: str) -> str:
+        value = self._f.attrs.get(name, default)
+        if isinstance(value, bytes):
+            value = value.decode("utf-8", "strict") if value.isascii() else None
+        if not isinstance(value, str):
+            raise TensorQAError(f"{self.path}: attribute '{name}' is not a string ({type(value).__name__})")
+        return value
+
+    def _meta(self) -> dict:
+        from tensorqa.limits import parse_json
+
+        meta = parse_json(self._text_attr("meta_json", "{}"), self.path, "attribute 'meta_json'")
+        if not isinstance(meta, dict):
+            raise TensorQAError(f"{self.path}: attribute 'meta_json' is not a JSON object")
+        return meta
+
+    def _names(self, name: str) -> tuple[str, ...]:
+        """A dataset of fixed-width byte strings as str, each a valid name (ASCII: no UTF-8 to cut)."""
+        raw = self._read(name, slice(None))
+        out = []
+        for i, x in enumerate(raw.tolist()):
+            text = x.decode("ascii", "replace")
+            if not NAME.fullmatch(text):
+                raise TensorQAError(f"{self.path}: dataset '{name}': entry {i} {x!r:.60} is not a valid name")
+            out.append(text)
+        return tuple(out)
 
     @functools.cached_property
     def fingerprint(self) -> str:
@@ -266,7 +316,8 @@ class SceneStore:
         a, p = self._f.attrs, self.path
         if a.get("format") != FORMAT:
             raise TensorQAError(f"{p}: not a tensorqa scene store (attribute 'format' is {a.get('format')!r})")
-        if int(a.get("format_version", -1)) != FORMAT_VERSION:
+        version = a.get("format_version", -1)
+        if isinstance(version, (bool, np.bool_)) or not isinstance(version, (int, np.integer)) or version != FORMAT_VERSION:
             raise TensorQAError(f"{p}: format_version {a.get('format_version')} is not supported (this tensorqa reads {FORMAT_VERSION})")
         if a.get("vocab_hash") != vocab().hash:
             raise TensorQAError(f"{p}: vocabulary mismatch (vocab_hash {a.get('vocab_hash')} in the file, {vocab().hash} in this tensorqa); repack it")
@@ -368,7 +419,7 @@ class SceneStore:
             inst_end=torch.from_numpy(rd("inst_end", (sl, slice(0, N)))).to(device),
             inst_mask=torch.arange(N, device=device)[None, :] < ni[:, None],
             video_ids=self._pick(self.video_ids, sl), splits=self._pick(self.splits, sl),
-        )
+        ).pad_to(max(F, MIN_SLOTS), max(N, MIN_SLOTS))
 
     @staticmethod
     def _pick(values: tuple, sl: slice | np.ndarray) -> tuple:

@@ -18,7 +18,9 @@ import pyarrow.parquet as pq
 
 from tensorqa.errors import TensorQAError
 from tensorqa.outputs import write_atomic
-from tensorqa.writers.schema import SPLITS
+from tensorqa.writers.schema import NULLABLE_COLUMNS, RECORD_SCHEMA, SPLITS
+
+RECORD_COLUMNS = frozenset(RECORD_SCHEMA.names)  # a split pool's added columns may hold nulls
 
 def shard_name(split: str, index: int, count: int) -> str:
     return f"{split}-{index:05d}-of-{count:05d}.parquet"
@@ -211,8 +213,12 @@ def pool_shards(pool: str | os.PathLike) -> dict[str, list[Path]]:
 
 def read_pool(out: str | os.PathLike, columns: list[str] | None = None) -> pa.Table:
     """All shards of a pool written in the Hugging Face layout, as one table (train then test);
-    an incomplete pool is refused (:func:`pool_shards`)."""
-    files = [f for fs in pool_shards(out).values() for f in fs]
+    an incomplete pool is refused (:func:`pool_shards`), and so is a shard of another split."""
+    shards = pool_shards(out)
+    for split, fs in shards.items():  # a shard of another split (validation-*) is not this pool's
+        if split not in SPLITS:
+            raise TensorQAError(f"{fs[0]}: unknown split {split!r}; expected one of {list(SPLITS)}")
+    files = [f for fs in shards.values() for f in fs]
     tables = []
     for f in files:
         try:
@@ -228,6 +234,11 @@ def read_pool(out: str | os.PathLike, columns: list[str] | None = None) -> pa.Ta
             if set(table.schema.names) != set(tables[0].schema.names):
                 raise TensorQAError(f"{f}: its columns differ from {files[0].name}'s: the shards are not one pool")
             table = table.select(tables[0].schema.names)
+        nulls = [c for c in table.column_names
+                 if c in RECORD_COLUMNS and c not in NULLABLE_COLUMNS and table.column(c).null_count]
+        if nulls:  # readers compute on every value (a log of a null answer's share, ...)
+            raise TensorQAError(f"{f}: column {nulls[0]!r} holds {table.column(nulls[0]).null_count} null value(s); "
+                                "only sg_grounding may be null")
         if tables and table.schema != tables[0].schema:  # nullability or metadata only: the first file's
             table = table.cast(tables[0].schema)
         tables.append(table)

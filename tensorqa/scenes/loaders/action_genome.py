@@ -34,6 +34,7 @@ from typing import Iterable, Sequence, Union
 import numpy as np
 
 from tensorqa.errors import TensorQAError
+from tensorqa.limits import MAX_FRAME, MAX_KEYFRAMES, MAX_SECONDS, EntryBudget, check_name, shown
 from tensorqa.scenes.loaders.safe_pickle import load_untrusted
 from tensorqa.scenes.batch import VideoScene
 from tensorqa.scenes.vocab import vocab
@@ -77,13 +78,17 @@ class _VideoAcc:
 
 
 def _parse_key(key, path: Path) -> tuple[str, int]:
-    """``'46GP8.mp4/000031.png'`` -> ``('46GP8', 31)``."""
+    """``'46GP8.mp4/000031.png'`` -> ``('46GP8', 31)``; the video id is a valid name and the frame
+    number fits int32."""
     if isinstance(key, str):
         video_file, sep, frame_file = key.partition("/")
         stem = frame_file.rsplit(".", 1)[0]
-        if sep and video_file and stem.isdigit():
-            return video_file.rsplit(".", 1)[0], int(stem)
-    raise TensorQAError(f"{path}: key {key!r} is not 'VIDEO.mp4/FRAME.png'")
+        if sep and video_file and stem.isascii() and stem.isdigit():
+            video_id = check_name(video_file.rsplit(".", 1)[0], f"{path}: key {shown(key, 80)}", "video id")
+            if len(stem) > 10 or int(stem) > MAX_FRAME:
+                raise TensorQAError(f"{path}: key {shown(key, 80)}: frame number {stem:.20} is past {MAX_FRAME:,}")
+            return video_id, int(stem)
+    raise TensorQAError(f"{path}: key {shown(key, 80)} is not 'VIDEO.mp4/FRAME.png'")
 
 
 class _Names:
@@ -101,7 +106,7 @@ class _Names:
         try:
             index = vocab().object_index(name)
         except (TensorQAError, TypeError):
-            raise TensorQAError(f"{self.path}: {key}: unknown object class {name!r}") from None
+            raise TensorQAError(f"{self.path}: {key}: unknown object class {shown(name)}") from None
         self.objects[name] = index
         return index
 
@@ -113,13 +118,14 @@ class _Names:
         except (TensorQAError, AttributeError, TypeError):
             index = -1
         if index < 0 or v.relation_kinds[index] != kind:
-            raise TensorQAError(f"{self.path}: {key}: unknown {kind} relation {name!r} in {field_name}")
+            raise TensorQAError(f"{self.path}: {key}: unknown {kind} relation {shown(name)} in {field_name}")
         self.relations[field_name][name] = index
         return index
 
 
 def _scan_objects(annotations: dict, path: Path, videos: dict[str, _VideoAcc]) -> None:
     names = _Names(path)
+    budget = EntryBudget(path, path.stat().st_size, "Action Genome object annotation")
     object_cache = names.objects
     relation_caches = tuple(names.relations.items())
     for key, objects in annotations.items():
@@ -128,9 +134,10 @@ def _scan_objects(annotations: dict, path: Path, videos: dict[str, _VideoAcc]) -
         acc.frames.add(frame)
         if not isinstance(objects, (list, tuple)):
             raise TensorQAError(f"{path}: {key}: expected a list of object dicts, found {type(objects).__name__}")
+        budget.spend(len(objects))
         for item in objects:
             if not isinstance(item, dict) or "class" not in item:
-                raise TensorQAError(f"{path}: {key}: object entry {item!r:.60} is not a dict with a 'class'")
+                raise TensorQAError(f"{path}: {key}: object entry {shown(item)} is not a dict with a 'class'")
             cls = item["class"]
             try:
                 o = object_cache[cls]
@@ -140,7 +147,7 @@ def _scan_objects(annotations: dict, path: Path, videos: dict[str, _VideoAcc]) -
             split = metadata.get("set") if isinstance(metadata, dict) else None
             if split is not None and split != acc.split:
                 if split not in SPLITS:
-                    raise TensorQAError(f"{path}: {key}: metadata set {split!r} is not 'train' or 'test'")
+                    raise TensorQAError(f"{path}: {key}: metadata set {shown(split)} is not 'train' or 'test'")
                 if acc.split is not None:
                     raise TensorQAError(f"{path}: {key}: video {video_id!r} is in both 'train' and 'test'")
                 acc.split = split
@@ -150,7 +157,12 @@ def _scan_objects(annotations: dict, path: Path, videos: dict[str, _VideoAcc]) -
             acc.obj_o.append(o)
             n = len(acc.rel_r)
             for field_name, cache in relation_caches:
-                for name in item.get(field_name) or ():
+                listed = item.get(field_name) or ()
+                if not isinstance(listed, (list, tuple)):
+                    raise TensorQAError(f"{path}: {key}: {field_name} is a list of relation names, "
+                                        f"found {type(listed).__name__}")
+                budget.spend(len(listed))
+                for name in listed:
                     try:
                         acc.rel_r.append(cache[name])
                     except (KeyError, TypeError):
@@ -162,7 +174,12 @@ def _scan_objects(annotations: dict, path: Path, videos: dict[str, _VideoAcc]) -
 
 def _scene(video_id: str, acc: _VideoAcc, charades: CharadesVideo, fps: float) -> VideoScene:
     v = vocab()
+    if len(acc.frames) > MAX_KEYFRAMES:
+        raise TensorQAError(f"video {video_id!r}: {len(acc.frames):,} keyframes in Action Genome; "
+                            f"a video holds at most {MAX_KEYFRAMES:,}")
     frame_ids = np.array(sorted(acc.frames), dtype=np.int64)
+    if len(frame_ids) and not frame_ids[-1] / fps <= MAX_SECONDS:
+        raise TensorQAError(f"video {video_id!r}: frame {frame_ids[-1]} at {fps} fps lies past {MAX_SECONDS:,} s")
     F = len(frame_ids)
     rel = np.zeros((F, v.num_objects, v.num_relations), dtype=bool)
     obj = np.zeros((F, v.num_objects), dtype=bool)

@@ -30,6 +30,7 @@ Choices:
 from __future__ import annotations
 
 import functools
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -39,6 +40,7 @@ from typing import Union
 import numpy as np
 
 from tensorqa.errors import TensorQAError
+from tensorqa.limits import MAX_FRAME, MAX_INSTANCES, MAX_KEYFRAMES, MAX_SECONDS, EntryBudget, check_name, shown
 from tensorqa.scenes.batch import VideoScene
 from tensorqa.scenes.vocab import vocab
 from tensorqa.scenes.loaders.action_genome import read_pickle
@@ -79,18 +81,34 @@ class _Graph:
 class _Reader:
     def __init__(self, path: Path, reversed_intervals: str):
         self.path = path
+        self.budget = EntryBudget(path, path.stat().st_size, "AGQA scene-graph")
         self.reversed_intervals = reversed_intervals
         self.relations = relation_class_index()
         self.vocab = vocab()
 
     def fail(self, video_id, vertex_id, problem: str):
-        raise TensorQAError(f"{self.path}: video {video_id!r} vertex {vertex_id!r}: {problem}")
+        raise TensorQAError(f"{self.path}: video {video_id!r} vertex {shown(vertex_id)}: {problem}")
 
     def frame_of(self, video_id, vertex_id) -> int:
         suffix = vertex_id.rpartition("/")[2] if isinstance(vertex_id, str) else ""
-        if not suffix.isdigit():
+        if not (suffix.isascii() and suffix.isdigit()):
             self.fail(video_id, vertex_id, "id does not end in a frame number")
+        if len(suffix) > 10 or int(suffix) > MAX_FRAME:
+            self.fail(video_id, vertex_id, f"frame number {suffix:.20} is past {MAX_FRAME:,}")
         return int(suffix)
+
+    def seconds(self, video_id, vertex_id, vertex, key: str) -> float:
+        """``vertex[key]`` as seconds: a finite number in 0..MAX_SECONDS (bools are not numbers)."""
+        value = vertex.get(key)
+        try:
+            if isinstance(value, bool):
+                raise TypeError
+            secs = float(value)
+        except (TypeError, ValueError, OverflowError):
+            self.fail(video_id, vertex_id, f"'{key}' must be a number of seconds, found {shown(value, 40)}")
+        if not (math.isfinite(secs) and 0 <= secs <= MAX_SECONDS):
+            self.fail(video_id, vertex_id, f"'{key}' {shown(value, 40)} is not a number of seconds in 0..{MAX_SECONDS:,}")
+        return secs
 
     def object_class(self, video_id, vertex_id, name) -> int:
         # names are 'o17' or an object vertex id 'o17/000031'
@@ -98,23 +116,21 @@ class _Reader:
         try:
             return self.vocab.object_index(cls)
         except (TensorQAError, TypeError):
-            self.fail(video_id, vertex_id, f"unknown object class {name!r}")
+            self.fail(video_id, vertex_id, f"unknown object class {shown(name)}")
 
     def read_video(self, video_id, vertices) -> _Graph:
         if not isinstance(vertices, dict):
             found = type(vertices).__name__
             raise TensorQAError(f"{self.path}: video {video_id!r}: expected a dict of vertices, found {found}")
         g = _Graph()
+        self.budget.spend(len(vertices))
         for vertex_id, vertex in vertices.items():
             if not isinstance(vertex, dict):
                 self.fail(video_id, vertex_id, f"expected a vertex dict, found {type(vertex).__name__}")
             kind = vertex.get("type")
             if kind == "frame":
                 frame = self.frame_of(video_id, vertex_id)
-                try:
-                    g.frames[frame] = float(vertex["secs"])
-                except (KeyError, TypeError, ValueError):
-                    self.fail(video_id, vertex_id, f"frame vertex needs numeric 'secs', found {vertex.get('secs')!r}")
+                g.frames[frame] = self.seconds(video_id, vertex_id, vertex, "secs")
             elif kind == "object":
                 frame = self.frame_of(video_id, vertex_id)
                 o = self.object_class(video_id, vertex_id, vertex.get("class"))
@@ -128,7 +144,7 @@ class _Reader:
             elif kind in ACTION_TYPES:
                 self.read_action(video_id, vertex_id, vertex, g)
             else:
-                self.fail(video_id, vertex_id, f"unknown vertex type {kind!r}")
+                self.fail(video_id, vertex_id, f"unknown vertex type {shown(kind)}")
         return g
 
     def read_relation(self, video_id, vertex_id, vertex, g: _Graph) -> None:
@@ -136,13 +152,14 @@ class _Reader:
         cls = vertex.get("class")
         r = self.relations.get(cls) if isinstance(cls, str) else None
         if r is None:
-            self.fail(video_id, vertex_id, f"unknown {vertex['type']} class {cls!r}")
+            self.fail(video_id, vertex_id, f"unknown {vertex['type']} class {shown(cls)}")
         objects = vertex.get("objects") or ()
         if isinstance(objects, dict):  # {'names': [...], 'vertices': [...]}
             objects = objects.get("vertices") or objects.get("names") or ()
         if not isinstance(objects, (list, tuple)):
             found = type(objects).__name__
             self.fail(video_id, vertex_id, f"'objects' must be a list or a names/vertices dict, found {found}")
+        self.budget.spend(len(objects))
         for item in objects:
             # a neighbour vertex: read its class only (its own links lead back into the cycle)
             if isinstance(item, dict):
@@ -158,15 +175,13 @@ class _Reader:
     def read_action(self, video_id, vertex_id, vertex, g: _Graph) -> None:
         cls = vertex.get("charades") or (vertex_id.partition("/")[0] if isinstance(vertex_id, str) else None)
         if not (isinstance(cls, str) and _ACTION_ID.fullmatch(cls)):
-            self.fail(video_id, vertex_id, f"unknown action class {cls!r}")
+            self.fail(video_id, vertex_id, f"unknown action class {shown(cls)}")
         try:
             a = self.vocab.action_index(cls)
         except TensorQAError:
-            self.fail(video_id, vertex_id, f"unknown action class {cls!r}")
-        try:
-            start, end = float(vertex["start"]), float(vertex["end"])
-        except (KeyError, TypeError, ValueError):
-            self.fail(video_id, vertex_id, "action vertex needs numeric 'start' and 'end'")
+            self.fail(video_id, vertex_id, f"unknown action class {shown(cls)}")
+        start = self.seconds(video_id, vertex_id, vertex, "start")
+        end = self.seconds(video_id, vertex_id, vertex, "end")
         if end < start:
             if self.reversed_intervals == "error":
                 self.fail(video_id, vertex_id, f"action ends ({end}) before it starts ({start})")
@@ -177,6 +192,9 @@ class _Reader:
 
     def scene(self, video_id, g: _Graph, split: str) -> VideoScene:
         v = self.vocab
+        for count, what, limit in ((len(g.frames), "keyframes", MAX_KEYFRAMES), (len(g.inst), "actions", MAX_INSTANCES)):
+            if count > limit:
+                raise TensorQAError(f"{self.path}: video {video_id!r}: {count:,} {what}; a video holds at most {limit:,}")
         frame_ids = np.array(sorted(g.frames), dtype=np.int64)
         dangling = (set(g.rel_f) | set(g.obj_f) | {f for f, _ in g.hidden}) - g.frames.keys()
         if dangling:
@@ -227,8 +245,8 @@ def load_agqa_stsgs(path: PathLike, split: str | None = None, reversed_intervals
     data = read_pickle(path, dict, "AGQA scene-graph")
     reader = _Reader(path, reversed_intervals)
     scenes = []
-    for video_id in sorted(data, key=str):
-        if not isinstance(video_id, str):
-            raise TensorQAError(f"{path}: video id {video_id!r} is not a string")
+    for video_id in data:  # names first: sorting by str() would expand a shared tuple key
+        check_name(video_id, str(path), "video id")
+    for video_id in sorted(data):
         scenes.append(reader.scene(video_id, reader.read_video(video_id, data[video_id]), split))
     return scenes

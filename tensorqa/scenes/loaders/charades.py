@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Iterable, Union
 
 from tensorqa.errors import TensorQAError
+from tensorqa.limits import MAX_INSTANCES, MAX_SECONDS, check_name
 from tensorqa.scenes.vocab import vocab
 
 PathLike = Union[str, os.PathLike]
@@ -104,7 +105,7 @@ def _read_one(path: Path, split: str | None, reversed_intervals: str):
         raise TensorQAError(f"{path}:{line}: not UTF-8 text (byte {data[e.start]:#04x}); Charades CSVs are UTF-8") from None
     with io.StringIO(text, newline="") as handle:
         reader = csv.reader(handle)
-        header = next(reader, None)
+        header = next(_csv_rows(reader, path), None)
         if header is None:
             raise TensorQAError(f"{path}: empty file, expected a Charades CSV header")
         header = [h.strip() for h in header]
@@ -113,7 +114,7 @@ def _read_one(path: Path, split: str | None, reversed_intervals: str):
             raise TensorQAError(f"{path}:1: missing column(s) {', '.join(missing)} in header {','.join(header)}")
         col = {name: header.index(name) for name in header}
         next_line = reader.line_num + 1
-        for row in reader:
+        for row in _csv_rows(reader, path):
             line, next_line = next_line, reader.line_num + 1  # a quoted field may span lines
             where = f"{path}:{line}"
             if not row:
@@ -124,16 +125,18 @@ def _read_one(path: Path, split: str | None, reversed_intervals: str):
             video_id = get("id").strip()
             if not video_id:
                 raise TensorQAError(f"{where}: empty id")
+            check_name(video_id, where, "id")
             try:
                 length = float(get("length"))
             except ValueError:
-                raise TensorQAError(f"{where}: length {get('length')!r} is not a number") from None
-            if not (math.isfinite(length) and length >= 0):
-                raise TensorQAError(f"{where}: length {get('length')!r} is not a finite number of seconds >= 0")
+                raise TensorQAError(f"{where}: length {get('length')!r:.40} is not a number") from None
+            if not (math.isfinite(length) and 0 <= length <= MAX_SECONDS):
+                raise TensorQAError(f"{where}: length {get('length')!r:.40} is not a number of seconds in 0..{MAX_SECONDS:,}")
             actions = []
-            for entry in get("actions").split(";"):
-                if not entry.strip():
-                    continue
+            entries = [entry for entry in get("actions").split(";") if entry.strip()]
+            if len(entries) > MAX_INSTANCES:
+                raise TensorQAError(f"{where}: {len(entries):,} actions; a video holds at most {MAX_INSTANCES:,}")
+            for entry in entries:
                 parts = entry.split()
                 if len(parts) != 3 or not _ACTION_ID.fullmatch(parts[0]):
                     raise TensorQAError(f"{where}: action entry {entry!r} is not 'cNNN start end'")
@@ -149,6 +152,8 @@ def _read_one(path: Path, split: str | None, reversed_intervals: str):
                     raise TensorQAError(f"{where}: action entry {entry!r} has a time that is not a finite number")
                 if start < 0 or end < 0:
                     raise TensorQAError(f"{where}: action entry {entry!r} has a negative time")
+                if start > MAX_SECONDS or end > MAX_SECONDS:
+                    raise TensorQAError(f"{where}: action entry {entry!r} has a time past {MAX_SECONDS:,} s")
                 if end < start:
                     if reversed_intervals == "error":
                         raise TensorQAError(f"{where}: action entry {entry!r} ends before it starts")
@@ -159,3 +164,12 @@ def _read_one(path: Path, split: str | None, reversed_intervals: str):
             actions.sort(key=lambda a: (a[1], a[2], a[0]))
             objects = tuple(o for o in get("objects").split(";") if o)
             yield CharadesVideo(video_id, file_split, length, objects, get("scene"), tuple(actions)), where
+
+
+def _csv_rows(reader, path: Path):
+    """The reader's rows; csv's own errors (a field past its size limit, 131,072 characters) as
+    one line naming the file and line."""
+    try:
+        yield from reader
+    except csv.Error as e:
+        raise TensorQAError(f"{path}:{reader.line_num}: not a readable CSV row ({e})") from None
