@@ -101,7 +101,7 @@ def cli_set(store_path, tmp_path_factory):
     return out
 
 
-def test_cli_writes_valse_json_and_parquet(cli_set):
+def test_cli_writes_valse_json_and_parquet(cli_set, tmp_path, capsys):
     out = cli_set
     table = pq.read_table(out / "pairs.parquet").to_pylist()
     assert len(table) == json.loads((out / "meta.json").read_text())["pairs"]
@@ -115,7 +115,16 @@ def test_cli_writes_valse_json_and_parquet(cli_set):
     assert ids == {r["id"] for r in table}
     row = table[0]
     assert {"caption_program", "foil_program", "phenomenon", "video_id", "keyframes", "objects"} <= set(row)
+    capsys.readouterr()
     assert main(["stats", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "text-only unigram" in text and "phenomenon" in text and "note: counting" in text
+    assert main(["stats", str(out), "--json"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert set(s["text_only_unigram_acc_r_per_phenomenon"]) == {r["phenomenon"] for r in table}
+    assert sum(s["pairs_per_phenomenon"].values()) == len(table)
+    assert main(["foils", str(tmp_path / "missing.h5"), "--out", str(out)]) == 2  # the set stays whole
+    assert len(pq.read_table(out / "pairs.parquet")) == len(table)
 
 
 def test_valse_json_has_the_fields_of_the_real_records(cli_set, shared_data):
@@ -130,14 +139,6 @@ def test_valse_json_has_the_fields_of_the_real_records(cli_set, shared_data):
         if f.stem == "relations":
             assert set(upstream["relations"]["relations:coco_2017:212732"]) - {"grammaticality_scores", "nli_scores"} \
                 <= set(next(iter(records.values())))
-    text = capsys.readouterr().out
-    assert "text-only unigram" in text and "phenomenon" in text and "note: counting" in text
-    assert main(["stats", str(out), "--json"]) == 0
-    s = json.loads(capsys.readouterr().out)
-    assert set(s["text_only_unigram_acc_r_per_phenomenon"]) == {r["phenomenon"] for r in table}
-    assert sum(s["pairs_per_phenomenon"].values()) == len(table)
-    assert main(["foils", str(tmp_path / "missing.h5"), "--out", str(out)]) == 2  # the set stays whole
-    assert len(pq.read_table(out / "pairs.parquet")) == len(table)
 
 
 def test_cli_progress_on_stderr_unless_quiet(store_path, tmp_path, capsys):
