@@ -50,3 +50,30 @@ def random_scene(rng: np.random.Generator, video_id: str, max_frames: int = 20, 
         inst_cls=rng.integers(0, v.num_actions, N), inst_start=start, inst_end=start + rng.random(N) * 10,
         split=str(rng.choice(["train", "test"])),
     ).sorted()
+
+
+def run_tensorqa(*args, cwd=None) -> "subprocess.CompletedProcess":
+    """``tensorqa ARGS`` run in this process (``tensorqa.cli.main`` with stdout / stderr captured),
+    as a CompletedProcess: the fast tier's way to run a command, without an interpreter and torch
+    starting per call. An exception that escapes ``main`` is a traceback the user would see: it
+    propagates and fails the test. Tests of what only a real process shows (signals, a closed pipe,
+    imports) start one."""
+    import contextlib
+    import io
+    import os
+    import subprocess
+
+    from tensorqa.cli import main
+
+    argv = [str(a) for a in args]
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.ExitStack() as stack:
+        if cwd is not None:
+            stack.enter_context(contextlib.chdir(cwd))
+        stack.enter_context(contextlib.redirect_stdout(out))
+        stack.enter_context(contextlib.redirect_stderr(err))
+        try:
+            code = main(argv)
+        except SystemExit as e:  # argparse: usage errors and --help
+            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
+    return subprocess.CompletedProcess(["tensorqa", *argv], code, out.getvalue(), err.getvalue())

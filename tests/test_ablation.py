@@ -2,11 +2,9 @@
 the scalar reference executor running the programs with the step replaced, and against the pool
 that ``generate`` writes for the same store (the same questions)."""
 
-import subprocess
-import sys
-
 import pytest
 import torch
+from helpers import run_tensorqa
 
 from tensorqa import TensorQAError
 from tensorqa.ablation import ablate_store, parse_ablation
@@ -132,12 +130,10 @@ def test_cli_ablate(store, tmp_path, capsys):
     from tensorqa.cli import main
 
     out = tmp_path / "report.json"
-    ok = subprocess.run([sys.executable, "-m", "tensorqa", "ablate", str(store), "--ablate", "before=while",
-                         "--templates", "relExists", "--quiet", "--out", str(out)], capture_output=True, text=True)
+    ok = run_tensorqa("ablate", store, "--ablate", "before=while", "--templates", "relExists", "--quiet", "--out", out)
     assert ok.returncode == 0, ok.stderr
     assert "relExists" in ok.stdout and "changed %" in ok.stdout and out.exists()
-    bad = subprocess.run([sys.executable, "-m", "tensorqa", "ablate", str(store), "--quiet", "--ablate", "relate=contacted"],
-                         capture_output=True, text=True)
+    bad = run_tensorqa("ablate", store, "--quiet", "--ablate", "relate=contacted")
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
     assert bad.stderr.startswith("tensorqa: error: ") and "cannot run with it" in bad.stderr
     capsys.readouterr()

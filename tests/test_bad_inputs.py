@@ -246,6 +246,7 @@ def _with_file_limit(tmp_path, limit, *args):
                           text=True, cwd=tmp_path, timeout=600)
 
 
+@pytest.mark.slow  # every command under a file-size limit, each in its own process
 def test_5_full_disk_names_the_file_and_leaves_no_partial(tmp_path, store):
     # RLIMIT_FSIZE makes every write past the limit fail (EFBIG) as a full disk does (ENOSPC)
     work = tmp_path / "w"

@@ -4,11 +4,17 @@ import subprocess
 import sys
 
 import pytest
+from helpers import run_tensorqa as tensorqa  # in this process; the tests of a real process start one
 
 
-
-def tensorqa(*args, cwd=None):
+def tensorqa_process(*args, cwd=None):
+    """``tensorqa ARGS`` as a user runs it: a new interpreter through the package's entry point."""
     return subprocess.run([sys.executable, "-m", "tensorqa.cli", *map(str, args)], capture_output=True, text=True, cwd=cwd)
+
+
+def test_a_user_error_in_a_real_process(tmp_path):
+    # the entry point end to end: one line on stderr, exit 2, no traceback
+    assert_user_error(tensorqa_process("info", tmp_path / "nope.h5"), "nope.h5", "no such file")
 
 
 def assert_user_error(result, *needles):
@@ -190,5 +196,5 @@ def test_every_help_answers_without_loading_the_machinery():
         assert text.startswith(f"usage: tensorqa {name}".rstrip()), (name, text[:80])
     assert all(f"    {name}" in said[""] for name in said if name)  # the top level lists each command
     for cmd in ([], ["generate"], ["show"]):  # the real entry point, as a user runs it
-        r = tensorqa(*cmd, "--help")
+        r = tensorqa_process(*cmd, "--help")
         assert r.returncode == 0 and r.stdout.startswith("usage: tensorqa") and not r.stderr, r.stderr

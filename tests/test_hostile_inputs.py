@@ -191,8 +191,8 @@ def null_answers(pool):
 
 
 def validation_shard(pool):
-    f = next((pool / "data").glob("test-*.parquet"))
-    f.rename(f.with_name(f.name.replace("test-", "validation-")))
+    f = sorted((pool / "data").glob("*.parquet"))[-1]  # (a small pool may have no test rows, hence no test file)
+    f.rename(f.with_name("validation-" + f.name.split("-", 1)[1]))
 
 
 def nested(depth):

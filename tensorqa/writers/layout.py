@@ -151,7 +151,7 @@ def iter_pool(out: str | os.PathLike, columns: list[str], dictionary: tuple[str,
     """Record batches of ``columns`` over a pool's shards in :func:`read_pool`'s order, at most
     ``batch_rows`` rows each, so that memory holds a batch and not the pool; the ``dictionary``
     columns come as dictionary arrays (a low-cardinality string column costs its codes)."""
-    files = [f for fs in pool_shards(out).values() for f in fs]
+    files = _record_shards(out)
     first = None
     for f in files:
         try:
@@ -162,9 +162,32 @@ def iter_pool(out: str | os.PathLike, columns: list[str], dictionary: tuple[str,
                     raise TensorQAError(f"{f}: column {c!r} is {t}, but {files[0].name} has it as {first[c]}: "
                                         "the shards are not one pool")
             first = first or types
-            yield from pf.iter_batches(batch_size=batch_rows, columns=columns, use_threads=False)
+            for batch in pf.iter_batches(batch_size=batch_rows, columns=columns, use_threads=False):
+                _check_nulls(f, batch)
+                yield batch
         except (OSError, pa.ArrowException, KeyError) as e:
             raise _read_error(f, columns, e) from None
+
+
+def _record_shards(out: str | os.PathLike) -> list[Path]:
+    """A complete record pool's shard files, train then test (:func:`pool_shards`); a shard of another
+    split (validation-*) is not this pool's."""
+    shards = pool_shards(out)
+    for split, fs in shards.items():
+        if split not in SPLITS:
+            raise TensorQAError(f"{fs[0]}: unknown split {split!r}; expected one of {list(SPLITS)}")
+    return [f for fs in shards.values() for f in fs]
+
+
+def _check_nulls(f: Path, table: pa.Table | pa.RecordBatch) -> None:
+    """Readers compute on every value (a log of a null answer's share, ...): only sg_grounding (and the
+    columns a split pool adds) may hold nulls."""
+    names = table.schema.names
+    nulls = [c for c in names if c in RECORD_COLUMNS and c not in NULLABLE_COLUMNS
+             and table.column(names.index(c)).null_count]
+    if nulls:
+        raise TensorQAError(f"{f}: column {nulls[0]!r} holds {table.column(names.index(nulls[0])).null_count} null "
+                            "value(s); only sg_grounding may be null")
 
 
 POOL_SHARD = re.compile(r"^(?P<split>.+)-(?P<index>\d{5})-of-(?P<count>\d{5})\.parquet$")
@@ -214,11 +237,7 @@ def pool_shards(pool: str | os.PathLike) -> dict[str, list[Path]]:
 def read_pool(out: str | os.PathLike, columns: list[str] | None = None) -> pa.Table:
     """All shards of a pool written in the Hugging Face layout, as one table (train then test);
     an incomplete pool is refused (:func:`pool_shards`), and so is a shard of another split."""
-    shards = pool_shards(out)
-    for split, fs in shards.items():  # a shard of another split (validation-*) is not this pool's
-        if split not in SPLITS:
-            raise TensorQAError(f"{fs[0]}: unknown split {split!r}; expected one of {list(SPLITS)}")
-    files = [f for fs in shards.values() for f in fs]
+    files = _record_shards(out)
     tables = []
     for f in files:
         try:
@@ -234,11 +253,7 @@ def read_pool(out: str | os.PathLike, columns: list[str] | None = None) -> pa.Ta
             if set(table.schema.names) != set(tables[0].schema.names):
                 raise TensorQAError(f"{f}: its columns differ from {files[0].name}'s: the shards are not one pool")
             table = table.select(tables[0].schema.names)
-        nulls = [c for c in table.column_names
-                 if c in RECORD_COLUMNS and c not in NULLABLE_COLUMNS and table.column(c).null_count]
-        if nulls:  # readers compute on every value (a log of a null answer's share, ...)
-            raise TensorQAError(f"{f}: column {nulls[0]!r} holds {table.column(nulls[0]).null_count} null value(s); "
-                                "only sg_grounding may be null")
+        _check_nulls(f, table)
         if tables and table.schema != tables[0].schema:  # nullability or metadata only: the first file's
             table = table.cast(tables[0].schema)
         tables.append(table)

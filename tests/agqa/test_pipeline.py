@@ -175,6 +175,7 @@ def test_same_pool_whatever_the_shard_count(tmp_path, store, pool):
     assert read_pool(out).equals(table)
 
 
+@pytest.mark.slow  # starts processes
 def test_jobs_run_the_shards_as_processes_with_the_same_records(tmp_path, store, pool):
     _, table = pool
     out = tmp_path / "jobs"
@@ -213,6 +214,7 @@ def test_jobs_rerun_of_a_complete_pool_starts_no_process(tmp_path, store, pool, 
         generate(store, tmp_path / "half", jobs=2, progress=False)
 
 
+@pytest.mark.slow  # starts processes
 def test_jobs_auto_is_one_process_per_core_that_memory_holds(tmp_path, store, pool, monkeypatch):
     from tensorqa.agqa import jobs
 
@@ -268,6 +270,7 @@ def _running(pid: int) -> bool:
         return False
 
 
+@pytest.mark.slow  # fault injection on real processes
 @pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="reads children from Linux's /proc")
 @pytest.mark.parametrize("sig", ["SIGTERM", "SIGKILL"])
 def test_jobs_stop_when_the_parent_is_stopped(tmp_path, store, sig):

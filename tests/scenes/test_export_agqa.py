@@ -1,7 +1,6 @@
 """AGQA stsgs export: the layout of the real pickles read back literally, then the loader round trip."""
 
 import pickle
-import subprocess
 import sys
 import threading
 
@@ -15,7 +14,7 @@ from tensorqa.scenes.export_agqa import video_graph
 from tensorqa.scenes.loaders import load_agqa_stsgs
 from tensorqa.scenes.batch import VideoScene
 
-from helpers import make_scene, random_scene
+from helpers import make_scene, random_scene, run_tensorqa
 
 # field lists of the real AGQA vertices (docs/reference/agqa.md §2.2; the action list is greeksharifa's dump)
 FRAME_KEYS = ["id", "secs", "type", "metadata", "objects", "attention", "contact", "spatial", "verb", "actions",
@@ -298,7 +297,7 @@ def test_frame_numbers_agqa_cannot_name():
 
 
 def cli(*args):
-    return subprocess.run([sys.executable, "-m", "tensorqa.cli", *map(str, args)], capture_output=True, text=True)
+    return run_tensorqa(*args)  # in this process
 
 
 def test_cli(store, tmp_path):

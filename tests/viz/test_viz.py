@@ -3,14 +3,13 @@ report's numbers against ``tensorqa stats``, the pages in a real (headless) brow
 
 import json
 import re
-import subprocess
 import sys
 
 import numpy as np
 import pyarrow.compute as pc
 import pytest
 
-from helpers import make_scene
+from helpers import make_scene, run_tensorqa as tensorqa  # in this process: no interpreter per command
 from tensorqa import write_store
 from tensorqa import vocab
 from tensorqa.cli import main
@@ -41,8 +40,6 @@ ACTIONS = [("holding a pillow", 0.5, 2.2), ("sitting in a chair", 2.5, 5.5), ("h
 WINDOWS = {"before": [10, 20, 30], "after": [60], "while": [30, 40, 50]}
 
 
-def tensorqa(*args):
-    return subprocess.run([sys.executable, "-m", "tensorqa.cli", *map(str, args)], capture_output=True, text=True)
 
 
 @pytest.fixture(scope="module")
@@ -325,6 +322,7 @@ def test_report_user_errors(pools, tmp_path):
 BROWSER = browser.find_browser()
 
 
+@pytest.mark.slow  # a browser page
 @pytest.mark.skipif(BROWSER is None, reason="no Chromium binary (apt-get install chromium, or set TENSORQA_CHROMIUM)")
 def test_pages_render_in_headless_chromium(hand, pools):
     root, store, _, table = hand
