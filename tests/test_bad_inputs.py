@@ -192,6 +192,7 @@ def test_3_a_run_of_another_shard_count_is_refused_too(tmp_path, store, capsys):
     assert main(["generate", str(store), "--out", str(out), "--templates", "objWhat", "--quiet"]) == 0
 
 
+@pytest.mark.slow  # two real processes at once
 def test_3_two_real_runs_at_once(tmp_path, store):
     """Two processes into one folder: one writes the pool, the other is refused (or, when it
     starts after the first is done, finds it complete); never a crash on a vanished .partial."""
@@ -209,6 +210,7 @@ def test_3_two_real_runs_at_once(tmp_path, store):
 
 
 # -- 4. --jobs: SIGTERM while starting, absurd counts, leaked semaphores ------------------------------------
+@pytest.mark.slow  # job processes
 def test_4_jobs_bounds(tmp_path, store, capsys):
     out = tmp_path / "pool"
     error(capsys, "generate", store, "--out", out, "--jobs", "100000", "--quiet", needles=("--jobs", "100,000"))

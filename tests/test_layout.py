@@ -46,6 +46,7 @@ def wheel(tmp_path_factory) -> Path:
     return next(out.glob("tensorqa-*.whl"))
 
 
+@pytest.mark.slow  # builds a wheel
 def test_wheel_holds_the_kernels_and_the_data(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     for kernel in (REPO / "kernels").glob("*.py"):
@@ -61,6 +62,7 @@ def test_wheel_holds_the_kernels_and_the_data(wheel):
     assert not any(n.startswith(("kernels/", "data/", "tests/", "benchmarks/")) for n in names)
 
 
+@pytest.mark.slow  # builds and installs a wheel
 def test_installed_wheel_runs_outside_the_checkout(wheel, tmp_path):
     target = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel)],

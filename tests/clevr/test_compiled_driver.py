@@ -43,9 +43,10 @@ def _outputs(store, out, **kw):
 
 
 @pytest.mark.parametrize("sem", [CLEVR, STRICT], ids=["clevr", "strict"])
-@pytest.mark.parametrize("kw", [{}, {"templates_per_image": 90, "batch_scenes": 37},
-                                {"instances_per_template": 3, "draws": 8, "seed": 5},
-                                {"draws": 32, "valid_draws": 4, "reset_counts_every": 40}],
+@pytest.mark.parametrize("kw", [{}, *(pytest.param(kw, marks=pytest.mark.slow) for kw in (  # whole outputs twice each
+                                    {"templates_per_image": 90, "batch_scenes": 37},
+                                    {"instances_per_template": 3, "draws": 8, "seed": 5},
+                                    {"draws": 32, "valid_draws": 4, "reset_counts_every": 40}))],
                          ids=["defaults", "every-template", "instances", "draws"])
 def test_compiled_files_equal_the_torch_grids(store, tmp_path, sem, kw):
     (tj, tp), (cj, cp) = _outputs(store, tmp_path, semantics=sem, **kw)

@@ -411,6 +411,7 @@ def test_parquet_only_and_split_selection(mini, tmp_path):
     assert not (tmp_path / "train").exists()
 
 
+@pytest.mark.slow  # worker processes
 def test_workers_give_the_same_files(generated, tmp_path):
     # Videos are decomposed independently; two worker processes must write exactly the files one does.
     root, store, _ = generated
