@@ -62,8 +62,6 @@ def test_mass_and_plural_nouns():
 
 
 def test_zero_is_no():
-    from tensorqa.foils.static_programs import describe  # noqa: F401  (the CLEVR words)
-
     assert T.scene_count((_, _, _, SPHERE), 0) == "There are no spheres."
     assert T.scene_count((_, _, _, SPHERE), 2) == "There are exactly 2 spheres."
     assert T.count(-1, 0) == "The person interacts with no objects."
