@@ -55,8 +55,9 @@ def run_score_foils(a: argparse.Namespace) -> int:
     result = score(ids, caption, foil, logits=a.logits, groups=groups)
     write_json_atomically(a.out, result)
     v, m = result["valse"], result["vilma"]
-    print(f"wrote {a.out}: {len(ids):,} pairs; valse acc_r {v['acc_r']} (N {v['counts']['counted']:,}); "
-          f"vilma acc_r {m['acc_r']}, AUROC {m['auroc']}")
+    r2 = lambda x: "n/a" if x is None else f"{x:.2f}"  # the JSON keeps full precision
+    print(f"wrote {a.out}: {len(ids):,} pairs; valse acc_r {r2(v['acc_r'])} (N {v['counts']['counted']:,}); "
+          f"vilma acc_r {r2(m['acc_r'])}, AUROC {r2(m['auroc'])}")
     return 0
 
 

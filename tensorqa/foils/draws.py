@@ -88,3 +88,13 @@ def balance_flags(flag: np.ndarray, u: np.ndarray) -> np.ndarray:
         idx = np.nonzero(flag == value)[0]
         keep[idx[np.argsort(u[idx], kind="stable")[:k]]] = True
     return keep
+
+
+def balance_flags_within(flag: np.ndarray, group: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """bool[P]: ``balance_flags`` inside each group (int[P]), so that a word that comes with the group
+    (an article: "a bag" / "some food") is as frequent among captions as among foils."""
+    keep = np.zeros(flag.size, bool)
+    for g in np.unique(group):
+        idx = np.nonzero(group == g)[0]
+        keep[idx] = balance_flags(flag[idx], u[idx])
+    return keep

@@ -11,7 +11,8 @@ import numpy as np
 
 from tensorqa.foils import programs as P
 from tensorqa.foils import text as T
-from tensorqa.foils.draws import balance_flags, balanced_draw, matched_draw
+from tensorqa.foils.draws import balance_flags, balance_flags_within, balanced_draw, matched_draw
+from tensorqa.foils.lexicon import indefinite
 from tensorqa.foils.pair import Pair
 from tensorqa.foils.phenomena import (
     INSTRUMENTS,
@@ -93,7 +94,10 @@ def build_pairs(rows: dict[str, Rows], ids: list[str], splits: list[str], seed: 
         if name.startswith("counting"):
             foil = np.where(foil >= 0, foil % NUMERALS, -1)
         keep = foil >= 0
-        if name in ("existence", "plurals", "temporal-order", "first-last"):  # the flipped word: as many each way
+        if name == "existence":  # as many each way within each article ("a bag" / "some food" <-> "no ...")
+            article = np.array([indefinite(v.object_english[o]).split()[0] for o in R.a])
+            keep &= balance_flags_within(R.flag, article, u_foil(1)[:, 0])
+        elif name in ("plurals", "temporal-order", "first-last"):  # the flipped word: as many each way
             keep &= balance_flags(R.flag, u_foil(1)[:, 0])
         for i in np.nonzero(keep)[0]:
             pairs.append(_pair(name, phen, R, int(i), int(foil[i]), ids, splits, v))
@@ -140,7 +144,7 @@ def _pair(name, phen, R: Rows, i: int, f: int, ids, splits, v) -> Pair:
         return Pair(**common, caption=T.plurality(a, flag), foil=T.plurality(a, not flag),
                     caption_text=P.Text(prog, "several" if flag else "1"),
                     foil_text=P.Text(prog, "1" if flag else "several"),
-                    classes="several" if flag else "once", classes_foil="once" if flag else "several",
+                    classes="multiple" if flag else "once", classes_foil="once" if flag else "multiple",
                     foil_method="pl2sg" if flag else "sg2pl", objects=[])
     if name == "temporal-order":  # flag: "a before b"; else "b after a"
         x, y, word, other = (a, b, "before", "after") if flag else (b, a, "after", "before")

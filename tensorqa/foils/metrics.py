@@ -12,7 +12,13 @@ sigmoid(logit), so the 0.5 threshold is logit 0 (what VALSE's 2x2 logits and tor
            (ties go to the caption); over all 2N texts, p_c = precision of "match" (p > 0.5), the PPV;
            p_f = precision of "no match" (p < 0.5), the NPV; acc = (captions > 0.5 + foils <= 0.5) / 2N;
            a precision with nothing predicted is 0; AUROC with ties at half credit; min = the minimum of
-           the two rounded precisions. Every value is round(100 x, 2).
+           the two precisions. ViLMA prints round(100 x, 2) and takes the min of the rounded values;
+           here every value is 100 x at full precision (rounding is monotone, so the min rounds to
+           ViLMA's), rounded only when printed.
+
+Per group, ``counting-adversarial`` is reported beside ``counting`` rather than pooled into it (as VALSE's
+tables do): its captions say 4 or more and its foils 0-3, so a text-only model separates it by
+construction, and pooled it would hide how the other counting instruments fare.
 """
 
 from __future__ import annotations
@@ -22,8 +28,16 @@ import numpy as np
 from tensorqa.errors import TensorQAError
 
 
+REPORTED_APART = frozenset({"counting-adversarial"})  # instruments reported as a group of their own
+
+
+def report_group(phenomenon: str, instrument: str) -> str:
+    """The group a pair is reported under: its phenomenon, or its instrument where that stands apart."""
+    return instrument if instrument in REPORTED_APART else phenomenon
+
+
 def _percent(x: float | None) -> float | None:
-    return None if x is None else round(100.0 * float(x), 2)
+    return None if x is None else 100.0 * float(x)
 
 
 def _probabilities(scores: np.ndarray, logits: bool) -> np.ndarray:
@@ -124,12 +138,13 @@ def read_scores(data, source: str, logits: bool = False) -> tuple[list[str], np.
 def score(ids: list[str], caption: np.ndarray, foil: np.ndarray, logits: bool = False,
           groups: dict[str, tuple[str, str]] | None = None) -> dict:
     """Both conventions overall and, given groups (id -> (phenomenon, instrument)), per phenomenon
-    (VALSE's ``linguistic_phenomena``) and per instrument."""
+    (VALSE's ``linguistic_phenomena``, with ``counting-adversarial`` apart: ``report_group``) and per
+    instrument. Values are percent at full precision."""
     out = both_conventions(caption, foil, logits)
     out["mode"] = "logits" if logits else "probabilities"
     if groups is not None:
-        for key, k in (("per_phenomenon", 0), ("per_instrument", 1)):
-            names = np.array([groups[i][k] for i in ids])
+        for key, group in (("per_phenomenon", lambda g: report_group(*g)), ("per_instrument", lambda g: g[1])):
+            names = np.array([group(groups[i]) for i in ids])
             out[key] = {g: both_conventions(caption[names == g], foil[names == g], logits)
                         for g in sorted(set(names.tolist()))}
     return out

@@ -25,6 +25,7 @@ from tensorqa.engine.primitives.localize import (
     window_frames,
 )
 from tensorqa.engine.semantics import AGQA
+from tensorqa.foils.lexicon import phrase_names, relation_objects
 from tensorqa.foils.programs import interaction_mask
 from tensorqa.scenes.batch import SceneBatch
 from tensorqa.scenes.vocab import NO_OBJECT, vocab
@@ -151,6 +152,9 @@ def candidates(batch: SceneBatch, first: int, seed: int) -> dict[str, Rows]:
     yes = torch.as_tensor(u("existence", 2)[:, 0] < 0.5)
     ok = torch.where(yes[:, None], inter_w, ~syn_w)
     ok[:, 0] = False
+    # an object the window's own phrase names ("no book while holding a book") is false or true from the
+    # wording alone, so a text-only model would solve the pair: such an object is never the subject
+    ok &= ~(use_w[:, None] & torch.as_tensor(phrase_names())[w_a])
     o, has = pick(ok, u("existence", 3, O))
     ground = torch.where(yes[:, None], inter_fo[rows, :, o] & w_frames, w_frames)
     keep = has
@@ -175,7 +179,9 @@ def candidates(batch: SceneBatch, first: int, seed: int) -> dict[str, Rows]:
     # actant swap: "they are r1 o1 while r2 o2" (both in one keyframe) -> "r1 o2 while r2 o1", false in
     # every keyframe even under entailment (holding -> touching) and object synonyms
     swap_rel = torch.as_tensor(SWAP_RELATIONS)  # [C] relation ids
-    lit = batch.rel[..., swap_rel] & fm[:, :, None, None]  # [B, F, O, C]
+    # both readings plausible (no "eating a shelf"): r1 and r2 each take o1 and o2 (lexicon.relation_objects)
+    takes = torch.as_tensor(relation_objects())[swap_rel].T  # [O, C]
+    lit = batch.rel[..., swap_rel] & fm[:, :, None, None] & takes  # [B, F, O, C]
     lit[:, :, 0] = False
     closure = v.entailment_closure()
     implied = torch.stack([batch.rel[..., np.flatnonzero(closure[:, r])].any(-1) for r in SWAP_RELATIONS], -1)
@@ -183,14 +189,19 @@ def candidates(batch: SceneBatch, first: int, seed: int) -> dict[str, Rows]:
     merged = torch.as_tensor(v.object_merged_into)  # any object of o's synonym group: via the group's target
     implied = torch.zeros_like(implied, dtype=torch.uint8).index_add_(2, merged, implied.to(torch.uint8))[:, :, merged] > 0
     C = swap_rel.shape[0]
-    f, has_f = pick(lit.any(-1).sum(-1) >= 2, u("actant-swap", 0, fm.shape[1]))
-    first_ok = lit[rows, f].reshape(B, -1)  # [B, O * C]
+    # fits[o1, c1, o2, c2]: the swap reads well (o2 taken by r1, o1 by r2), other relations, other objects
+    fits = takes.T[None, :, :, None] & takes[:, None, None, :] \
+        & (torch.arange(C)[:, None] != torch.arange(C)[None, :])[None, :, None, :] \
+        & (obj_group == 0)[:, None, :, None]  # [O, C, O, C]
+    # first_at[b, f, o1 c1]: (o1, r1) holds in keyframe f with some (o2, r2) it fits with
+    first_at = lit.reshape(B, -1, O * C) & ((lit.reshape(B, -1, O * C).float() @ fits.reshape(O * C, O * C).T.float()) > 0)
+    f, has_f = pick(first_at.any(-1), u("actant-swap", 0, fm.shape[1]))
+    first_ok = first_at[rows, f]  # [B, O * C]
     oc, _ = pick(first_ok, u("actant-swap", 1, O * C))
     o1, c1 = oc // C, oc % C
     # swapped[b, o2, c2]: some keyframe has r1 on o2 and r2 on o1
     swapped = torch.einsum("bfo,bfc->boc", implied[rows, :, :, c1].float(), implied[rows, :, o1, :].float()) > 0
-    partner = lit[rows, f] & ~swapped & (obj_group[o1] == 0)[:, :, None] \
-        & (torch.arange(C)[None, None, :] != c1[:, None, None])
+    partner = lit[rows, f] & ~swapped & fits[o1, c1]
     oc2, has2 = pick(partner.reshape(B, -1), u("actant-swap", 2, O * C))
     o2, c2 = oc2 // C, oc2 % C
     keep = has_f & has2
@@ -232,6 +243,8 @@ def candidates(batch: SceneBatch, first: int, seed: int) -> dict[str, Rows]:
             foil_ok = (numerals[None, :] != n[:, None]) & (numerals[None, :] < SMALL)
         else:
             foil_ok = (numerals[None, :] < SMALL).expand(B, -1)
+        # an action is counted from once up: "exactly 0 times" does not read (its absence is existence's)
+        foil_ok = foil_ok & ((s == 0)[:, None] | (numerals[None, :] > 0))
         ground = torch.where((s == 0)[:, None], inter_fo[rows, :, :].any(2), act_frames[rows, (s - 1).clamp(min=0)])
         keep = has
         out[name] = Rows(video[keep.numpy()], (s - 1)[keep].numpy(), np.full(int(keep.sum()), -1), n[keep].numpy(),

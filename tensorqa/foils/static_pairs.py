@@ -3,7 +3,7 @@ over the whole set (``draws.balanced_draw``: each word a foil as often as a capt
 many of each polarity), then rendered (``text.scene_*``) with their CLEVR programs (``static_programs``).
 
 Word matching per instrument: counting matches numeral and noun together (the noun agrees with the
-numeral: "1 cube" / "3 cubes"), plurality balances "one" / "several" within each noun, relations the
+numeral: "1 cube" / "3 cubes"), plurality balances "one" / "multiple" within each noun, relations the
 relation words, foil-it the shape nouns; existence balances the polarity, and the actant swap uses the
 caption's own words, so the text alone cannot tell its caption from its foil.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorqa.foils import text as T
-from tensorqa.foils.draws import balance_flags, balanced_draw, matched_draw
+from tensorqa.foils.draws import balance_flags, balance_flags_within, balanced_draw, matched_draw
 from tensorqa.foils.pair import Pair
 from tensorqa.foils.phenomena import NUMERALS, STATIC_INSTRUMENTS, STREAMS, Rows, noise
 from tensorqa.foils.programs import Text
@@ -30,15 +30,6 @@ from tensorqa.foils.static_programs import (
     relation_program,
 )
 from tensorqa.scenes.static_batch import ATTRS, RELATIONS, clevr_vocab
-
-
-def _balance_within(flag: np.ndarray, group: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """balance_flags inside each group (bool[P])."""
-    keep = np.zeros(flag.size, bool)
-    for g in np.unique(group):
-        idx = np.nonzero(group == g)[0]
-        keep[idx] = balance_flags(flag[idx], u[idx])
-    return keep
 
 
 def foil_words(name: str, R: Rows, seed: int) -> np.ndarray:
@@ -65,7 +56,7 @@ def foil_words(name: str, R: Rows, seed: int) -> np.ndarray:
         return np.where(balance_flags(R.flag, u_foil(1)[:, 0]), foil, -1)
     if name == "plurals":
         noun = np.array([noun_slot(KEYS[k]) for k in R.a], np.int64)
-        return np.where(_balance_within(R.flag, noun, u_foil(1)[:, 0]), foil, -1)
+        return np.where(balance_flags_within(R.flag, noun, u_foil(1)[:, 0]), foil, -1)
     return foil  # actant-swap
 
 
@@ -106,7 +97,7 @@ def _pair(name: str, R: Rows, i: int, f: int, files, splits) -> Pair:
         prog = count_program(a)
         return Pair(**common, caption=T.scene_plurality(a, flag), foil=T.scene_plurality(a, not flag),
                     caption_text=Text(prog, "several" if flag else "1"), foil_text=Text(prog, "1" if flag else "several"),
-                    classes="several" if flag else "one", classes_foil="one" if flag else "several",
+                    classes="multiple" if flag else "one", classes_foil="one" if flag else "multiple",
                     foil_method="pl2sg" if flag else "sg2pl")
     if name == "relations":  # a is RELATIONS[n] of b; the foil says RELATIONS[f]
         return Pair(**common, caption=T.scene_relation(a, n, b), foil=T.scene_relation(a, f, b),

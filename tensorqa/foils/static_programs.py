@@ -32,7 +32,7 @@ from tensorqa.scenes.static_batch import ATTRS, RELATIONS, clevr_vocab
 
 KEYS = np.array(list(itertools.product(*(range(-1, len(clevr_vocab().values(a))) for a in ATTRS))), np.int64)  # [K, 4]
 THING = len(clevr_vocab().shape)  # the shape slot of a key with no shape: "thing"
-RELATION_ENGLISH = {"left": "left of", "right": "right of", "behind": "behind", "front": "in front of"}
+RELATION_ENGLISH = {"left": "to the left of", "right": "to the right of", "behind": "behind", "front": "in front of"}
 
 
 def key_id(key) -> int:

@@ -121,7 +121,10 @@ def test_cli_writes_valse_json_and_parquet(cli_set, tmp_path, capsys):
     assert "text-only unigram" in text and "phenomenon" in text and "note: counting" in text
     assert main(["stats", str(out), "--json"]) == 0
     s = json.loads(capsys.readouterr().out)
-    assert set(s["text_only_unigram_acc_r_per_phenomenon"]) == {r["phenomenon"] for r in table}
+    # counting-adversarial is reported beside counting, not pooled into it (VALSE's tables)
+    assert set(s["text_only_unigram_acc_r_per_phenomenon"]) == {r["phenomenon"] for r in table} | {"counting-adversarial"}
+    assert s["pairs_per_phenomenon"]["counting"] == s["pairs_per_instrument"]["counting-balanced"] + \
+        s["pairs_per_instrument"]["counting-small-numbers"]
     assert sum(s["pairs_per_phenomenon"].values()) == len(table)
     assert main(["foils", str(tmp_path / "missing.h5"), "--out", str(out)]) == 2  # the set stays whole
     assert len(pq.read_table(out / "pairs.parquet")) == len(table)
@@ -162,7 +165,9 @@ def test_score_foils_per_phenomenon(store_path, tmp_path, capsys):
     assert main(["score-foils", str(scores), "--foils", str(out), "--out", str(metrics)]) == 0
     m = json.loads(metrics.read_text())
     assert set(m["per_instrument"]) == {r["instrument"] for r in table}
-    assert set(m["per_phenomenon"]) == {r["phenomenon"] for r in table}
+    assert set(m["per_phenomenon"]) == {r["phenomenon"] for r in table} | {"counting-adversarial"}
+    assert m["per_phenomenon"]["counting-adversarial"]["valse"]["counts"]["pairs"] == \
+        sum(r["instrument"] == "counting-adversarial" for r in table)
     assert sum(p["valse"]["counts"]["pairs"] for p in m["per_phenomenon"].values()) == len(table)
     for part in [m, *m["per_phenomenon"].values(), *m["per_instrument"].values()]:
         assert part["valse"]["acc_r"] == 100.0 and part["vilma"]["auroc"] == 100.0
@@ -176,7 +181,7 @@ def test_existence_text():
     from tensorqa import vocab
 
     v = vocab()
-    assert existence(v.object_index("bag"), -1, True) == "The person interacts with some bag."
+    assert existence(v.object_index("bag"), -1, True) == "The person interacts with a bag."
     assert existence(v.object_index("bag"), v.action_index("holding a pillow"), False) == \
         "The person interacts with no bag while holding a pillow."
 

@@ -105,12 +105,13 @@ def test_hand_scene_existence_and_counting():
     assert evaluate(count_program((_, GRAY, _, _)), s) == "0"
     assert scene_count((_, RED, _, CUBE), 2) == "There are exactly 2 red cubes."
     assert scene_count((_, _, _, SPHERE), 1) == "There is exactly 1 sphere."
+    assert scene_count((_, GRAY, _, _), 0) == "There are no gray things."  # VALSE's "no", not "exactly 0"
     # plurality: one sphere (2), several cubes (0, 1)
     assert holds(Text(count_program((_, _, _, SPHERE)), "1"), s) is True
     assert holds(Text(count_program((_, _, _, SPHERE)), "several"), s) is False
     assert holds(Text(count_program((_, _, _, CUBE)), "several"), s) is True
     assert holds(Text(count_program((_, _, _, CUBE)), "1"), s) is False
-    assert scene_plurality((_, _, _, CUBE), True) == "There are several cubes."
+    assert scene_plurality((_, _, _, CUBE), True) == "There are multiple cubes."
     assert scene_plurality((_, _, _, SPHERE), False) == "There is exactly one sphere."
     # the candidates' counts are the hand counts
     match, count = describe_objects(StaticBatch.from_scenes([s]))
@@ -123,7 +124,7 @@ def test_hand_scene_relations_and_actant_swap():
     s = hand_scene()
     cube, sphere, cyl, small_cube = (_, _, METAL, CUBE), (_, BLUE, _, SPHERE), (_, _, _, CYLINDER), (SMALL, _, _, CUBE)
     # "The blue sphere is right of the metal cube.": 2 is right of 0 -> true; behind / left / front: false
-    assert scene_relation(sphere, RIGHT, cube) == "The blue sphere is right of the metal cube."
+    assert scene_relation(sphere, RIGHT, cube) == "The blue sphere is to the right of the metal cube."
     assert evaluate(relation_program(sphere, RIGHT, cube), s) == "yes"
     for r in (LEFT, BEHIND, FRONT):
         assert evaluate(relation_program(sphere, r, cube), s) == "no", RELATIONS[r]
@@ -248,10 +249,10 @@ def test_clevr_cli_records_and_stats(clevr_store, tmp_path, capsys):
     assert r["grounding"]["keyframes"] == [] and len(r["grounding"]["object_indices"]) == 2
     meta = json.loads((out / "meta.json").read_text())
     assert meta["scene_kind"] == "static" and set(meta["text_only_unigram_acc_r_per_phenomenon"]) == \
-        set(STATIC_INSTRUMENTS.values())
+        set(STATIC_INSTRUMENTS.values()) | {"counting-adversarial"}
     assert main(["stats", str(out), "--json"]) == 0
     s = json.loads(capsys.readouterr().out)
-    assert set(s["pairs_per_phenomenon"]) == set(STATIC_INSTRUMENTS.values())
+    assert set(s["pairs_per_phenomenon"]) == set(STATIC_INSTRUMENTS.values()) | {"counting-adversarial"}
     assert "counting-adversarial" in s["notes"] and "by design" in s["notes"]["counting-adversarial"]
     assert main(["stats", str(out)]) == 0
     text = capsys.readouterr().out
