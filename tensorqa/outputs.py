@@ -253,14 +253,18 @@ def publish(partial: str | os.PathLike, path: str | os.PathLike) -> Path:
     return Path(path)
 
 
-def write_error(path: str | os.PathLike, e: OSError, what: str = "write") -> TensorQAError:
+def write_error(path: str | os.PathLike, e: OSError, what: str = "write", outcome: str = "") -> TensorQAError:
     """One line for a write the file system refused, naming the file being written (not its
-    partial file; pyarrow's and HDF5's messages name none, or run over several lines)."""
+    partial file: an error naming a ``.partial`` file names the final one), and ``; outcome``
+    if given (what became of the partial files). pyarrow's and HDF5's messages name no file, or run
+    over several lines; the reason is the errno's text where one of the usual ones is in them."""
+    if str(e.filename or "").endswith(".partial"):
+        path = str(e.filename).removesuffix(".partial")
     text = str(e)  # pyarrow: "Error writing bytes to file. Detail: [errno 28] No space left on device"
-    reason = next((os.strerror(c) for c in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EACCES, errno.EROFS,
-                                            errno.EIO) if os.strerror(c) in text),
-                  e.strerror or (text.strip().splitlines() or [type(e).__name__])[0])
-    return TensorQAError(f"{path}: cannot {what} ({reason})")
+    known = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EACCES, errno.EROFS, errno.EIO)
+    code = next((c for c in known if e.errno == c or os.strerror(c) in text or f"errno = {c}" in text), None)
+    reason = os.strerror(code) if code else e.strerror or (text.strip().splitlines() or [type(e).__name__])[0]
+    return TensorQAError(f"{path}: cannot {what} ({reason})" + (f"; {outcome}" if outcome else ""))
 
 
 @contextlib.contextmanager

@@ -25,6 +25,7 @@ import torch
 from tensorqa.errors import TensorQAError
 from tensorqa.limits import MAX_CLEVR_SCENES, MAX_NAME, MAX_SCENE_OBJECTS, NAME, SPLIT, parse_json
 from tensorqa.outputs import new_partial, partial_path, publish, write_error
+from tensorqa.scenes.store import HEADER_DAMAGE, corrupt_store
 from tensorqa.scenes.static_batch import StaticBatch, StaticScene, clevr_vocab, image_index_of
 
 FORMAT = "tensorqa.static_scenes"
@@ -146,10 +147,9 @@ class StaticStore:
         except TensorQAError:
             self._f.close()
             raise
-        except (KeyError, OSError, ValueError, TypeError, RuntimeError) as e:  # h5py on a damaged header
+        except HEADER_DAMAGE as e:
             self._f.close()
-            first = (str(e).splitlines() or [""])[0][:120]
-            raise TensorQAError(f"{p}: corrupt store ({type(e).__name__}: {first})") from None
+            raise corrupt_store(p, e) from None
 
     def _open(self, p: Path) -> None:
         a = self._f.attrs

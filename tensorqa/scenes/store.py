@@ -33,7 +33,7 @@ import torch
 
 from tensorqa.errors import TensorQAError
 from tensorqa.limits import MAX_FRAME, NAME, check_name
-from tensorqa.outputs import check_output_file, new_file, publish
+from tensorqa.outputs import check_output_file, new_file, publish, write_error
 from tensorqa.scenes.batch import MIN_SLOTS, SceneBatch, VideoScene
 from tensorqa.scenes.vocab import vocab
 
@@ -184,7 +184,7 @@ class StoreWriter:
         except BaseException as e:
             self.abort()
             if isinstance(e, OSError):  # a full disk, a quota: HDF5's messages run over several lines
-                raise _write_error(self.path, e) from None
+                raise write_error(self.path, e, "write the store", "nothing was kept") from None
             raise
         return self.path
 
@@ -205,21 +205,18 @@ class StoreWriter:
         else:
             self.abort()
             if isinstance(exc, OSError) and not isinstance(exc, (BrokenPipeError, FileNotFoundError)):
-                raise _write_error(self.path, exc) from None
+                raise write_error(self.path, exc, "write the store", "nothing was kept") from None
 
 
-def _write_error(path: Path, e: OSError) -> TensorQAError:
-    """One line for a write that the file system refused (HDF5 says it over several lines)."""
-    import errno as errno_mod
+# What h5py raises on a damaged object header, an attribute of the wrong type or a truncated dataset,
+# once the file has opened: every store reader turns it into one line (corrupt_store)
+HEADER_DAMAGE = (KeyError, OSError, ValueError, TypeError, RuntimeError)
 
-    reason = e.strerror or (str(e).strip().splitlines() or [type(e).__name__])[0]
-    text = str(e)
-    for code in (errno_mod.ENOSPC, errno_mod.EDQUOT, errno_mod.EFBIG, errno_mod.EACCES, errno_mod.EROFS):
-        if e.errno == code or os.strerror(code) in text or f"errno = {code}" in text:
-            reason = os.strerror(code)
-            break
-    return TensorQAError(f"{path}: cannot write the store ({reason}); nothing was kept")
 
+def corrupt_store(path: Path, e: Exception) -> TensorQAError:
+    """One line for a store h5py could open but not read (its messages run over several lines)."""
+    first = (str(e).splitlines() or [""])[0][:120]
+    return TensorQAError(f"{path}: corrupt store ({type(e).__name__}: {first})")
 
 def _fit(a: np.ndarray, width: int) -> np.ndarray:
     """Pad axis 1 of a block up to the dataset's current width."""
@@ -269,10 +266,9 @@ class SceneStore:
         except TensorQAError:
             self._f.close()
             raise
-        except (KeyError, OSError, ValueError, TypeError, RuntimeError) as e:  # h5py on a damaged header
+        except HEADER_DAMAGE as e:
             self._f.close()
-            first = (str(e).splitlines() or [""])[0][:120]
-            raise TensorQAError(f"{self.path}: corrupt store ({type(e).__name__}: {first})") from None
+            raise corrupt_store(self.path, e) from None
 
     def _text_attr(self, name: str, default: str) -> str:
         value = self._f.attrs.get(name, default)

@@ -22,7 +22,7 @@ from tensorqa.writers.schema import (NULLABLE_COLUMNS, PLAIN_COLUMNS, RECORD_SCH
 from tensorqa.writers.layout import (done_marker, iter_pool, pool_fact, pool_shards, pool_store, read_pool,
                                      resume_shard, shard_complete, shard_name, splits_with_rows, write_dataset_card,
                                      write_done_marker)
-from tensorqa.writers.parquet import (CHUNK_ROWS, WRITE_BATCH_ROWS, ParquetShardWriter, write_error,  # noqa: F401  (store.py)
+from tensorqa.writers.parquet import (CHUNK_ROWS, WRITE_BATCH_ROWS, ParquetShardWriter,
                                       fixed_chunks, parquet_writer)
 from tensorqa.writers.agqa_json import AgqaJsonShardWriter
 from tensorqa.writers.digest import content_digest, string_offsets

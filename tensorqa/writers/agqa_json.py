@@ -13,7 +13,7 @@ import pyarrow as pa
 from tensorqa.errors import TensorQAError
 from tensorqa.outputs import new_file, output_folder, publish
 from tensorqa.writers.layout import done_marker, write_done_marker
-from tensorqa.writers.parquet import write_error
+from tensorqa.outputs import write_error
 from tensorqa.writers.schema import SPLITS
 
 class AgqaJsonShardWriter:
@@ -47,7 +47,8 @@ class AgqaJsonShardWriter:
             self.rows[split] += 1
 
     def write_error(self, e: OSError) -> TensorQAError:
-        return write_error(e, getattr(self, "_current", None) or self.paths["train"])
+        return write_error(getattr(self, "_current", None) or self.paths["train"], e,
+                           outcome="this shard's partial files were removed")
 
     def close(self, stats: dict | None = None) -> None:
         for split, f in self.files.items():

@@ -5,7 +5,6 @@ not depend on the caller's batch size, ``*.partial`` files published on ``close`
 
 from __future__ import annotations
 
-import errno
 import os
 from pathlib import Path
 
@@ -14,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from tensorqa.errors import TensorQAError
-from tensorqa.outputs import new_partial, output_folder, publish
+from tensorqa.outputs import new_partial, output_folder, publish, write_error
 from tensorqa.writers.layout import done_marker, shard_name, write_done_marker
 from tensorqa.writers.schema import (PLAIN_COLUMNS, RECORD_SCHEMA, SPLITS, STATISTICS_COLUMNS, TEXT_COLUMNS, cast_records,
                                      coded_schema)
@@ -185,15 +184,5 @@ class ParquetShardWriter:
 
     def write_error(self, e: OSError) -> TensorQAError:
         """One line for a write the file system refused, naming the file (pyarrow's errors do not)."""
-        return write_error(e, getattr(self, "_current", None) or self.data / shard_name("train", self.index, self.count))
-
-
-def write_error(e: OSError, path: Path) -> TensorQAError:
-    if e.filename:
-        path = Path(str(e.filename).removesuffix(".partial"))
-    reason = e.strerror or (str(e).strip().splitlines() or [type(e).__name__])[0]
-    if True:  # pyarrow: "Error writing bytes ... [errno 28] No space left on device" -> the reason only
-        for code in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EACCES, errno.EROFS):
-            if os.strerror(code) in str(e):
-                reason = os.strerror(code)
-    return TensorQAError(f"{path}: cannot write ({reason}); this shard's partial files were removed")
+        return write_error(getattr(self, "_current", None) or self.data / shard_name("train", self.index, self.count), e,
+                           outcome="this shard's partial files were removed")
