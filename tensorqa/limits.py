@@ -33,7 +33,7 @@ PICKLE_ENTRY_MARGIN = 1_000_000
 # into its items, so a 236-byte tuple shared 2^32 times over (t(k+1) = (tk, tk)) costs minutes of
 # CPU inside the C unpickler; a real AGQA stsgs pickle loads at about 6 MB/s on a loaded 2-core
 # machine and takes about 10x its size in memory, so the rates leave a margin of 10x or more
-PICKLE_CPU_FLOOR = 2  # seconds of CPU
+PICKLE_CPU_FLOOR = 1  # seconds of CPU
 PICKLE_CPU_PER_MB = 2  # seconds of CPU per MiB of the file
 PICKLE_MEMORY_FLOOR = 2 * 2**30  # bytes of address space on top of the process's own
 PICKLE_MEMORY_PER_BYTE = 32  # bytes of address space per byte of the file

@@ -365,6 +365,95 @@ def test_hostile_input(tmp_path, build, needle):
     assert not [p for p in tmp_path.rglob("*.partial")]
 
 
+# -- item 11: pickles that cost far more than their size, each bounded in time -----------------------------
+# Built opcode by opcode: t0 = (); t(k+1) = (tk, tk) through memo gets is a few bytes a level, and
+# hashing t40 (as a dict key, a set member, or by a loader's lookup) visits 2^40 tuples inside C.
+def _text(t: str) -> bytes:  # SHORT_BINUNICODE
+    return b"\x8c" + bytes([len(t)]) + t.encode()
+
+
+def shared_tuple(depth: int) -> bytes:
+    """Opcodes leaving t_depth on the stack (memo slots 0..depth)."""
+    ops = b")q\x000"  # EMPTY_TUPLE, BINPUT 0, POP
+    for k in range(depth):  # BINGET k, BINGET k, TUPLE2, BINPUT k + 1, POP
+        ops += b"h" + bytes([k]) + b"h" + bytes([k]) + b"\x86q" + bytes([k + 1]) + b"0"
+    return ops + b"h" + bytes([depth])
+
+
+def shared_list(depth: int) -> bytes:
+    """Opcodes leaving l_depth on the stack: l0 = ['o26'], l(k+1) = [lk, lk]."""
+    ops = b"]q\x00" + _text("o26") + b"a0"
+    for k in range(depth):
+        ops += b"]q" + bytes([k + 1]) + (b"h" + bytes([k]) + b"a") * 2 + b"0"
+    return ops + b"h" + bytes([depth])
+
+
+def as_pickle(ops: bytes) -> bytes:
+    return b"\x80\x04" + ops + b"."
+
+
+def one_entry_dict(key: bytes, value: bytes) -> bytes:
+    return b"}" + key + value + b"s"  # EMPTY_DICT, key, value, SETITEM
+
+
+def test_the_pickle_builders_make_what_they_say():
+    """Checked against the same objects built in Python (shallow, so that hashing them is cheap)."""
+    t = ()
+    lst = ["o26"]
+    for _ in range(3):
+        t, lst = (t, t), [lst, lst]
+    assert pickle.loads(as_pickle(shared_tuple(3))) == t
+    assert pickle.loads(as_pickle(shared_list(3))) == lst
+    back = pickle.loads(as_pickle(one_entry_dict(shared_tuple(3), b"}")))
+    assert back == {t: {}}
+    key = next(iter(back))
+    assert key[0] is key[1]  # shared, not copied: the file stays a few bytes a level
+
+
+DEPTH = 40
+WORK = "pickle takes more work to load than its size allows"
+ENTRIES = "pickle expands to more entries than its size allows"
+FRAME_VERTEX = one_entry_dict(_text("type"), _text("frame"))
+BOMBS = {
+    "stsgs video id a shared tuple": ("stsgs", one_entry_dict(shared_tuple(DEPTH), b"}"), WORK),
+    "stsgs vertex id a shared tuple": ("stsgs", one_entry_dict(_text("46GP8"), one_entry_dict(shared_tuple(DEPTH), FRAME_VERTEX)), WORK),
+    "stsgs frozenset of a shared tuple": ("stsgs", one_entry_dict(_text("46GP8"), one_entry_dict(
+        _text("f/000031"), b"(" + shared_tuple(DEPTH) + b"\x91")), WORK),
+    "stsgs objects nested shared lists": ("stsgs", one_entry_dict(_text("46GP8"), one_entry_dict(_text("r7/000031"), b"}(" + _text(
+        "type") + _text("contact") + _text("class") + _text("r7") + _text("objects") + shared_list(DEPTH) + b"u")), "unknown object class <list of 2>"),
+    "stsgs one vertex dict shared 20,000 times": ("stsgs", pickle.dumps(shared_stsgs()), ENTRIES),
+    "action genome key a shared tuple": ("ag", one_entry_dict(shared_tuple(DEPTH), b"]"), WORK),
+    "action genome class a shared tuple": ("ag", one_entry_dict(_text("46GP8.mp4/000031.png"), b"]}" + _text("class") + shared_tuple(
+        DEPTH) + b"sa"), WORK),
+    "action genome one object shared 20,000 times": ("ag", pickle.dumps(dict.fromkeys(*shared_ag())), ENTRIES),
+}
+FAST_BOMBS = ("stsgs video id a shared tuple",)  # the rest in the slow tier: a process each
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=() if n in FAST_BOMBS else pytest.mark.slow) for n in BOMBS])
+def test_pickle_that_expands_past_its_size_fails_in_bounded_time(tmp_path, name):
+    """A real process (the hang, if any, is in C where nothing in-process can stop it), under a
+    timeout: the one-line refusal comes within the CPU floor of the limits (a few seconds)."""
+    import subprocess
+    import sys
+
+    fmt, ops, needle = BOMBS[name]
+    data = ops if ops.startswith(b"\x80") else as_pickle(ops)
+    if fmt == "stsgs":
+        (tmp_path / "AGQA_train_stsgs.pkl").write_bytes(data)
+        args = ["--agqa-stsgs", tmp_path / "AGQA_train_stsgs.pkl"]
+    else:
+        (tmp_path / "ag").mkdir()
+        (tmp_path / "ag" / "object_bbox_and_relationship.pkl").write_bytes(data)
+        (tmp_path / "ag" / "person_bbox.pkl").write_bytes(pickle.dumps({}))
+        args = ["--action-genome", tmp_path / "ag", "--charades", charades_csv(tmp_path, [("46GP8", "c092 0.5 3.0", 10.0)])]
+    assert len(data) < 1_000_000
+    proc = subprocess.run([sys.executable, "-m", "tensorqa", "pack", *map(str, args), "--out", str(tmp_path / "s.h5"), "--quiet"],
+                          capture_output=True, text=True, timeout=90, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert_one_line(proc.returncode, proc.stderr, needle)
+    assert not (tmp_path / "s.h5").exists() and not list(tmp_path.rglob("*.partial"))
+
+
 # -- what must succeed -----------------------------------------------------------------------------------
 def test_long_video_ids_are_stored_whole(tmp_path):
     ids = ["VERYLONGVIDEOID_1", "VERYLONGVIDEOID_2", "X" * 128]

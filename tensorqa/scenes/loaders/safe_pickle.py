@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import math
 import os
 import pickle
 import signal
@@ -105,7 +104,7 @@ def load_bounded(paths, what: str, load, *args, **kwargs):
     if _IN_CHILD or not hasattr(os, "fork") or resource is None:
         return load(*args, **kwargs)
     size = sum(p.stat().st_size for p in paths if p.is_file())
-    cpu = limits.PICKLE_CPU_FLOOR + math.ceil(size / 2**20 * limits.PICKLE_CPU_PER_MB)
+    cpu = limits.PICKLE_CPU_FLOOR + int(size / 2**20 * limits.PICKLE_CPU_PER_MB)
     memory = limits.PICKLE_MEMORY_FLOOR + size * limits.PICKLE_MEMORY_PER_BYTE
     read_fd, write_fd = os.pipe()
     with warnings.catch_warnings():  # Python 3.12+ warns of fork in a threaded process: the child
