@@ -172,13 +172,14 @@ def wide_scene(f):  # 63 object slots, as a store written by an older tensorqa o
         f[name] = data
 
 
-def pool_with(edit):
+def pool_with(edit, *command):
+    """``command`` (default ``stats``) on a small pool changed by ``edit``."""
     def build(tmp):
         store = small_store(tmp)
         pool = tmp / "pool"
         assert run_cli("generate", store, "--out", pool, "--templates", "objWhat", "--quiet")[0] == 0
         edit(pool)
-        return ["stats", pool]
+        return [command[0] if command else "stats", pool, *[a(tmp) if callable(a) else a for a in command[1:]]]
     return build
 
 
@@ -321,6 +322,10 @@ CASES = [
     # item 10: pools
     ("pool null answers", pool_with(null_answers), "column 'answer' holds"),
     ("pool validation shard", pool_with(validation_shard), "unknown split 'validation'"),
+    ("balance pool null answers", pool_with(null_answers, "balance", "--out", lambda t: t / "b", "--quiet"), "column 'answer' holds"),
+    ("balance pool validation shard", pool_with(validation_shard, "balance", "--out", lambda t: t / "b", "--quiet"),
+     "unknown split 'validation'"),
+    ("split pool null answers", pool_with(null_answers, "split", "--out", lambda t: t / "sp", "--quiet"), "column 'answer' holds"),
     # item 10: CLEVR generate sizes
     ("generate on 63-object store", clevr_generate("--engine", "compiled", edit=wide_scene), "at most"),
     ("instances-per-template 1e9", clevr_generate("--instances-per-template", "1000000000",
