@@ -459,6 +459,78 @@ def test_pickle_that_expands_past_its_size_fails_in_bounded_time(tmp_path, name)
     assert not (tmp_path / "s.h5").exists() and not list(tmp_path.rglob("*.partial"))
 
 
+# -- item 3: every pack source x every option that depends on the source -------------------------------
+AUGMENT_FLAGS = {"--no-merge-synonyms": "merge_synonyms", "--no-adjust-boundaries": "adjust_boundaries",
+                 "--no-verb-relations": "verb_relations", "--no-entailments": "entailments",
+                 "--no-prune-single-object": "prune_single_object"}
+# written out by hand from what each source is: which options change what it packs
+APPLIES = {
+    "default": {"--videos", "--seed", *AUGMENT_FLAGS, "--overlap-margin"},
+    "charades": {"--seed", *AUGMENT_FLAGS, "--overlap-margin"},
+    "action-genome": {"--fps", *AUGMENT_FLAGS, "--overlap-margin"},
+    "agqa-stsgs": set(),
+    "clevr": {"--seed", "--clevr-split"},
+    "clevr-scenes": set(),
+}
+SOURCE_FLAGS = ("--charades", "--action-genome", "--agqa-stsgs")
+PACK_FLAGS = ["--videos", "--seed", "--fps", "--charades", "--action-genome", "--agqa-stsgs", "--clevr-split",
+              *AUGMENT_FLAGS, "--overlap-margin"]
+
+
+def pack_sources(tmp):
+    csv = charades_csv(tmp, [("46GP8", "c092 0.5 3.0", 10.0), ("YSKX3", "c001 1.0 4.0;c092 2.0 6.0", 12.0)])
+    ag = tmp / "ag"
+    ag.mkdir()
+    (ag / "object_bbox_and_relationship.pkl").write_bytes(pickle.dumps(ag_base()))
+    (ag / "person_bbox.pkl").write_bytes(pickle.dumps({}))
+    stsgs = tmp / "AGQA_train_stsgs.pkl"
+    stsgs.write_bytes(pickle.dumps({"46GP8": small_video()}))
+    scenes = clevr_file(tmp, [clevr_scene()])
+    sources = {"default": ["--videos", "2"], "charades": ["--charades", csv], "action-genome": ["--action-genome", ag, "--charades", csv],
+               "agqa-stsgs": ["--agqa-stsgs", stsgs], "clevr": ["--clevr", "2"], "clevr-scenes": ["--clevr-scenes", scenes]}
+    values = {"--videos": ["3"], "--seed": ["1"], "--fps": ["12"], "--charades": [csv], "--action-genome": [ag],
+              "--agqa-stsgs": [stsgs], "--clevr-split": ["val"], "--overlap-margin": ["2.5"]}
+    return sources, values
+
+
+def check_applied(out, source, flag):
+    """The option changed what was packed."""
+    from tensorqa.scenes.static_store import StaticStore
+    from tensorqa.scenes.store import open_store
+
+    if source == "clevr":
+        with StaticStore(out) as s:
+            assert ("seed=1" in s.source) if flag == "--seed" else all(n.startswith("CLEVR_val_") for n in s.image_filenames)
+        return
+    with open_store(out) as s:
+        if flag == "--videos":
+            assert len(s) == 3
+        elif flag == "--seed":
+            assert s.meta["seed"] == 1
+        elif flag == "--fps":
+            assert s.scene("46GP8").frame_secs.tolist() == pytest.approx([31 / 12, 91 / 12])
+        elif flag == "--overlap-margin":
+            assert s.meta["augment"]["overlap_margin"] == 2.5
+        else:
+            assert s.meta["augment"][AUGMENT_FLAGS[flag]] is False
+
+
+def test_pack_options_apply_to_their_source_or_are_refused(tmp_path):
+    sources, values = pack_sources(tmp_path)
+    for source, base in sources.items():
+        for flag in PACK_FLAGS:
+            if flag in base or (source == "default" and flag in SOURCE_FLAGS) or (source, flag) == ("charades", "--action-genome"):
+                continue  # the source's own option; a source flag that makes another source (Action Genome's)
+            out = tmp_path / f"{source}{flag}.h5"
+            rc, err = run_cli("pack", *base, flag, *values.get(flag, []), "--out", out, "--quiet")
+            if flag in APPLIES[source]:
+                assert rc == 0, (source, flag, err)
+                check_applied(out, source, flag)
+            else:
+                line = assert_one_line(rc, err, "does not apply")  # "--x does not apply with --source", either way round
+                assert flag in line and not out.exists(), (source, flag, line)
+
+
 # -- what must succeed -----------------------------------------------------------------------------------
 def test_long_video_ids_are_stored_whole(tmp_path):
     ids = ["VERYLONGVIDEOID_1", "VERYLONGVIDEOID_2", "X" * 128]
