@@ -191,6 +191,14 @@ def null_answers(pool):
         pq.write_table(t, f)
 
 
+def nul_video_ids(pool):
+    for f in (pool / "data").glob("*.parquet"):
+        t = pq.read_table(f)
+        i = t.schema.get_field_index("video_id")
+        t = t.set_column(i, t.schema.field(i), pa.array(["A\0B"] * len(t), t.schema.field(i).type))
+        pq.write_table(t, f)
+
+
 def validation_shard(pool):
     f = sorted((pool / "data").glob("*.parquet"))[-1]  # (a small pool may have no test rows, hence no test file)
     f.rename(f.with_name("validation-" + f.name.split("-", 1)[1]))
@@ -322,6 +330,8 @@ CASES = [
     # item 10: pools
     ("pool null answers", pool_with(null_answers), "column 'answer' holds"),
     ("pool validation shard", pool_with(validation_shard), "unknown split 'validation'"),
+    ("decompose pool video id with NUL", pool_with(nul_video_ids, "decompose", "--out", lambda t: t / "d", "--quiet"),
+     "no video 'A\\x00B'"),
     ("balance pool null answers", pool_with(null_answers, "balance", "--out", lambda t: t / "b", "--quiet"), "column 'answer' holds"),
     ("balance pool validation shard", pool_with(validation_shard, "balance", "--out", lambda t: t / "b", "--quiet"),
      "unknown split 'validation'"),
@@ -545,6 +555,23 @@ def test_long_video_ids_are_stored_whole(tmp_path):
     assert run_cli("generate", tmp_path / "s.h5", "--out", out, "--quiet")[0] == 0
     got = {v for f in (out / "data").glob("*.parquet") for v in pq.read_table(f, columns=["video_id"]).column(0).to_pylist()}
     assert got == set(ids)  # every video asks questions (the same graph), under its whole id
+
+
+def test_long_video_ids_from_charades_and_action_genome_are_stored_whole(tmp_path):
+    """Item 4's other two paths: the Charades id column and Action Genome's VIDEO.mp4 keys."""
+    from tensorqa.scenes.store import open_store
+
+    ids = ["VERYLONGVIDEOID_1", "VERYLONGVIDEOID_2"]
+    csv = charades_csv(tmp_path, [(i, "c092 0.5 3.0", 10.0) for i in ids])
+    assert run_cli("pack", "--charades", csv, "--out", tmp_path / "c.h5", "--quiet")[0] == 0
+    ag = tmp_path / "ag"
+    ag.mkdir()
+    (ag / "object_bbox_and_relationship.pkl").write_bytes(pickle.dumps({f"{ids[0]}.mp4/000031.png": ag_base()["46GP8.mp4/000031.png"]}))
+    (ag / "person_bbox.pkl").write_bytes(pickle.dumps({f"{ids[1]}.mp4/000005.png": {}}))
+    assert run_cli("pack", "--action-genome", ag, "--charades", csv, "--out", tmp_path / "a.h5", "--quiet")[0] == 0
+    for store in ("c.h5", "a.h5"):
+        with open_store(tmp_path / store) as s:
+            assert s.video_ids == tuple(ids)
 
 
 def test_old_store_with_8_byte_ids_opens(tmp_path):
