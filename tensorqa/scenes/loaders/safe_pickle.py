@@ -78,6 +78,7 @@ def load_untrusted(path: str | os.PathLike, what: str, encoding: str = "latin1")
 
 # -- work and memory -----------------------------------------------------------------------------------
 _IN_CHILD = False  # set in a bounded child: a loader called from another runs in place
+_INTERRUPTED = 130  # the child's exit status after SIGINT
 
 
 def load_bounded(paths, what: str, load, *args, **kwargs):
@@ -136,11 +137,13 @@ def load_bounded(paths, what: str, load, *args, **kwargs):
             raise TensorQAError(f"{where}: the {what} pickle needs more memory than its size allows (over "
                                 f"{memory / 2**30:.1f} GiB for {size:,} bytes; objects shared many times over?); refused")
         raise value  # the loader's own error (a TensorQAError, or a bug with its traceback text)
-    if os.WIFSIGNALED(status) and os.WTERMSIG(status) in (signal.SIGXCPU, signal.SIGKILL):
+    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == _INTERRUPTED:
+        raise KeyboardInterrupt
+    if os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGXCPU:
         raise TensorQAError(f"{where}: the {what} pickle takes more work to load than its size allows (over {cpu:,} s "
                             f"of CPU for {size:,} bytes; objects shared many times over?); refused")
     code = f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else f"status {os.WEXITSTATUS(status)}"
-    raise TensorQAError(f"{where}: loading the {what} pickle failed ({code}; out of memory?); refused")
+    raise TensorQAError(f"{where}: loading the {what} pickle stopped ({code}; out of memory?)")
 
 
 def _child(write_fd: int, read_fd: int, cpu: int, memory: int, load, args, kwargs) -> None:
@@ -162,6 +165,9 @@ def _child(write_fd: int, read_fd: int, cpu: int, memory: int, load, args, kwarg
                 resource.setrlimit(resource.RLIMIT_AS, (mapped + memory, resource.RLIM_INFINITY))
         try:
             result = ("ok", load(*args, **kwargs))
+        except KeyboardInterrupt:  # the parent, in the same process group, has it too
+            code = _INTERRUPTED
+            return
         except MemoryError:
             result = ("memory", None)
         except TensorQAError as e:
