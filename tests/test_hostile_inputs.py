@@ -172,13 +172,14 @@ def wide_scene(f):  # 63 object slots, as a store written by an older tensorqa o
         f[name] = data
 
 
-def pool_with(edit):
+def pool_with(edit, *command):
+    """``command`` (default ``stats``) on a small pool changed by ``edit``."""
     def build(tmp):
         store = small_store(tmp)
         pool = tmp / "pool"
         assert run_cli("generate", store, "--out", pool, "--templates", "objWhat", "--quiet")[0] == 0
         edit(pool)
-        return ["stats", pool]
+        return [command[0] if command else "stats", pool, *[a(tmp) if callable(a) else a for a in command[1:]]]
     return build
 
 
@@ -187,6 +188,14 @@ def null_answers(pool):
         t = pq.read_table(f)
         i = t.schema.get_field_index("answer")
         t = t.set_column(i, pa.field("answer", pa.string(), nullable=True), pa.nulls(len(t), pa.string()))
+        pq.write_table(t, f)
+
+
+def nul_video_ids(pool):
+    for f in (pool / "data").glob("*.parquet"):
+        t = pq.read_table(f)
+        i = t.schema.get_field_index("video_id")
+        t = t.set_column(i, t.schema.field(i), pa.array(["A\0B"] * len(t), t.schema.field(i).type))
         pq.write_table(t, f)
 
 
@@ -321,6 +330,12 @@ CASES = [
     # item 10: pools
     ("pool null answers", pool_with(null_answers), "column 'answer' holds"),
     ("pool validation shard", pool_with(validation_shard), "unknown split 'validation'"),
+    ("decompose pool video id with NUL", pool_with(nul_video_ids, "decompose", "--out", lambda t: t / "d", "--quiet"),
+     "no video 'A\\x00B'"),
+    ("balance pool null answers", pool_with(null_answers, "balance", "--out", lambda t: t / "b", "--quiet"), "column 'answer' holds"),
+    ("balance pool validation shard", pool_with(validation_shard, "balance", "--out", lambda t: t / "b", "--quiet"),
+     "unknown split 'validation'"),
+    ("split pool null answers", pool_with(null_answers, "split", "--out", lambda t: t / "sp", "--quiet"), "column 'answer' holds"),
     # item 10: CLEVR generate sizes
     ("generate on 63-object store", clevr_generate("--engine", "compiled", edit=wide_scene), "at most"),
     ("instances-per-template 1e9", clevr_generate("--instances-per-template", "1000000000",
@@ -365,6 +380,167 @@ def test_hostile_input(tmp_path, build, needle):
     assert not [p for p in tmp_path.rglob("*.partial")]
 
 
+# -- item 11: pickles that cost far more than their size, each bounded in time -----------------------------
+# Built opcode by opcode: t0 = (); t(k+1) = (tk, tk) through memo gets is a few bytes a level, and
+# hashing t40 (as a dict key, a set member, or by a loader's lookup) visits 2^40 tuples inside C.
+def _text(t: str) -> bytes:  # SHORT_BINUNICODE
+    return b"\x8c" + bytes([len(t)]) + t.encode()
+
+
+def shared_tuple(depth: int) -> bytes:
+    """Opcodes leaving t_depth on the stack (memo slots 0..depth)."""
+    ops = b")q\x000"  # EMPTY_TUPLE, BINPUT 0, POP
+    for k in range(depth):  # BINGET k, BINGET k, TUPLE2, BINPUT k + 1, POP
+        ops += b"h" + bytes([k]) + b"h" + bytes([k]) + b"\x86q" + bytes([k + 1]) + b"0"
+    return ops + b"h" + bytes([depth])
+
+
+def shared_list(depth: int) -> bytes:
+    """Opcodes leaving l_depth on the stack: l0 = ['o26'], l(k+1) = [lk, lk]."""
+    ops = b"]q\x00" + _text("o26") + b"a0"
+    for k in range(depth):
+        ops += b"]q" + bytes([k + 1]) + (b"h" + bytes([k]) + b"a") * 2 + b"0"
+    return ops + b"h" + bytes([depth])
+
+
+def as_pickle(ops: bytes) -> bytes:
+    return b"\x80\x04" + ops + b"."
+
+
+def one_entry_dict(key: bytes, value: bytes) -> bytes:
+    return b"}" + key + value + b"s"  # EMPTY_DICT, key, value, SETITEM
+
+
+def test_the_pickle_builders_make_what_they_say():
+    """Checked against the same objects built in Python (shallow, so that hashing them is cheap)."""
+    t = ()
+    lst = ["o26"]
+    for _ in range(3):
+        t, lst = (t, t), [lst, lst]
+    assert pickle.loads(as_pickle(shared_tuple(3))) == t
+    assert pickle.loads(as_pickle(shared_list(3))) == lst
+    back = pickle.loads(as_pickle(one_entry_dict(shared_tuple(3), b"}")))
+    assert back == {t: {}}
+    key = next(iter(back))
+    assert key[0] is key[1]  # shared, not copied: the file stays a few bytes a level
+
+
+DEPTH = 40
+WORK = "pickle takes more work to load than its size allows"
+ENTRIES = "pickle expands to more entries than its size allows"
+FRAME_VERTEX = one_entry_dict(_text("type"), _text("frame"))
+BOMBS = {
+    "stsgs video id a shared tuple": ("stsgs", one_entry_dict(shared_tuple(DEPTH), b"}"), WORK),
+    "stsgs vertex id a shared tuple": ("stsgs", one_entry_dict(_text("46GP8"), one_entry_dict(shared_tuple(DEPTH), FRAME_VERTEX)), WORK),
+    "stsgs frozenset of a shared tuple": ("stsgs", one_entry_dict(_text("46GP8"), one_entry_dict(
+        _text("f/000031"), b"(" + shared_tuple(DEPTH) + b"\x91")), WORK),
+    "stsgs objects nested shared lists": ("stsgs", one_entry_dict(_text("46GP8"), one_entry_dict(_text("r7/000031"), b"}(" + _text(
+        "type") + _text("contact") + _text("class") + _text("r7") + _text("objects") + shared_list(DEPTH) + b"u")), "unknown object class <list of 2>"),
+    "stsgs one vertex dict shared 20,000 times": ("stsgs", pickle.dumps(shared_stsgs()), ENTRIES),
+    "action genome key a shared tuple": ("ag", one_entry_dict(shared_tuple(DEPTH), b"]"), WORK),
+    "action genome class a shared tuple": ("ag", one_entry_dict(_text("46GP8.mp4/000031.png"), b"]}" + _text("class") + shared_tuple(
+        DEPTH) + b"sa"), WORK),
+    "action genome one object shared 20,000 times": ("ag", pickle.dumps(dict.fromkeys(*shared_ag())), ENTRIES),
+}
+FAST_BOMBS = ("stsgs video id a shared tuple",)  # the rest in the slow tier: a process each
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=() if n in FAST_BOMBS else pytest.mark.slow) for n in BOMBS])
+def test_pickle_that_expands_past_its_size_fails_in_bounded_time(tmp_path, name):
+    """A real process (the hang, if any, is in C where nothing in-process can stop it), under a
+    timeout: the one-line refusal comes within the CPU floor of the limits (a few seconds)."""
+    import subprocess
+    import sys
+
+    fmt, ops, needle = BOMBS[name]
+    data = ops if ops.startswith(b"\x80") else as_pickle(ops)
+    if fmt == "stsgs":
+        (tmp_path / "AGQA_train_stsgs.pkl").write_bytes(data)
+        args = ["--agqa-stsgs", tmp_path / "AGQA_train_stsgs.pkl"]
+    else:
+        (tmp_path / "ag").mkdir()
+        (tmp_path / "ag" / "object_bbox_and_relationship.pkl").write_bytes(data)
+        (tmp_path / "ag" / "person_bbox.pkl").write_bytes(pickle.dumps({}))
+        args = ["--action-genome", tmp_path / "ag", "--charades", charades_csv(tmp_path, [("46GP8", "c092 0.5 3.0", 10.0)])]
+    assert len(data) < 1_000_000
+    proc = subprocess.run([sys.executable, "-m", "tensorqa", "pack", *map(str, args), "--out", str(tmp_path / "s.h5"), "--quiet"],
+                          capture_output=True, text=True, timeout=90, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert_one_line(proc.returncode, proc.stderr, needle)
+    assert not (tmp_path / "s.h5").exists() and not list(tmp_path.rglob("*.partial"))
+
+
+# -- item 3: every pack source x every option that depends on the source -------------------------------
+AUGMENT_FLAGS = {"--no-merge-synonyms": "merge_synonyms", "--no-adjust-boundaries": "adjust_boundaries",
+                 "--no-verb-relations": "verb_relations", "--no-entailments": "entailments",
+                 "--no-prune-single-object": "prune_single_object"}
+# written out by hand from what each source is: which options change what it packs
+APPLIES = {
+    "default": {"--videos", "--seed", *AUGMENT_FLAGS, "--overlap-margin"},
+    "charades": {"--seed", *AUGMENT_FLAGS, "--overlap-margin"},
+    "action-genome": {"--fps", *AUGMENT_FLAGS, "--overlap-margin"},
+    "agqa-stsgs": set(),
+    "clevr": {"--seed", "--clevr-split"},
+    "clevr-scenes": set(),
+}
+SOURCE_FLAGS = ("--charades", "--action-genome", "--agqa-stsgs")
+PACK_FLAGS = ["--videos", "--seed", "--fps", "--charades", "--action-genome", "--agqa-stsgs", "--clevr-split",
+              *AUGMENT_FLAGS, "--overlap-margin"]
+
+
+def pack_sources(tmp):
+    csv = charades_csv(tmp, [("46GP8", "c092 0.5 3.0", 10.0), ("YSKX3", "c001 1.0 4.0;c092 2.0 6.0", 12.0)])
+    ag = tmp / "ag"
+    ag.mkdir()
+    (ag / "object_bbox_and_relationship.pkl").write_bytes(pickle.dumps(ag_base()))
+    (ag / "person_bbox.pkl").write_bytes(pickle.dumps({}))
+    stsgs = tmp / "AGQA_train_stsgs.pkl"
+    stsgs.write_bytes(pickle.dumps({"46GP8": small_video()}))
+    scenes = clevr_file(tmp, [clevr_scene()])
+    sources = {"default": ["--videos", "2"], "charades": ["--charades", csv], "action-genome": ["--action-genome", ag, "--charades", csv],
+               "agqa-stsgs": ["--agqa-stsgs", stsgs], "clevr": ["--clevr", "2"], "clevr-scenes": ["--clevr-scenes", scenes]}
+    values = {"--videos": ["3"], "--seed": ["1"], "--fps": ["12"], "--charades": [csv], "--action-genome": [ag],
+              "--agqa-stsgs": [stsgs], "--clevr-split": ["val"], "--overlap-margin": ["2.5"]}
+    return sources, values
+
+
+def check_applied(out, source, flag):
+    """The option changed what was packed."""
+    from tensorqa.scenes.static_store import StaticStore
+    from tensorqa.scenes.store import open_store
+
+    if source == "clevr":
+        with StaticStore(out) as s:
+            assert ("seed=1" in s.source) if flag == "--seed" else all(n.startswith("CLEVR_val_") for n in s.image_filenames)
+        return
+    with open_store(out) as s:
+        if flag == "--videos":
+            assert len(s) == 3
+        elif flag == "--seed":
+            assert s.meta["seed"] == 1
+        elif flag == "--fps":
+            assert s.scene("46GP8").frame_secs.tolist() == pytest.approx([31 / 12, 91 / 12])
+        elif flag == "--overlap-margin":
+            assert s.meta["augment"]["overlap_margin"] == 2.5
+        else:
+            assert s.meta["augment"][AUGMENT_FLAGS[flag]] is False
+
+
+def test_pack_options_apply_to_their_source_or_are_refused(tmp_path):
+    sources, values = pack_sources(tmp_path)
+    for source, base in sources.items():
+        for flag in PACK_FLAGS:
+            if flag in base or (source == "default" and flag in SOURCE_FLAGS) or (source, flag) == ("charades", "--action-genome"):
+                continue  # the source's own option; a source flag that makes another source (Action Genome's)
+            out = tmp_path / f"{source}{flag}.h5"
+            rc, err = run_cli("pack", *base, flag, *values.get(flag, []), "--out", out, "--quiet")
+            if flag in APPLIES[source]:
+                assert rc == 0, (source, flag, err)
+                check_applied(out, source, flag)
+            else:
+                line = assert_one_line(rc, err, "does not apply")  # "--x does not apply with --source", either way round
+                assert flag in line and not out.exists(), (source, flag, line)
+
+
 # -- what must succeed -----------------------------------------------------------------------------------
 def test_long_video_ids_are_stored_whole(tmp_path):
     ids = ["VERYLONGVIDEOID_1", "VERYLONGVIDEOID_2", "X" * 128]
@@ -379,6 +555,23 @@ def test_long_video_ids_are_stored_whole(tmp_path):
     assert run_cli("generate", tmp_path / "s.h5", "--out", out, "--quiet")[0] == 0
     got = {v for f in (out / "data").glob("*.parquet") for v in pq.read_table(f, columns=["video_id"]).column(0).to_pylist()}
     assert got == set(ids)  # every video asks questions (the same graph), under its whole id
+
+
+def test_long_video_ids_from_charades_and_action_genome_are_stored_whole(tmp_path):
+    """Item 4's other two paths: the Charades id column and Action Genome's VIDEO.mp4 keys."""
+    from tensorqa.scenes.store import open_store
+
+    ids = ["VERYLONGVIDEOID_1", "VERYLONGVIDEOID_2"]
+    csv = charades_csv(tmp_path, [(i, "c092 0.5 3.0", 10.0) for i in ids])
+    assert run_cli("pack", "--charades", csv, "--out", tmp_path / "c.h5", "--quiet")[0] == 0
+    ag = tmp_path / "ag"
+    ag.mkdir()
+    (ag / "object_bbox_and_relationship.pkl").write_bytes(pickle.dumps({f"{ids[0]}.mp4/000031.png": ag_base()["46GP8.mp4/000031.png"]}))
+    (ag / "person_bbox.pkl").write_bytes(pickle.dumps({f"{ids[1]}.mp4/000005.png": {}}))
+    assert run_cli("pack", "--action-genome", ag, "--charades", csv, "--out", tmp_path / "a.h5", "--quiet")[0] == 0
+    for store in ("c.h5", "a.h5"):
+        with open_store(tmp_path / store) as s:
+            assert s.video_ids == tuple(ids)
 
 
 def test_old_store_with_8_byte_ids_opens(tmp_path):

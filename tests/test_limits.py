@@ -76,3 +76,21 @@ def test_entry_budget_is_the_size_plus_a_margin():
     budget.spend(100 + PICKLE_ENTRY_MARGIN)  # all of it
     with pytest.raises(TensorQAError, match="g.pkl: the stsgs pickle expands to more entries than its size allows"):
         budget.spend(1)
+
+
+def _own_limits():
+    import resource
+
+    return resource.getrlimit(resource.RLIMIT_CPU)[0], resource.getrlimit(resource.RLIMIT_AS)[0]
+
+
+def test_a_pickle_loads_under_limits_set_from_its_size(tmp_path):
+    """As limits.md says: 1 s plus 2 s of CPU per MiB, 2 GiB plus 32 bytes per byte of address space
+    (on top of what the process maps), set in the child that loads it."""
+    from tensorqa.scenes.loaders.safe_pickle import load_bounded
+
+    p = tmp_path / "f.pkl"
+    p.write_bytes(b"\0" * (3 * 2**20))
+    cpu, address_space = load_bounded([p], "test", _own_limits)
+    assert cpu == 1 + 6
+    assert address_space >= 2 * 2**30 + 32 * 3 * 2**20 and address_space < 2**40

@@ -21,7 +21,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from tensorqa.errors import TensorQAError
-from tensorqa.writers import SPLITS, pool_shards
+from tensorqa.writers import SPLITS
+from tensorqa.writers.layout import _check_nulls as check_nulls, _record_shards as record_shards
 
 _SHARD = re.compile(r"^(?P<split>[A-Za-z0-9_]+)-(?P<index>\d{5})-of-(?P<count>\d{5})\.parquet$")
 BATCH_ROWS = 1 << 20        # rows per batch of a pass reading a few columns
@@ -29,20 +30,14 @@ RECORD_BATCH_ROWS = 1 << 18  # rows per batch of a pass reading whole records (w
 
 
 def pool_files(pool: str | os.PathLike) -> dict[str, list[Path]]:
-    """{split: shard files in index order} of a pool; raises if the pool is missing or incomplete."""
+    """{split: shard files in index order} of a pool; raises if the pool is missing or incomplete, or
+    holds a shard of another split, as every pool reader does (``tensorqa.writers.layout``)."""
     data = Path(pool) / "data"
-    if not data.is_dir():
-        raise TensorQAError(f"{pool}: not a pool (no data/ folder with Parquet shards)")
-    pool_shards(pool)  # complete: every shard's done marker
     found: dict[str, dict[int, Path]] = {}
     counts: dict[str, set[int]] = {}
-    for path in sorted(data.glob("*.parquet")):
+    for path in record_shards(pool):  # complete (every shard's done marker), train / test only
         m = _SHARD.match(path.name)
-        if m is None:
-            raise TensorQAError(f"{path}: not a shard name like train-00000-of-00004.parquet")
         split = m["split"]
-        if split not in SPLITS:
-            raise TensorQAError(f"{path}: unknown split {split!r}; expected one of {list(SPLITS)}")
         found.setdefault(split, {})[int(m["index"])] = path
         counts.setdefault(split, set()).add(int(m["count"]))
     if not found:
@@ -104,7 +99,9 @@ def iter_batches(files: Sequence[Path], columns: Sequence[str] | None, batch_row
     for f in files:
         pf = open_shard(f, read_dictionary=list(dictionary) or None)
         try:
-            yield from pf.iter_batches(batch_size=batch_rows, columns=list(columns) if columns else None)
+            for batch in pf.iter_batches(batch_size=batch_rows, columns=list(columns) if columns else None):
+                check_nulls(f, batch)  # as read_pool: a null answer would reach a log, a count, a hash
+                yield batch
         except (OSError, pa.ArrowInvalid) as err:
             raise TensorQAError(f"{f}: cannot read Parquet data ({err})") from None
 

@@ -35,7 +35,7 @@ import numpy as np
 
 from tensorqa.errors import TensorQAError
 from tensorqa.limits import MAX_FRAME, MAX_KEYFRAMES, MAX_SECONDS, EntryBudget, check_name, shown
-from tensorqa.scenes.loaders.safe_pickle import load_untrusted
+from tensorqa.scenes.loaders.safe_pickle import load_bounded, load_untrusted
 from tensorqa.scenes.batch import VideoScene
 from tensorqa.scenes.vocab import vocab
 from tensorqa.scenes.loaders.charades import SPLITS, CharadesVideo, read_charades_csv
@@ -219,6 +219,11 @@ def load_action_genome(
     if not (math.isfinite(fps) and fps > 0):
         raise TensorQAError(f"fps must be a positive number, not {fps!r}")
     ag_dir = Path(ag_dir)
+    objects_path, person_path = ag_dir / OBJECTS_FILE, ag_dir / PERSON_FILE
+    return load_bounded([objects_path, person_path], "Action Genome", _load, ag_dir, charades_csvs, fps)
+
+
+def _load(ag_dir: Path, charades_csvs, fps: float) -> list[VideoScene]:
     objects_path, person_path = ag_dir / OBJECTS_FILE, ag_dir / PERSON_FILE
     annotations = read_pickle(objects_path, dict, "Action Genome object annotation")
     persons = read_pickle(person_path, dict, "Action Genome person box")

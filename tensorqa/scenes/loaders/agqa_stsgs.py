@@ -45,6 +45,7 @@ from tensorqa.scenes.batch import VideoScene
 from tensorqa.scenes.vocab import vocab
 from tensorqa.scenes.loaders.action_genome import read_pickle
 from tensorqa.scenes.loaders.charades import REVERSED_POLICIES, SPLITS, split_from_name
+from tensorqa.scenes.loaders.safe_pickle import load_bounded
 
 PathLike = Union[str, os.PathLike]
 
@@ -242,6 +243,10 @@ def load_agqa_stsgs(path: PathLike, split: str | None = None, reversed_intervals
         split = split_from_name(path, None)
     if reversed_intervals not in REVERSED_POLICIES:
         raise TensorQAError(f"reversed_intervals must be one of {REVERSED_POLICIES}, not {reversed_intervals!r}")
+    return load_bounded([path], "AGQA scene-graph", _load, path, split, reversed_intervals)
+
+
+def _load(path: Path, split: str, reversed_intervals: str) -> list[VideoScene]:
     data = read_pickle(path, dict, "AGQA scene-graph")
     reader = _Reader(path, reversed_intervals)
     scenes = []

@@ -11,10 +11,21 @@ of its code runs, and :func:`load_untrusted` reports it as a one-line :class:`Te
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import pickle
+import signal
+import stat
+import warnings
+from pathlib import Path
 
+try:
+    import resource
+except ImportError:  # not a Unix
+    resource = None
+
+from tensorqa import limits
 from tensorqa.errors import TensorQAError
 
 # (module, name) pairs a file may reference: numpy's array / dtype / scalar reconstruction, under
@@ -63,3 +74,122 @@ def load_untrusted(path: str | os.PathLike, what: str, encoding: str = "latin1")
     except Exception as e:  # EOFError, ValueError, TypeError, ... from a bad file
         first = str(e).splitlines()[0] if str(e) else ""
         raise TensorQAError(f"{path}: not a readable {what} pickle ({type(e).__name__}: {first})") from None
+
+
+# -- work and memory -----------------------------------------------------------------------------------
+_IN_CHILD = False  # set in a bounded child: a loader called from another runs in place
+_INTERRUPTED = 130  # the child's exit status after SIGINT
+
+
+def load_bounded(paths, what: str, load, *args, **kwargs):
+    """``load(*args, **kwargs)`` (a loader that unpickles the files at ``paths`` and converts them)
+    run in a forked child whose CPU time and address space are bounded relative to the files' total
+    size (:data:`tensorqa.limits.PICKLE_CPU_FLOOR` and the rest); only its result comes back.
+
+    The restricted unpickler keeps a file's code from running, not its data from costing: hashing a
+    tuple key recurses into the tuple without caching, so a tuple shared 2^k times over (a few bytes
+    a level) hangs the C unpickler itself, where no check of ours runs; a limit on the process is
+    the one place that bounds it. A child past its limits is a one-line TensorQAError naming the
+    first file. Where ``fork`` or ``resource`` is missing (not Linux / macOS), ``load`` runs in place.
+    """
+    import pickle as trusted  # the child's own result, written by this code
+
+    paths = [Path(p) for p in paths]
+    for p in paths:  # a FIFO or a device would block the child in open()
+        try:
+            mode = p.stat().st_mode
+        except OSError:
+            continue  # the loader reports a missing file itself
+        if not stat.S_ISREG(mode):
+            raise TensorQAError(f"{p}: not a regular file ({what} pickle)")
+    if _IN_CHILD or not hasattr(os, "fork") or resource is None:
+        return load(*args, **kwargs)
+    size = sum(p.stat().st_size for p in paths if p.is_file())
+    cpu = limits.PICKLE_CPU_FLOOR + int(size / 2**20 * limits.PICKLE_CPU_PER_MB)
+    memory = limits.PICKLE_MEMORY_FLOOR + size * limits.PICKLE_MEMORY_PER_BYTE
+    read_fd, write_fd = os.pipe()
+    with warnings.catch_warnings():  # Python 3.12+ warns of fork in a threaded process: the child
+        warnings.simplefilter("ignore", DeprecationWarning)  # runs only numpy and this package's loaders
+        pid = os.fork()
+    if pid == 0:  # the child: never returns
+        _child(write_fd, read_fd, cpu, memory, load, args, kwargs)
+    os.close(write_fd)
+    result, status = None, None
+    try:
+        with os.fdopen(read_fd, "rb") as pipe:
+            try:
+                result = trusted.load(pipe)
+            except (EOFError, trusted.UnpicklingError, MemoryError):
+                result = None  # the child died part-way: its status says why
+        _, status = os.waitpid(pid, 0)
+    finally:
+        if status is None:  # interrupted: leave no child behind
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+    where = paths[0] if len(paths) == 1 else paths[0].parent
+    if result is not None and os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
+        kind, value = result
+        if kind == "ok":
+            return value
+        if kind == "memory":
+            raise TensorQAError(f"{where}: the {what} pickle needs more memory than its size allows (over "
+                                f"{memory / 2**30:.1f} GiB for {size:,} bytes; objects shared many times over?); refused")
+        raise value  # the loader's own error (a TensorQAError, or a bug with its traceback text)
+    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == _INTERRUPTED:
+        raise KeyboardInterrupt
+    if os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGXCPU:
+        raise TensorQAError(f"{where}: the {what} pickle takes more work to load than its size allows (over {cpu:,} s "
+                            f"of CPU for {size:,} bytes; objects shared many times over?); refused")
+    code = f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else f"status {os.WEXITSTATUS(status)}"
+    raise TensorQAError(f"{where}: loading the {what} pickle stopped ({code}; out of memory?)")
+
+
+def _child(write_fd: int, read_fd: int, cpu: int, memory: int, load, args, kwargs) -> None:
+    """Run ``load`` under the limits and pickle ("ok", result) or ("error" | "memory", ...) into the
+    pipe; exit without running the parent's atexit handlers or flushing its buffers."""
+    global _IN_CHILD
+    import pickle as trusted
+    import traceback
+
+    code = 0
+    try:
+        _IN_CHILD = True
+        os.close(read_fd)
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # SIGXCPU dumps core by default
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+        mapped = _address_space()
+        if mapped:  # address space: on top of what the process maps now
+            with contextlib.suppress(ValueError, OSError):
+                resource.setrlimit(resource.RLIMIT_AS, (mapped + memory, resource.RLIM_INFINITY))
+        try:
+            result = ("ok", load(*args, **kwargs))
+        except KeyboardInterrupt:  # the parent, in the same process group, has it too
+            code = _INTERRUPTED
+            return
+        except MemoryError:
+            result = ("memory", None)
+        except TensorQAError as e:
+            result = ("error", e)
+        except BaseException as e:  # a bug: its traceback text travels (the object may not pickle)
+            result = ("error", RuntimeError(f"in the pickle loader's child process:\n{traceback.format_exc()}"))
+            del e
+        with os.fdopen(write_fd, "wb") as pipe:
+            trusted.dump(result, pipe, protocol=trusted.HIGHEST_PROTOCOL)
+    except BaseException:
+        code = 1
+    finally:
+        os._exit(code)
+
+
+def _address_space() -> int:
+    """Bytes of address space this process maps (``VmSize``); 0 where /proc is missing."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
