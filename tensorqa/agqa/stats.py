@@ -3,7 +3,9 @@ ratio, answer distributions per template, steps histogram. Counted with pyarrow 
 batch over six columns (strings as dictionary codes), so memory holds a batch, not the pool.
 
 The ratio scales the pool's count to AGQA's 9,601 videos (count x 9,601 / the pool's videos), so
-a pool of a subset (``generate --max-videos``) is compared at AGQA's size."""
+a pool of a subset (``generate --max-videos``) is compared at AGQA's size. The pool's videos are
+the ones its done markers record (``pool_videos``: videos without a question count too); a pool
+without that fact counts its distinct video ids."""
 
 from __future__ import annotations
 
@@ -11,9 +13,9 @@ import math
 
 
 from tensorqa.agqa.templates import TEMPLATES
-from tensorqa.writers import iter_pool
+from tensorqa.writers import iter_pool, pool_fact
 
-COLUMNS = ["template", "answer", "steps", "split", "structural", "video_id"]
+COLUMNS = ["template", "answer", "steps", "split", "structural"]
 AGQA_VIDEOS = 9601  # the videos Table 14 counts questions over (7,787 train + 1,814 test)
 BATCH_ROWS = 1 << 20  # rows counted at a time
 
@@ -37,23 +39,27 @@ def pool_stats(pool: str, top: int = 5) -> dict:
     splits: dict = {}
     structural: dict = {}
     questions = 0
-    videos: set = set()
-    for batch in iter_pool(pool, COLUMNS, dictionary=("template", "answer", "split", "structural", "video_id"),
+    recorded = pool_fact(pool, "pool_videos")
+    video_ids: set = set()
+    columns = COLUMNS if recorded else COLUMNS + ["video_id"]
+    for batch in iter_pool(pool, columns, dictionary=("template", "answer", "split", "structural", "video_id"),
                            batch_rows=BATCH_ROWS):
         questions += batch.num_rows
-        ids = batch.column("video_id")
-        videos.update((ids.dictionary.take(ids.indices.unique()) if hasattr(ids, "dictionary") else ids.unique()).to_pylist())
+        if not recorded:
+            ids = batch.column("video_id")
+            video_ids.update(ids.dictionary.take(ids.indices.unique()).to_pylist())
         _count(per_template, batch, ["template"])
         _count(answer_counts, batch, ["template", "answer"])
         _count(step_counts, batch, ["steps"])
         _count(splits, batch, ["split"])
         _count(structural, batch, ["structural"])
+    videos = int(recorded) if recorded else len(video_ids)
     dist: dict[str, list] = {}
     for (template, answer), n in sorted(answer_counts.items(), key=lambda r: (r[0][0], -r[1], r[0][1])):
         dist.setdefault(template, []).append((answer, n))
     steps = {int(k): n for k, n in step_counts.items()}
     rows = []
-    scale = AGQA_VIDEOS / len(videos) if videos else 0.0
+    scale = AGQA_VIDEOS / videos if videos else 0.0
     for name, spec in TEMPLATES.items():
         n = per_template.get(name, 0)
         unbalanced, balanced = int(spec.table14_unbalanced_k * 1000), int(spec.table14_balanced_k * 1000)
@@ -65,7 +71,7 @@ def pool_stats(pool: str, top: int = 5) -> dict:
                      "ratio_balanced": round(n * scale / balanced, 3) if videos else None,
                      "answers": len(d), "entropy_bits": round(entropy, 2),
                      "top_answers": [(a, round(c / total, 3)) for a, c in d[:top]]})
-    return {"questions": questions, "videos": len(videos), "splits": splits, "structural": structural, "steps": dict(sorted(steps.items())),
+    return {"questions": questions, "videos": videos, "splits": splits, "structural": structural, "steps": dict(sorted(steps.items())),
             "templates": rows}
 
 

@@ -42,9 +42,13 @@ def test_batches_count_what_the_whole_pool_holds(pool, monkeypatch):
     assert sum(r["questions"] for r in s["templates"]) == len(rows)
 
 
-def test_ratio_scales_the_count_to_agqa_videos(pool):
+@pytest.mark.parametrize("recorded", [True, False])
+def test_ratio_scales_the_count_to_agqa_videos(pool, monkeypatch, recorded):
     # 12 videos (both shards): objExists's ratio is its count x 9,601 / 12 over Table 14's 2,316.0K
-    # (unbalanced) and 99.0K (balanced); a template the pool lacks has ratio 0
+    # (unbalanced) and 99.0K (balanced); a template the pool lacks has ratio 0. The videos come
+    # from the done markers, or, for a pool without them, from its distinct video ids
+    if not recorded:
+        monkeypatch.setattr(stats, "pool_fact", lambda pool, key: None)
     s = stats.pool_stats(str(pool))
     rows = read_pool(pool, columns=["template", "video_id"]).to_pylist()
     assert s["videos"] == len({r["video_id"] for r in rows}) == 12
