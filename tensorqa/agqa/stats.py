@@ -1,6 +1,11 @@
-"""``stats``: what a pool holds — questions per template beside AGQA's Table 14 counts, answer
-distributions per template, steps histogram. Counted with pyarrow group-bys batch by batch over
-five columns (strings as dictionary codes), so memory holds a batch, not the pool."""
+"""``stats``: what a pool holds — questions per template beside AGQA's Table 14 counts and their
+ratio, answer distributions per template, steps histogram. Counted with pyarrow group-bys batch by
+batch over five columns (strings as dictionary codes), so memory holds a batch, not the pool.
+
+The ratio scales the pool's count to AGQA's 9,601 videos (count x 9,601 / the pool's videos), so
+a pool of a subset (``generate --max-videos``) is compared at AGQA's size. The pool's videos are
+the ones its done markers record (``pool_videos``: videos without a question count too); a pool
+without that fact counts its distinct video ids."""
 
 from __future__ import annotations
 
@@ -8,9 +13,10 @@ import math
 
 
 from tensorqa.agqa.templates import TEMPLATES
-from tensorqa.writers import iter_pool
+from tensorqa.writers import iter_pool, pool_fact
 
 COLUMNS = ["template", "answer", "steps", "split", "structural"]
+AGQA_VIDEOS = 9601  # the videos Table 14 counts questions over (7,787 train + 1,814 test)
 BATCH_ROWS = 1 << 20  # rows counted at a time
 
 
@@ -33,38 +39,53 @@ def pool_stats(pool: str, top: int = 5) -> dict:
     splits: dict = {}
     structural: dict = {}
     questions = 0
-    for batch in iter_pool(pool, COLUMNS, dictionary=("template", "answer", "split", "structural"), batch_rows=BATCH_ROWS):
+    recorded = pool_fact(pool, "pool_videos")
+    video_ids: set = set()
+    columns = COLUMNS if recorded else COLUMNS + ["video_id"]
+    for batch in iter_pool(pool, columns, dictionary=("template", "answer", "split", "structural", "video_id"),
+                           batch_rows=BATCH_ROWS):
         questions += batch.num_rows
+        if not recorded:
+            ids = batch.column("video_id")
+            video_ids.update(ids.dictionary.take(ids.indices.unique()).to_pylist())
         _count(per_template, batch, ["template"])
         _count(answer_counts, batch, ["template", "answer"])
         _count(step_counts, batch, ["steps"])
         _count(splits, batch, ["split"])
         _count(structural, batch, ["structural"])
+    videos = int(recorded) if recorded else len(video_ids)
     dist: dict[str, list] = {}
     for (template, answer), n in sorted(answer_counts.items(), key=lambda r: (r[0][0], -r[1], r[0][1])):
         dist.setdefault(template, []).append((answer, n))
     steps = {int(k): n for k, n in step_counts.items()}
     rows = []
+    scale = AGQA_VIDEOS / videos if videos else 0.0
     for name, spec in TEMPLATES.items():
         n = per_template.get(name, 0)
+        unbalanced, balanced = int(spec.table14_unbalanced_k * 1000), int(spec.table14_balanced_k * 1000)
         d = dist.get(name, [])
         total = sum(c for _, c in d) or 1
         entropy = -sum(c / total * math.log2(c / total) for _, c in d)
-        rows.append({"template": name, "questions": n, "agqa_unbalanced": int(spec.table14_unbalanced_k * 1000),
+        rows.append({"template": name, "questions": n, "agqa_unbalanced": unbalanced,
+                     "ratio": round(n * scale / unbalanced, 3) if videos else None,
+                     "ratio_balanced": round(n * scale / balanced, 3) if videos else None,
                      "answers": len(d), "entropy_bits": round(entropy, 2),
                      "top_answers": [(a, round(c / total, 3)) for a, c in d[:top]]})
-    return {"questions": questions, "splits": splits, "structural": structural, "steps": dict(sorted(steps.items())),
+    return {"questions": questions, "videos": videos, "splits": splits, "structural": structural, "steps": dict(sorted(steps.items())),
             "templates": rows}
 
 
 def format_stats(s: dict) -> str:
-    lines = [f"questions {s['questions']:,}  " + "  ".join(f"{k} {v:,}" for k, v in sorted(s["splits"].items())),
+    lines = [f"questions {s['questions']:,}  " + "  ".join(f"{k} {v:,}" for k, v in sorted(s["splits"].items()))
+             + f"  videos {s['videos']:,}",
              "structural: " + ", ".join(f"{k} {v:,}" for k, v in sorted(s["structural"].items())),
              "steps: " + ", ".join(f"{k}: {v:,}" for k, v in s["steps"].items()),
              "",
-             f"{'template':26s} {'questions':>12s} {'AGQA (Table 14)':>16s} {'answers':>8s} {'H bits':>7s}  top answers"]
+             f"{'template':26s} {'questions':>12s} {'AGQA (Table 14)':>16s} {'ratio':>6s} {'answers':>8s} {'H bits':>7s}"
+             "  top answers"]
     for r in s["templates"]:
         top = ", ".join(f"{a} {p:.0%}" for a, p in r["top_answers"])
-        lines.append(f"{r['template']:26s} {r['questions']:12,d} {r['agqa_unbalanced']:16,d} {r['answers']:8d} "
+        ratio = f"{r['ratio']:6.2f}" if r["ratio"] is not None else f"{'-':>6s}"
+        lines.append(f"{r['template']:26s} {r['questions']:12,d} {r['agqa_unbalanced']:16,d} {ratio} {r['answers']:8d} "
                      f"{r['entropy_bits']:7.2f}  {top}")
     return "\n".join(lines)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import torch
 
 from tensorqa.engine.grid import AnswerGrid, GridContext, evaluate
+from tensorqa.engine.primitives import registry
 from tensorqa.engine.primitives.localize import AFTER, BEFORE, BETWEEN, VIDEO, WHILE
 from tensorqa.agqa.templates.catalogue import TEMPLATES
 from tensorqa.scenes.vocab import RELATION_KINDS, vocab
@@ -58,6 +59,7 @@ class VocabTables:
 
     action_object: torch.Tensor  # int64[A + 1]
     action_verb: torch.Tensor  # int64[A + 1]
+    action_verb_relation: torch.Tensor  # int64[A + 1] the relation column of the action's verb, -1 none
     relation_verb: torch.Tensor  # int64[R + 1] verb a relation stands for (holding -> hold), -1 none
     relation_kind: torch.Tensor  # int64[R + 1] index into RELATION_KINDS, -1 padding
     negative: torch.Tensor  # bool[R + 1]
@@ -125,6 +127,7 @@ def vocab_tables(device: str = "cpu") -> VocabTables:
     t = VocabTables(
         action_object=torch.tensor(merged_obj + [-1]),
         action_verb=torch.tensor(list(v.action_verb) + [-1]),
+        action_verb_relation=torch.tensor([v.verb_relation[vb] if vb >= 0 else -1 for vb in v.action_verb] + [-1]),
         relation_verb=torch.tensor(relation_verb),
         relation_kind=torch.tensor([KIND_CODE[k] for k in v.relation_kinds] + [-1]),
         negative=mask(R + 1, _rel_words(NEGATIVE_RELATIONS)),
@@ -298,6 +301,24 @@ def _rel_exists(c: Cells) -> torch.Tensor:
             & c.not_in_action_relation(r))
 
 
+def _act_exists(c: Cells) -> torch.Tensor:
+    # §b.2 (AGQA 1.0): not one of the window's own actions, and the action's object is among the
+    # video's objects or its verb among the video's relations (verb relations included)
+    a = c.ids("action")
+    b = c.ctx.batch
+
+    def table() -> torch.Tensor:  # bool[B, A + 1]: action a is plausible in the video (last column: -1)
+        objects = registry.lookup("present_objects")(b)  # [B, O]
+        relations = registry.lookup("present_relations")(b)  # [B, R]
+        ao, verb_rel = c.t.action_object[:-1], c.t.action_verb_relation[:-1]
+        by_obj = objects[:, ao.clamp(min=0)] & (ao >= 0)[None, :]
+        by_verb = relations[:, verb_rel.clamp(min=0)] & (verb_rel >= 0)[None, :]
+        return torch.cat([by_obj | by_verb, torch.zeros_like(by_obj[:, :1])], 1)
+
+    plausible = c.ctx._get("act_exists_plausible", table)[c.vid, a]
+    return (a != c.x) & (a != c.y) & plausible
+
+
 def _and_xor(c: Cells) -> torch.Tensor:
     # grouped by the axes each rule spans, so that only the last two & ops are full-grid sized
     o1, o2, r = c.ids("object"), c.ids("object2"), c.ids("relation")
@@ -397,7 +418,7 @@ RULES = {  # rule name (TemplateSpec.validity) -> the rule
     "obj_exists": _obj_exists,
     "obj_rel_exists": _obj_rel_exists,
     "rel_exists": _rel_exists,
-    "always": lambda c: torch.ones((), dtype=torch.bool, device=c.device),
+    "act_exists": _act_exists,
     "and_xor": _and_xor,
     "obj_what_general": _obj_what_general,
     "obj_what": _obj_what,

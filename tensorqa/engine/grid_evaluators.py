@@ -45,9 +45,11 @@ def _rel_exists(plan, ctx):
 
 
 def _act_exists(plan, ctx):
-    ids, valid = ctx.actions
+    # AGQA 1.0 asked actExists about every action class, present or absent (semantics §b.2): the
+    # whole vocabulary; its validity rule (agqa/validity) keeps the classes the video makes plausible
     present = registry.lookup("actions_in")(ctx.batch, ctx.flat)  # [V, A]
-    truth = registry.lookup("exists")(present, ids[ctx.flat.video])  # [V, K]
+    ids, valid = all_axis(ctx.batch, present.shape[-1])
+    truth = registry.lookup("exists")(present, ids[ctx.flat.video])  # [V, A]
     return _yes_no(truth), None, [_window_axis(ctx), ("action", ids, valid)], "yes/no"
 
 

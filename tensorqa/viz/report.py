@@ -59,7 +59,9 @@ def _template_rows(result: dict) -> list[list]:
         row = [r["template"], r["questions"]]
         if other:
             row.append(theirs[r["template"]]["questions"])
-        row += [a["unbalanced"], a["balanced"], r["answers"], r["entropy_bits"],
+        # a balanced pool is compared with Table 14's balanced column, any other with the unbalanced one
+        ratio = r.get("ratio_balanced" if main["kind"] == "balanced" else "ratio")
+        row += [a["unbalanced"], a["balanced"], "" if ratio is None else f"{ratio:.2f}", r["answers"], r["entropy_bits"],
                 ", ".join(f"{x} {p:.0%}" for x, p in r["top_answers"])]
         rows.append(row)
     return rows
@@ -76,7 +78,8 @@ def _overview(s: dict) -> str:
 def report_page(result: dict, figures: dict[str, bytes]) -> str:
     main, other = result["pool"], result["compare"]
     header = ["template", f"questions ({main['kind']})"] + ([f"questions ({other['kind']})"] if other else []) + \
-             ["AGQA unbalanced", "AGQA balanced", "answers", "entropy bits", "top answers"]
+             ["AGQA unbalanced", "AGQA balanced", f"ratio ({main['kind']}, per 9,601 videos)", "answers",
+              "entropy bits", "top answers"]
     numeric = set(range(1, len(header) - 1))
     parts = [_overview(main)] + ([_overview(other)] if other else [])
     parts += ['<h2 id="templates">Questions per template beside AGQA\'s Table 14</h2>',

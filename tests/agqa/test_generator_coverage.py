@@ -359,3 +359,50 @@ def test_indirect_action_that_also_fits_another_action():
     alone = make_scene("C9b", FRAMES, relations=[(f, "box", "holding") for f in (1, 2)]
                        + [(f, "pillow", "touching") for f in (8, 9)], actions=[("c043", 2.0, 3.0)])
     assert of(questions(alone, STRICT), "relTime", action="c043", action_ref="whole")
+
+
+# -- retired actExists (AGQA 1.0, semantics §b.2) --------------------------------------------------------
+
+def test_act_exists_asks_every_plausible_class_in_every_window():
+    # "holding a pillow" (c076) at 1-4 s (positions 0-3) with the pillow held there; "opening a door"
+    # (c008) at 6-8 s (positions 5-7) with the door touched. The video's objects: pillow, door; its
+    # relations: holding, touching (no verb columns besides holding: the scene is raw).
+    rel = [(f, "pillow", r) for f in (0, 1, 2, 3) for r in ("holding", "touching")]
+    rel += [(f, "door", "touching") for f in (5, 6, 7)]
+    scene = make_scene("RA", FRAMES, relations=rel, actions=[("c076", 1.0, 4.0), ("c008", 6.0, 8.0)])
+    rows = [r for r in questions(scene, templates=["actExists"]) if not r["window_action_ref"]]
+    # §b.2 slots: all 157 classes, not only the two present. Valid where the action's object (merged
+    # form) is among the video's objects, or its verb's relation is among the video's relations: the
+    # door and pillow actions (c006-c008, c076-c080), and every holding action by its verb (c047
+    # "holding a laptop": laptop absent, but holding occurs). Sneezing (c153: no object, sneeze absent)
+    # and opening a laptop (c048: laptop absent, open not a relation of the video) never qualify.
+    objects = {V.object_index("pillow"), V.object_index("door")}
+    plausible = {V.actions[a] for a in range(V.num_actions)
+                 if V.merged_action_object(a) in objects or V.verbs[V.action_verb[a]] == "hold"}
+    assert {"c006", "c007", "c008", "c047", "c076", "c077", "c078", "c079", "c080"} <= plausible
+    assert not {"c153", "c048"} & plausible
+    by_window: dict = {}
+    for r in rows:
+        by_window.setdefault((r["window"], r["window_action"], r["window_action2"]), {})[r["action"]] = r["answer"]
+    # every class a window asks is asked once, so the row count is the sum of the asked sets
+    assert len(rows) == sum(len(asked) for asked in by_window.values())
+    # whole video: every plausible class; yes exactly for the two performed
+    video = by_window[("video", "", "")]
+    assert set(video) == plausible
+    assert {a for a, ans in video.items() if ans == "yes"} == {"c076", "c008"}
+    # §b.2: never about the window's own action. While holding the pillow (positions 0-3) door
+    # opening is asked (valid by its door) and answers no; after it (positions 4-9) opening covers 5-7
+    while_x = by_window[("while", "c076", "")]
+    assert set(while_x) == plausible - {"c076"} and set(while_x.values()) == {"no"}
+    after_x = by_window[("after", "c076", "")]
+    assert set(after_x) == plausible - {"c076"}
+    assert {a for a, ans in after_x.items() if ans == "yes"} == {"c008"}
+    # before opening the door (positions 0-4): only the pillow holding covers a keyframe
+    before_y = by_window[("before", "c008", "")]
+    assert set(before_y) == plausible - {"c008"}
+    assert {a for a, ans in before_y.items() if ans == "yes"} == {"c076"}
+    # between them: neither of the two, and nothing else happens there
+    between = [w for w in by_window if w[0] == "between"]
+    assert between
+    for w in between:
+        assert set(by_window[w]) == plausible - {"c076", "c008"} and set(by_window[w].values()) == {"no"}

@@ -40,3 +40,22 @@ def test_batches_count_what_the_whole_pool_holds(pool, monkeypatch):
         assert row["top_answers"] == [(a, round(n / total, 3)) for a, n in mine[:5]]
         assert row["entropy_bits"] == round(-sum(n / total * math.log2(n / total) for _, n in mine), 2)
     assert sum(r["questions"] for r in s["templates"]) == len(rows)
+
+
+@pytest.mark.parametrize("recorded", [True, False])
+def test_ratio_scales_the_count_to_agqa_videos(pool, monkeypatch, recorded):
+    # 12 videos (both shards): objExists's ratio is its count x 9,601 / 12 over Table 14's 2,316.0K
+    # (unbalanced) and 99.0K (balanced); a template the pool lacks has ratio 0. The videos come
+    # from the done markers, or, for a pool without them, from its distinct video ids
+    if not recorded:
+        monkeypatch.setattr(stats, "pool_fact", lambda pool, key: None)
+    s = stats.pool_stats(str(pool))
+    rows = read_pool(pool, columns=["template", "video_id"]).to_pylist()
+    assert s["videos"] == len({r["video_id"] for r in rows}) == 12
+    n = sum(r["template"] == "objExists" for r in rows)
+    row = next(r for r in s["templates"] if r["template"] == "objExists")
+    assert row["ratio"] == round(n * 9601 / 12 / 2_316_000, 3)
+    assert row["ratio_balanced"] == round(n * 9601 / 12 / 99_000, 3)
+    assert next(r for r in s["templates"] if r["template"] == "actTime")["ratio"] == 0
+    text = stats.format_stats(s)
+    assert f"{row['ratio']:6.2f}" in next(line for line in text.splitlines() if line.startswith("objExists"))

@@ -1,7 +1,8 @@
 """The exists family's twins agree: ``exists`` (with and without ``which``) and ``has_item``
 (``engine/primitives/exists.py``) against their scalar twins (``engine/scalar/query.py``) on the
-sets the grid asks about on random scenes: actions in each window (actExists, asked about the
-video's present classes), relations present (relExists), objects in a relation (objRelExists)."""
+sets the grid asks about on random scenes: actions in each window (actExists; the grid asks every
+class; these tests check the present ones), relations present (relExists), objects in a relation
+(objRelExists)."""
 
 from __future__ import annotations
 

@@ -310,7 +310,7 @@ _RULES: dict[str, tuple[str, str]] = {
     "objExists": ("obj_exists", "exists-object"),
     "objRelExists": ("obj_rel_exists", "object-relation"),
     "relExists": ("rel_exists", "relation-any"),
-    "actExists": ("always", "action-exists"),
+    "actExists": ("act_exists", "action-exists"),
     "andObjRelExists": ("and_xor", "object-relation"),
     "xorObjRelExists": ("and_xor", "object-relation"),
     "objWhatGeneral": ("obj_what_general", "nothing"),
