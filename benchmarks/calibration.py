@@ -76,18 +76,18 @@ def raw_densities(store: SceneStore, positions: np.ndarray) -> dict[str, float] 
     action's object on all of the action's keyframes). None for a store not packed from the default."""
     if store.source != "default":
         return None
-    from tensorqa.scenes.synthetic_scenes import _default_scene_object_model, _synthesize_scene
+    from tensorqa.scenes.synthetic_scenes import default_scene_object_model, synthesize_scene_pieces
     from tensorqa.scenes.synthetic_scripts import _default_script_model
 
     v = vocab()
     ag = np.array([k in ("attention", "spatial", "contact") for k in v.relation_kinds])
     seed = int(store.meta.get("seed", 0))
-    scripts, objects = _default_script_model(), _default_scene_object_model()
+    scripts, objects = _default_script_model(), default_scene_object_model()
     frames = boxes = rels = 0
     for p in positions:
         vid = store.video_ids[p]
         script = scripts.sample(np.random.default_rng([seed, int(vid[1:], 36)]), vid, store.splits[p])
-        scene = _synthesize_scene(script, seed, None, objects)
+        scene = synthesize_scene_pieces(script, seed, None, objects)
         frames += len(scene.frame_ids)
         boxes += int(scene.obj.sum())
         rels += int(scene.rel[..., ag].sum())

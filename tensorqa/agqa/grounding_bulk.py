@@ -25,8 +25,8 @@ from tensorqa.agqa.grounding_text import (
     VARIANT_SHIFT,
     VIDEO_OPENING_SPAN,
     ZERO_WIDTH_SHIFT,
-    _frame_parts,
-    _lit,
+    frame_parts,
+    string_scalar,
 )
 from tensorqa.agqa.text import gather_text
 
@@ -43,8 +43,8 @@ from tensorqa.agqa.grounding_rows import (
     SRC_PAIR_REL,
     SRC_REL_ANY,
     SceneTables,
-    _MAX_FRAMES,
-    _run,
+    MAX_FRAME_VARIANTS,
+    keyframes_in,
     stretches,
     tables,
 )
@@ -75,16 +75,16 @@ def _lists(st: SceneTables, req: np.ndarray) -> pa.Array:
         i = np.flatnonzero(src == s)
         if i.size:
             m[i] = fill(i)
-    m &= _run(lo, hi, F)
+    m &= keyframes_in(lo, hi, F)
     row, f = np.nonzero(m)
     prefix = np.select([np.isin(src, (SRC_OBJ_REL, SRC_INTERACT_EXISTS, SRC_INTERACT_TIME)),
                         np.isin(src, (SRC_PAIR_REL, SRC_REL_ANY))], [o, O + r], -1)[row]
     prefixes = tables()["prefix"]
-    quote = _lit('"')
+    quote = string_scalar('"')
     items = pc.binary_join_element_wise(quote, prefixes.take(pa.array(np.where(prefix < 0, len(prefixes) - 1, prefix))),
-                                        st.names.take(pa.array(b[row] * F + f)), quote, _lit(""))
+                                        st.names.take(pa.array(b[row] * F + f)), quote, string_scalar(""))
     offsets = np.concatenate([[0], np.cumsum(m.sum(1))]).astype(np.int32)
-    return pc.binary_join(pa.ListArray.from_arrays(pa.array(offsets), items), _lit(", "))
+    return pc.binary_join(pa.ListArray.from_arrays(pa.array(offsets), items), string_scalar(", "))
 
 
 def id_lists(rows: Rows, st: SceneTables, sem: Semantics) -> tuple[dict[str, np.ndarray], pa.Array]:
@@ -215,7 +215,7 @@ def _layout(rows: Rows, lists: dict[str, np.ndarray]) -> list[_Group]:
     t = tables()
     inner = {s: np.where(rows.aref[s] > 0, t["action_ref_inner"][rows.act[s].clip(min=0)], 0) for s in ACTION_SLOTS}
     shape = np.where(rows.has_window, np.minimum(rows.kind, 1) + (rows.kind == 4), 0)  # no / one / two actions
-    key = (rows.template * _MAX_FRAMES + rows.frame) * 3 + shape
+    key = (rows.template * MAX_FRAME_VARIANTS + rows.frame) * 3 + shape
     for s in ACTION_SLOTS:
         key = key * 3 + inner[s]
     order = np.argsort(key, kind="stable")
@@ -226,7 +226,7 @@ def _layout(rows: Rows, lists: dict[str, np.ndarray]) -> list[_Group]:
         template = t["templates"][rows.template[i0]]
         if t["opening"][rows.template[i0], g.frame]:
             g.key(np.zeros(len(idx), np.int64), np.full(len(idx), VIDEO_OPENING_SPAN), "video")
-        for is_slot, part in _frame_parts(template, g.frame):
+        for is_slot, part in frame_parts(template, g.frame):
             if not is_slot:
                 g.literal(part)
             elif part in ("object", "object2"):

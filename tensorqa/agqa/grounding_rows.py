@@ -29,8 +29,8 @@ from tensorqa.agqa.templates import (
 )
 from tensorqa.scenes.vocab import vocab
 from tensorqa.agqa.grounding_text import (
-    _CATEGORY,
-    _FORWARD,
+    EVIDENCE_OF_PROGRAM,
+    FORWARD_PROGRAMS,
     ACTION_SLOTS,
     CHOOSE,
     REF_KINDS,
@@ -38,18 +38,18 @@ from tensorqa.agqa.grounding_text import (
     SIDE_REL,
     STRETCH,
     VIDEO_OPENING,
-    _action_reference_layout,
-    _action_reference_text,
-    _frame_parts,
-    _lit,
-    _object_phrases,
-    _object_reference_phrases,
+    action_reference_layout,
+    action_reference_text,
+    frame_parts,
+    string_scalar,
+    object_phrases,
+    object_reference_phrases,
 )
 
 
 # sources of id lists; a request is one int64 row (source, video, o, o2, r, lo, hi)
 SRC_NONE, SRC_OBJ_REL, SRC_PAIR_REL, SRC_REL_ANY, SRC_INTERACT_EXISTS, SRC_INTERACT_TIME, SRC_FRAMES = range(7)
-_MAX_FRAMES = 64  # frame variants per template (records.render's group key uses the same bound)
+MAX_FRAME_VARIANTS = 64  # frame variants per template (records.render's group key uses the same bound)
 
 
 @functools.cache
@@ -72,25 +72,25 @@ def tables() -> dict[str, Any]:
         strings.extend(xs)
 
     # object reference phrases [((kind - 1) * V + variant) * R + relation]
-    ref_phrases = [_object_reference_phrases(k, r)[var] for k in REF_KINDS[1:] for var in range(V) for r in range(R)]
+    ref_phrases = [object_reference_phrases(k, r)[var] for k in REF_KINDS[1:] for var in range(V) for r in range(R)]
     has_frame = [a_id in ACTION_REFERENCE_FRAMES for a_id in v.actions]
-    section("object_phrase", _object_phrases())
+    section("object_phrase", object_phrases())
     section("relation_word", v.relation_english)
     section("action_phrase", v.action_phrases)
     section("ref_phrase", ref_phrases)
     # indirect-object action texts [action * len(ref_phrases) + reference phrase index]
-    section("action_ref", (_action_reference_text(a, p) if has_frame[a] else "" for a in range(A) for p in ref_phrases))
+    section("action_ref", (action_reference_text(a, p) if has_frame[a] else "" for a in range(A) for p in ref_phrases))
     pre = [WINDOW_FRAMES[k].split("{action}")[0] for k in KIND_NAMES]  # " before ", ... by time kind
     section("window_pre", pre)
     between_mid = WINDOW_FRAMES["between"].split("{action}")[1].split("{action2}")[0]  # " and "
     literal = {}
     names = list(TEMPLATES)
-    opening = np.zeros((len(names), _MAX_FRAMES), bool)
+    opening = np.zeros((len(names), MAX_FRAME_VARIANTS), bool)
     for i, t in enumerate(names):
-        assert len(TEMPLATES[t].frames) <= _MAX_FRAMES
+        assert len(TEMPLATES[t].frames) <= MAX_FRAME_VARIANTS
         for f, text in enumerate(TEMPLATES[t].frames):
             opening[i, f] = text.startswith(VIDEO_OPENING)
-            for is_slot, part in _frame_parts(t, f):
+            for is_slot, part in frame_parts(t, f):
                 if not is_slot and part not in literal:
                     literal[part] = len(strings)
                     strings.append(part)
@@ -100,7 +100,7 @@ def tables() -> dict[str, Any]:
     n_inner = np.zeros(A + 1, np.int64)
     for a in range(A):
         if has_frame[a]:
-            layout = _action_reference_layout(a)
+            layout = action_reference_layout(a)
             n_inner[a], before[a, :len(layout)] = len(layout), layout
     assert n_inner.max() <= 2
     return {
@@ -111,8 +111,8 @@ def tables() -> dict[str, Any]:
         "prefix": pa.array([f"{x}/" for x in v.object_ids] + [f"{x}/" for x in v.relation_ids] + [""], pa.string()),
         "json_static": pa.array(["", "]}", "{}"] + [f'"{a}/1"' for a in v.actions] + [""], pa.string()),
         "templates": names, "opening": opening,
-        "category": np.array([_CATEGORY[TEMPLATES[t].program] for t in names], np.int64),
-        "forward": np.array([TEMPLATES[t].program in _FORWARD for t in names]),
+        "category": np.array([EVIDENCE_OF_PROGRAM[TEMPLATES[t].program] for t in names], np.int64),
+        "forward": np.array([TEMPLATES[t].program in FORWARD_PROGRAMS for t in names]),
         "has_window": np.array([TEMPLATES[t].has_window for t in names]),
         # merged form: the object an indirect-object action's reference points at (§b.3)
         "action_object": np.asarray([v.merged_action_object(a) for a in range(v.num_actions)], np.int64),
@@ -130,14 +130,14 @@ def _codes(records: pa.Table, column: str, values: list[str], what: str) -> np.n
     col = records.column(column)
     out = pc.index_in(col, value_set=pa.array(values, pa.string())).fill_null(-1).to_numpy(zero_copy_only=False)
     out = out.astype(np.int64)
-    given = pc.fill_null(pc.not_equal(col, _lit("")), False).to_numpy(zero_copy_only=False)
+    given = pc.fill_null(pc.not_equal(col, string_scalar("")), False).to_numpy(zero_copy_only=False)
     bad = np.flatnonzero((out < 0) & given)
     if bad.size:
         raise TensorQAError(f"sg_grounding: unknown {what} {col[int(bad[0])].as_py()!r} in column {column}")
     return out
 
 
-def _run(lo: np.ndarray, hi: np.ndarray, F: int) -> np.ndarray:
+def keyframes_in(lo: np.ndarray, hi: np.ndarray, F: int) -> np.ndarray:
     """bool[n, F]: keyframe positions in [lo, hi)."""
     pos = np.arange(F)
     return (pos >= lo[:, None]) & (pos < hi[:, None])
@@ -311,7 +311,7 @@ class Rows:
         self.has_window = t["has_window"][self.template]
         self.kind = np.where(self.has_window, _codes(records, "window", list(KIND_NAMES), "window kind").clip(min=0), 0)
         answer = records.column("answer")
-        self.before = pc.fill_null(pc.equal(answer, _lit("before")), False).to_numpy(zero_copy_only=False)
+        self.before = pc.fill_null(pc.equal(answer, string_scalar("before")), False).to_numpy(zero_copy_only=False)
         self._check_actions(st)
         self.lo, self.hi = self._windows(st, sem)
         self.elo, self.ehi = self._evidence(st, sem)

@@ -17,8 +17,8 @@ from tensorqa.engine.semantics import Semantics
 from tensorqa.agqa.templates import TEMPLATES
 from tensorqa.scenes.vocab import vocab
 from tensorqa.agqa.grounding_text import (
-    _CATEGORY,
-    _FORWARD,
+    EVIDENCE_OF_PROGRAM,
+    FORWARD_PROGRAMS,
     ACT_EXISTS,
     ACTION_SLOTS,
     ACTIONS,
@@ -32,14 +32,14 @@ from tensorqa.agqa.grounding_text import (
     VIDEO_OPENING,
     VIDEO_OPENING_SPAN,
     ZERO_WIDTH_SHIFT,
-    _action_reference_layout,
-    _action_reference_relations,
-    _action_reference_text,
-    _frame_parts,
-    _ids,
-    _object_phrases,
-    _object_reference_phrases,
-    _window_parts,
+    action_reference_layout,
+    action_reference_relations,
+    action_reference_text,
+    frame_parts,
+    vocabulary_ids,
+    object_phrases,
+    object_reference_phrases,
+    window_parts,
 )
 
 
@@ -129,7 +129,7 @@ class ScalarGroundingVideo:
                   window: tuple[int, int]) -> dict[str, list[str]]:
         """{slot: ids} for the object / object2 / relation / action / action2 slots."""
         v, rel = vocab(), self.rel
-        cat = _CATEGORY[program]
+        cat = EVIDENCE_OF_PROGRAM[program]
         if cat == NOTHING:
             return {}
         if cat == ACTIONS:
@@ -145,9 +145,9 @@ class ScalarGroundingVideo:
                     "action": self.instance(a1)}
         lo, hi = window
         if cat == STRETCH:
-            lo, hi = self.stretch(r, lo, hi, program in _FORWARD)
+            lo, hi = self.stretch(r, lo, hi, program in FORWARD_PROGRAMS)
         elif cat == CHOOSE:
-            lo, hi = self.choose_stretch(r, o1, o2, lo, hi, program in _FORWARD)
+            lo, hi = self.choose_stretch(r, o1, o2, lo, hi, program in FORWARD_PROGRAMS)
         if cat == EXISTS_OBJ:
             return {"object": self.where(v.object_ids[o1], lambda f: self.interacts(f, o1, "objExists"), lo, hi)}
         out = {}
@@ -172,7 +172,7 @@ def _index(table: str, value: str | None) -> int:
     if not value:
         return -1
     try:
-        return _ids()[table][value]
+        return vocabulary_ids()[table][value]
     except KeyError:
         raise TensorQAError(f"sg_grounding: unknown {table} id {value!r}") from None
 
@@ -184,7 +184,7 @@ def ground_one(video: ScalarGroundingVideo, row: Mapping[str, Any]) -> dict[str,
     spec = TEMPLATES.get(template)
     if spec is None:
         raise TensorQAError(f"sg_grounding: record {row.get('question_id')}: unknown template {template!r}")
-    parts = _frame_parts(template, int(row["frame"]))
+    parts = frame_parts(template, int(row["frame"]))
     o1, o2 = _index("object", row["object"]), _index("object", row["object2"])
     r = _index("relation", row["relation"])
     act = {slot: _index("action", row[slot]) for slot in ACTION_SLOTS}
@@ -192,7 +192,7 @@ def ground_one(video: ScalarGroundingVideo, row: Mapping[str, Any]) -> dict[str,
     window = video.window(kind, act["window_action"], act["window_action2"])
     args = video.arguments(spec.program, row["answer"], o1, o2, r, act["action"], act["action2"], window)
     indirect = any(row.get(slot + "_ref") for slot in ACTION_SLOTS)
-    refs = _action_reference_relations(spec.program, row["program"]) if indirect else {}
+    refs = action_reference_relations(spec.program, row["program"]) if indirect else {}
 
     keys: list[tuple[int, int, list[str]]] = []
     pos = 0
@@ -212,11 +212,11 @@ def ground_one(video: ScalarGroundingVideo, row: Mapping[str, Any]) -> dict[str,
         a, ref = act[slot], row.get(slot + "_ref") or ""
         if not ref:
             return match((v.action_phrases[a],))
-        for phrase in _object_reference_phrases(ref, refs[slot]):  # any wording variant
-            text = _action_reference_text(a, phrase)
+        for phrase in object_reference_phrases(ref, refs[slot]):  # any wording variant
+            text = action_reference_text(a, phrase)
             if question.startswith(text, pos):
                 inner = video.reference(ref, refs[slot], v.merged_action_object(a))
-                for k, before in enumerate(_action_reference_layout(a)):
+                for k, before in enumerate(action_reference_layout(a)):
                     start = pos + before + k * len(phrase)
                     keys.append((start, start + len(phrase), inner))
                 return text
@@ -232,9 +232,9 @@ def ground_one(video: ScalarGroundingVideo, row: Mapping[str, Any]) -> dict[str,
         elif part in ("object", "object2"):
             o, ref = (o1, row["object_ref"]) if part == "object" else (o2, row["object2_ref"])
             if ref:
-                text = match(_object_reference_phrases(ref, _index("relation", row[part + "_ref_relation"])))
+                text = match(object_reference_phrases(ref, _index("relation", row[part + "_ref_relation"])))
             else:
-                text = match((_object_phrases()[o],))
+                text = match((object_phrases()[o],))
             keys.append((pos, pos + len(text), args.get(part, [])))
             pos += len(text)
         elif part == "relation":
@@ -251,7 +251,7 @@ def ground_one(video: ScalarGroundingVideo, row: Mapping[str, Any]) -> dict[str,
                 keys.append((z, z, video.frames(0, video.F)))
                 continue
             start = pos
-            for is_s, piece in _window_parts(kind):
+            for is_s, piece in window_parts(kind):
                 if not is_s:
                     if not question.startswith(piece, pos):
                         raise fail(f"{piece!r} expected")

@@ -45,8 +45,8 @@ EVIDENCE = {  # TemplateSpec.evidence -> its code
     "relation-any": REL_ANY, "object-relation": OBJ_REL, "stretch": STRETCH, "choose": CHOOSE,
     "side-relation": SIDE_REL, "side-object": SIDE_OBJ,
 }
-_CATEGORY = {spec.program: EVIDENCE[spec.evidence] for spec in TEMPLATES.values()}  # program -> code
-_FORWARD = frozenset(spec.program for spec in TEMPLATES.values() if spec.shape.forward)  # first scans; the rest backward
+EVIDENCE_OF_PROGRAM = {spec.program: EVIDENCE[spec.evidence] for spec in TEMPLATES.values()}  # program -> code
+FORWARD_PROGRAMS = frozenset(spec.program for spec in TEMPLATES.values() if spec.shape.forward)  # first scans; the rest backward
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
@@ -66,7 +66,7 @@ def _parts(text: str) -> tuple[tuple[bool, str], ...]:
 
 
 @functools.cache
-def _frame_parts(template: str, frame: int) -> tuple[tuple[bool, str], ...]:
+def frame_parts(template: str, frame: int) -> tuple[tuple[bool, str], ...]:
     spec = TEMPLATES.get(template)
     if spec is None:
         raise TensorQAError(f"sg_grounding: unknown template {template!r}")
@@ -76,13 +76,13 @@ def _frame_parts(template: str, frame: int) -> tuple[tuple[bool, str], ...]:
 
 
 @functools.cache
-def _window_parts(kind: str) -> tuple[tuple[bool, str], ...]:
+def window_parts(kind: str) -> tuple[tuple[bool, str], ...]:
     """" before {action}" -> ((False, " before "), (True, "action")); X is {action}, Y {action2}."""
     return _parts(WINDOW_FRAMES[kind])
 
 
 @functools.cache
-def _ids() -> dict[str, dict[str, int]]:
+def vocabulary_ids() -> dict[str, dict[str, int]]:
     v = vocab()
     return {"object": {x: i for i, x in enumerate(v.object_ids)},
             "relation": {x: i for i, x in enumerate(v.relation_ids)},
@@ -90,12 +90,12 @@ def _ids() -> dict[str, dict[str, int]]:
 
 
 @functools.cache
-def _object_phrases() -> tuple[str, ...]:
+def object_phrases() -> tuple[str, ...]:
     return tuple(OBJECT_ARTICLE.get(e, f"a {e}") for e in vocab().object_english)
 
 
 @functools.cache
-def _object_reference_phrases(kind: str, relation: int) -> tuple[str, ...]:
+def object_reference_phrases(kind: str, relation: int) -> tuple[str, ...]:
     """The wording variants of an object reference through ``relation``."""
     if kind not in OBJECT_REFERENCE_FRAMES:
         raise TensorQAError(f"sg_grounding: unknown object reference kind {kind!r}")
@@ -104,7 +104,7 @@ def _object_reference_phrases(kind: str, relation: int) -> tuple[str, ...]:
 
 
 @functools.cache
-def _action_reference_layout(action: int) -> tuple[int, ...]:
+def action_reference_layout(action: int) -> tuple[int, ...]:
     """Characters of an indirect-object action's frame before each of its ``{object}``s (literals only)."""
     frame = ACTION_REFERENCE_FRAMES.get(vocab().actions[action])
     if frame is None:
@@ -118,12 +118,12 @@ def _action_reference_layout(action: int) -> tuple[int, ...]:
     return tuple(before)
 
 
-def _action_reference_text(action: int, phrase: str) -> str:
+def action_reference_text(action: int, phrase: str) -> str:
     return ACTION_REFERENCE_FRAMES[vocab().actions[action]].format(object=phrase)
 
 
 @functools.lru_cache(maxsize=256)
-def _lit(text: str) -> pa.Scalar:
+def string_scalar(text: str) -> pa.Scalar:
     """A cached string scalar: kernels given plain Python strings convert them slowly each call."""
     return pa.scalar(text, pa.string())
 
@@ -135,7 +135,7 @@ def _skeleton(program: str) -> Node:
 
 
 @functools.lru_cache(maxsize=1 << 14)
-def _action_reference_relations(program: str, text: str) -> dict[str, int]:
+def action_reference_relations(program: str, text: str) -> dict[str, int]:
     """{action slot (``ACTION_SLOTS``): the relation its object reference goes through}, for the
     slots that hold ``ToAction(verb, <reference>)`` in program ``text`` of shape ``program``."""
     bound: dict[str, Node] = {}

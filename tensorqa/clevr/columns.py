@@ -86,7 +86,7 @@ def _texts(t: Template, tid: int, words: dict, scene: np.ndarray, draw: np.ndarr
 
 def _other(t: Template, words: dict, col: np.ndarray, sem) -> np.ndarray:
     """``text.other_heuristic`` on every question of one template."""
-    if set(words) != text._PAIR_PARAMS or not any(" other " in p or " another " in p for p in t.text):
+    if set(words) != text.PAIR_PARAMS or not any(" other " in p or " another " in p for p in t.text):
         return col
     drop = np.zeros(len(col), bool)
     for x in ("<Z>", "<C>", "<M>", "<S>"):

@@ -164,7 +164,7 @@ def text_tuple(tp) -> tuple:
             tp.attr_word, tp.answer_kind, tp.answer_attr, tp.filename, tp.family, tp.core, tp.spacing)
 
 
-def _concat_strings(parts: list[tuple]) -> tuple[np.ndarray, np.ndarray]:
+def concat_strings(parts: list[tuple]) -> tuple[np.ndarray, np.ndarray]:
     """(bytes, offsets int64[n + 1]) pieces end to end."""
     if not parts:
         return np.zeros(0, np.uint8), np.zeros(1, np.int64)

@@ -486,13 +486,13 @@ def _as_columns(part: dict, templates_dir, synonyms_path) -> dict:
     them (processes that fell back to the torch grid mix with compiled ones)."""
     if not part.get("compiled"):
         return part
-    from tensorqa.clevr.compiled_driver import _concat_strings
+    from tensorqa.clevr.compiled_driver import concat_strings
 
     templates, _ = _templates_and_synonyms(templates_dir, synonyms_path)
     blocks = part["blocks"]
     strs = {}
     for c in ("question", "program", "answer"):
-        data, off = _concat_strings([b[c] for b in blocks])
+        data, off = concat_strings([b[c] for b in blocks])
         strs[c] = [bytes(data[a:z]).decode() for a, z in itertools.pairwise(off)]
     sc = np.concatenate([b["scene"] for b in blocks]) if blocks else np.zeros(0, np.int64)
     tm = np.concatenate([b["template"] for b in blocks]) if blocks else np.zeros(0, np.int64)

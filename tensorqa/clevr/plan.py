@@ -26,7 +26,7 @@ from tensorqa.clevr.templates import (
     SINGLE_FILTERS,
     Template,
 )
-from tensorqa.clevr.text import _PAIR_PARAMS
+from tensorqa.clevr.text import PAIR_PARAMS
 from tensorqa.clevr.validity import MAX_COUNT, answer_domain
 from tensorqa.scenes.static_batch import ATTRS, RELATIONS, clevr_vocab
 
@@ -278,7 +278,7 @@ def compile_text(templates: list[Template], plan: Plan, synonyms: dict) -> TextP
     names = ("<Z>", "<C>", "<M>", "<S>", "<Z2>", "<C2>", "<M2>", "<S2>")
     for ti, t in enumerate(templates):
         order = param_order(t)
-        if set(order) == _PAIR_PARAMS and any(" other " in p or " another " in p for p in t.text):
+        if set(order) == PAIR_PARAMS and any(" other " in p or " another " in p for p in t.text):
             other[ti] = 1
             pair[ti] = [order.index(n) for n in names]
     node_type = np.full((T, L), -1, np.int64)

@@ -10,7 +10,7 @@ import numpy as np
 
 from tensorqa.clevr.templates import Template
 
-_PAIR_PARAMS = {"<Z>", "<C>", "<M>", "<S>", "<Z2>", "<C2>", "<M2>", "<S2>"}
+PAIR_PARAMS = {"<Z>", "<C>", "<M>", "<S>", "<Z2>", "<C2>", "<M2>", "<S2>"}
 _OPTIONAL = re.compile(r"\[([^\[\]]*)\]")
 
 
@@ -55,7 +55,7 @@ def _collapse(text: str) -> str:
 def other_heuristic(text: str, vals: dict[str, str], sem) -> str:
     """Drop "other" when the two described objects differ in a specified attribute (CLEVR: only
     for exactly the params <Z><C><M><S><Z2><C2><M2><S2>)."""
-    if (" other " not in text and " another " not in text) or set(vals) != _PAIR_PARAMS:
+    if (" other " not in text and " another " not in text) or set(vals) != PAIR_PARAMS:
         return text
     for x in ("<Z>", "<C>", "<M>", "<S>"):
         v1, v2 = vals[x], vals[x[:-1] + "2>"]

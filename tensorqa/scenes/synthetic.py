@@ -21,8 +21,8 @@ from tensorqa.scenes.vocab import vocab
 from tensorqa.scenes.synthetic_keyframes import FPS, FRAMES_PER_ACTION, KEYFRAME_GRID, keyframes, sample_keyframes  # noqa: F401
 from tensorqa.scenes.synthetic_scenes import (CONTACT, DROPOUT, OBJECT_PAD, P_ATTENTION, P_COVERED, P_KEEP,  # noqa: F401
                                               P_LOOK_ACTIVE, P_LOOK_BACKGROUND, P_SECOND_CONTACT, P_SECOND_SPATIAL,
-                                              P_UNSURE, SCENE_WINDOW, SPATIAL, _default_scene_object_model,
-                                              _SceneObjectModel, _synthesize_scene, synthesize_scene)
+                                              P_UNSURE, SCENE_WINDOW, SPATIAL, default_scene_object_model,
+                                              SceneObjectModel, synthesize_scene_pieces, synthesize_scene)
 from tensorqa.scenes.synthetic_scripts import (CALIBRATION_ROUNDS, CALIBRATION_SEED, CALIBRATION_VIDEOS,  # noqa: F401
                                                COOCCURRENCE_STRENGTH, DEFAULT_TRAIN, DEFAULT_VIDEOS, LIFT_PSEUDOCOUNT,
                                                LIFT_RANGE, MAX_SYNTHETIC_VIDEOS, Script, check_seed, num_train,
@@ -31,9 +31,9 @@ from tensorqa.scenes.synthetic_scripts import (CALIBRATION_ROUNDS, CALIBRATION_S
 
 def synthesize(n_videos: int = DEFAULT_VIDEOS, seed: int = 0, profile: dict | None = None) -> Iterator[VideoScene]:
     """The default dataset: ``n_videos`` synthetic Charades-like videos as raw scene graphs."""
-    object_model = _default_scene_object_model() if profile is None else _SceneObjectModel(profile)
+    object_model = default_scene_object_model() if profile is None else SceneObjectModel(profile)
     for script in sample_scripts(n_videos, seed, profile):
-        yield _synthesize_scene(script, seed, None, object_model)
+        yield synthesize_scene_pieces(script, seed, None, object_model)
 
 
 def _charades_objects(words: Iterable[str]) -> np.ndarray:
@@ -63,4 +63,4 @@ def synthesize_from_charades(videos: Iterable[Any], seed: int = 0) -> Iterator[V
     for v in videos:
         script = Script(v.video_id, v.split, float(v.length_secs),
                         tuple((_action_class(c), float(s), float(e)) for c, s, e in v.actions))
-        yield _synthesize_scene(script, seed, _charades_objects(v.objects), None)
+        yield synthesize_scene_pieces(script, seed, _charades_objects(v.objects), None)

@@ -186,7 +186,7 @@ def _scene_rng(seed: int, video_id: str) -> np.random.Generator:
     return np.random.default_rng([seed, _SCENE_STREAM, int.from_bytes(video_id.encode(), "big")])
 
 
-class _SceneObjectModel:
+class SceneObjectModel:
     """How many and which scene objects (not used by the video's actions) a synthetic video lists."""
 
     def __init__(self, profile: dict) -> None:
@@ -203,8 +203,8 @@ class _SceneObjectModel:
 
 
 @functools.cache
-def _default_scene_object_model() -> _SceneObjectModel:
-    return _SceneObjectModel(load_profile())
+def default_scene_object_model() -> SceneObjectModel:
+    return SceneObjectModel(load_profile())
 
 
 def synthesize_scene(script: Script, seed: int, *, scene_objects: Sequence[int] | None = None,
@@ -215,12 +215,12 @@ def synthesize_scene(script: Script, seed: int, *, scene_objects: Sequence[int] 
     video's listed objects); None draws them from the profile. The result depends only on
     ``seed``, the script and ``scene_objects``.
     """
-    model = _default_scene_object_model() if profile is None else _SceneObjectModel(profile)
-    return _synthesize_scene(script, check_seed(seed), scene_objects, model)
+    model = default_scene_object_model() if profile is None else SceneObjectModel(profile)
+    return synthesize_scene_pieces(script, check_seed(seed), scene_objects, model)
 
 
-def _synthesize_scene(script: Script, seed: int, scene_objects: Sequence[int] | None,
-                      object_model: _SceneObjectModel) -> VideoScene:
+def synthesize_scene_pieces(script: Script, seed: int, scene_objects: Sequence[int] | None,
+                      object_model: SceneObjectModel) -> VideoScene:
     t = _scene_tables()
     rng = _scene_rng(seed, script.video_id)
     O, R = t.num_objects, t.R

@@ -151,7 +151,7 @@ def iter_pool(out: str | os.PathLike, columns: list[str], dictionary: tuple[str,
     """Record batches of ``columns`` over a pool's shards in :func:`read_pool`'s order, at most
     ``batch_rows`` rows each, so that memory holds a batch and not the pool; the ``dictionary``
     columns come as dictionary arrays (a low-cardinality string column costs its codes)."""
-    files = _record_shards(out)
+    files = record_shards(out)
     first = None
     for f in files:
         try:
@@ -163,13 +163,13 @@ def iter_pool(out: str | os.PathLike, columns: list[str], dictionary: tuple[str,
                                         "the shards are not one pool")
             first = first or types
             for batch in pf.iter_batches(batch_size=batch_rows, columns=columns, use_threads=False):
-                _check_nulls(f, batch)
+                check_nulls(f, batch)
                 yield batch
         except (OSError, pa.ArrowException, KeyError) as e:
             raise _read_error(f, columns, e) from None
 
 
-def _record_shards(out: str | os.PathLike) -> list[Path]:
+def record_shards(out: str | os.PathLike) -> list[Path]:
     """A complete record pool's shard files, train then test (:func:`pool_shards`); a shard of another
     split (validation-*) is not this pool's."""
     shards = pool_shards(out)
@@ -179,7 +179,7 @@ def _record_shards(out: str | os.PathLike) -> list[Path]:
     return [f for fs in shards.values() for f in fs]
 
 
-def _check_nulls(f: Path, table: pa.Table | pa.RecordBatch) -> None:
+def check_nulls(f: Path, table: pa.Table | pa.RecordBatch) -> None:
     """Readers compute on every value (a log of a null answer's share, ...): only sg_grounding (and the
     columns a split pool adds) may hold nulls."""
     names = table.schema.names
@@ -237,7 +237,7 @@ def pool_shards(pool: str | os.PathLike) -> dict[str, list[Path]]:
 def read_pool(out: str | os.PathLike, columns: list[str] | None = None) -> pa.Table:
     """All shards of a pool written in the Hugging Face layout, as one table (train then test);
     an incomplete pool is refused (:func:`pool_shards`), and so is a shard of another split."""
-    files = _record_shards(out)
+    files = record_shards(out)
     tables = []
     for f in files:
         try:
@@ -253,7 +253,7 @@ def read_pool(out: str | os.PathLike, columns: list[str] | None = None) -> pa.Ta
             if set(table.schema.names) != set(tables[0].schema.names):
                 raise TensorQAError(f"{f}: its columns differ from {files[0].name}'s: the shards are not one pool")
             table = table.select(tables[0].schema.names)
-        _check_nulls(f, table)
+        check_nulls(f, table)
         if tables and table.schema != tables[0].schema:  # nullability or metadata only: the first file's
             table = table.cast(tables[0].schema)
         tables.append(table)

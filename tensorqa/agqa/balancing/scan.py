@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 
 from tensorqa.errors import TensorQAError
 from tensorqa.writers import SPLITS
-from tensorqa.writers.layout import _check_nulls as check_nulls, _record_shards as record_shards
+from tensorqa.writers.layout import check_nulls as check_nulls, record_shards as record_shards
 
 _SHARD = re.compile(r"^(?P<split>[A-Za-z0-9_]+)-(?P<index>\d{5})-of-(?P<count>\d{5})\.parquet$")
 BATCH_ROWS = 1 << 20        # rows per batch of a pass reading a few columns
