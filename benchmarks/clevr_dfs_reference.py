@@ -51,7 +51,8 @@ class SceneBits:
         n = len(sc)
         self.attrs = sc
         self.all = (1 << n) - 1
-        self.keys = _scene_keys(sc)  # a set: its iteration order fixes the order of the options
+        # sorted: a set's order of tuples holding None changes between processes before Python 3.12
+        self.keys = sorted(_scene_keys(sc), key=lambda k: tuple(-1 if x is None else x for x in k))
         self.key_bits = {key: sum(1 << i for i, o in enumerate(sc) if all(k is None or o[a] == k for a, k in enumerate(key)))
                          for key in ALL_KEYS}
         self.rel = [[sum(1 << j for j in sc_json["relationships"][RELATIONS[r]][o]) for r in range(4)] for o in range(n)]
@@ -77,6 +78,9 @@ class TemplateNodes:
             self.nodes.append((typ, node.get("inputs", []), kp, rp, side[0] if side else None, attr))
         self.has_relate = any(nd["type"] == "relate" for nd in t.nodes)
         self.out_neq = [tuple(c["params"]) for c in t.constraints if c["type"] == "OUT_NEQ"]
+        # equal_integer of two counts an OUT_NEQ keeps apart answers False only (defect 4: compare_integer#0)
+        last = t.nodes[-1]
+        self.only_false = last["type"] == "equal_integer" and tuple(sorted(last["inputs"])) in {tuple(sorted(c)) for c in self.out_neq}
 
 
 def _eval_node(tn, k, outs, params, S):
@@ -126,14 +130,17 @@ def _eval_node(tn, k, outs, params, S):
 
 def dfs(t, sc_json, S, tn, hist, rng):
     """One template on one scene: the first accepted complete state (params, answer), or None. States
-    carry the outputs of their template nodes so far (one node evaluated per state taken off the stack)."""
+    carry the outputs of their template nodes so far (one node evaluated per state taken off the stack)
+    and the output of the last program node (CLEVR computes a filter node's options from it, defect 8)."""
     kind, dom = answer_domain(t)
     ty, nulls = t.param_type, t.null_params()
-    stack = [({}, 0, [])]
+    if tn.only_false and rejected(hist, 0):
+        return None  # its exhaustive search finds nothing: skipped (it would only consume random numbers)
+    stack = [({}, 0, [], None)]
     n_nodes = len(t.nodes)
     refused: dict = {}
     while stack:
-        params, k, outs = stack.pop()
+        params, k, outs, last = stack.pop()
         if any(params.get(p, -1) not in (-1,) for p in nulls if p in params):
             continue
         if k:
@@ -141,6 +148,9 @@ def dfs(t, sc_json, S, tn, hist, rng):
             if v is None:
                 continue
             outs = outs + [v]
+            typ0, _, kp0, _, _, _ = tn.nodes[k - 1]
+            if not (typ0 == "filter" and all(params[p] < 0 for p in kp0)):  # a filter with no key adds no node
+                last = v
         if k == n_nodes:
             if any(outs[i] == outs[j] for i, j in tn.out_neq):
                 continue
@@ -154,26 +164,10 @@ def dfs(t, sc_json, S, tn, hist, rng):
             hist[code] += 1
             return params, answer_value(kind, code)
         typ, ins, kp, rp, sp, _ = tn.nodes[k]
-        children = []
         if typ in FILTER_KINDS and len(kp) == 4 or typ in RELATE_FILTER_KINDS:
-            cur = outs[ins[0]]
-            base = typ.removeprefix("relate_")
-            rels = range(4) if typ.startswith("relate_") else [None]
-            memo = (typ, cur)  # the options depend on the node's kind and input only
-            if memo not in S.options:
-                opts = []
-                for r in rels:
-                    src = S.rel[cur][r] if r is not None else cur
-                    for key in S.keys:
-                        c = (src & S.key_bits[key]).bit_count()
-                        if (base == "filter_unique" and c != 1) or (base == "filter" and (c < 1 or (r is None and all(x is None for x in key)))):
-                            continue
-                        opts.append((r, key, c))
-                extra = (len(opts) if base == "filter_exist" else sum(o[2] == 1 for o in opts)) if base in ("filter_count", "filter_exist") else 0
-                S.options[memo] = (opts, extra)
-            opts, extra = S.options[memo]
-            opts = opts + [(rels[0] if rels[0] is None else rng.randrange(4), rng.choice(ALL_KEYS), -1) for _ in range(extra)]
-            for r, key, _ in opts:
+            opts = _filter_options(typ, last, S, rng)
+            children = []
+            for r, key in opts:
                 p = dict(params)
                 for name, x in zip(kp, key):
                     p[name] = -1 if x is None else x
@@ -186,8 +180,50 @@ def dfs(t, sc_json, S, tn, hist, rng):
         else:
             children = [params]
         rng.shuffle(children)
-        stack += [(c, k + 1, outs) for c in children]
+        stack += [(c, k + 1, outs, last) for c in children]
     return None
+
+
+def _filter_options(typ, cur, S, rng):
+    """CLEVR's options (relation or None, key) of a filter node, given the last program node's output
+    ``cur`` (a set's bits, or an object for relate_filter*), in CLEVR's order before its shuffle.
+
+    find_filter_options: every key matching a scene object, whatever its intersection with ``cur``;
+    ``filter`` drops the all-unspecified key, ``filter_unique`` keeps singletons; add_empty_filter_options
+    then adds keys drawn uniformly (each attribute's values and None) to ``filter`` and ``filter_count``,
+    one per singleton option, and to ``filter_exist``, one per option. find_relate_filter_options: (relation,
+    key) pairs whose intersection with relationships[r][cur] has one object (``_unique``), any number
+    (``_count`` / ``_exist``) or at least one; a pair is trivial when the relation removes nothing from the
+    key's objects, and round(N x 0.1 / 0.9) randomly chosen trivial pairs join the N others; no extra keys."""
+    memo = (typ, cur)  # what is not random depends on the node's kind and input only
+    if memo not in S.options:
+        if typ in RELATE_FILTER_KINDS:
+            base = typ.removeprefix("relate_")
+            opts, trivial = [], []
+            for r in range(4):
+                src = S.rel[cur][r]
+                for key in S.keys:
+                    kb = S.key_bits[key]
+                    c = (src & kb).bit_count()
+                    if (base == "filter_unique" and c != 1) or (base == "filter" and c == 0):
+                        continue
+                    (trivial if src & kb == kb else opts).append((r, key))
+            S.options[memo] = (opts, trivial, int(round(len(opts) * 0.1 / 0.9)))
+        else:
+            counts = [(key, (cur & S.key_bits[key]).bit_count()) for key in S.keys]
+            if typ == "filter":
+                counts = [(key, c) for key, c in counts if any(x is not None for x in key)]
+            elif typ == "filter_unique":
+                counts = [(key, c) for key, c in counts if c == 1]
+            extra = 0 if typ == "filter_unique" else len(counts) if typ == "filter_exist" else sum(c == 1 for _, c in counts)
+            S.options[memo] = ([(None, key) for key, _ in counts], extra)
+    if typ in RELATE_FILTER_KINDS:
+        opts, trivial, n_trivial = S.options[memo]
+        trivial = list(trivial)
+        rng.shuffle(trivial)
+        return opts + trivial[:n_trivial]
+    opts, extra = S.options[memo]
+    return opts + [(None, rng.choice(ALL_KEYS)) for _ in range(extra)]
 
 
 def main() -> None:
