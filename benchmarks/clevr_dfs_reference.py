@@ -269,7 +269,7 @@ def _run_dfs(templates, scenes, rng) -> list:
                 use[tid] += 1
                 done += 1
                 final = templates[tid].nodes[-1]["type"]
-                dfs_q.append((templates[tid].key, FINAL.get(final, final), got[1]))
+                dfs_q.append((templates[tid].key, FINAL.get(final, final), got[1], g))
                 if done >= 10:
                     break
     return dfs_q

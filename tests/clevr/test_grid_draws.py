@@ -3,8 +3,9 @@
 A draw maps each row's hash u in (0, 1) to an option, so that the u that give option e form an
 interval of length w_e / sum(w). Fed Q evenly spaced u, every option must come up Q x its share,
 to within one. The weights are restated here from CLEVR's generator (docs/reference/clevr.md: the
-options of a filter node are the keys that keep the question well-formed; filter_count /
-filter_exist add "empty" keys; relate nodes keep about a tenth of trivial pairs), one scene and one
+options of a filter node are the keys that keep the question well-formed; filter, filter_count and
+filter_exist add "empty" keys drawn over all keys, relate_filter* nodes none; relate nodes keep about
+a tenth of trivial pairs), one scene and one
 key at a time, as the independent twin of the grid's class tables."""
 
 from __future__ import annotations
@@ -45,12 +46,16 @@ def reference_weights(t, kind, kp, sets, attrs, sem) -> np.ndarray:
             opt = scnt >= 1
         opt = opt & allowed
         w[j] = opt
-        if base in ("filter_count", "filter_exist"):
+        # CLEVR calls add_empty_filter_options for filter, filter_count and filter_exist only (not in the
+        # relate_filter* branch): one extra child per singleton option (per option for filter_exist), its
+        # key drawn uniformly over all K keys; a key a NULL constraint forbids is a child the search drops
+        if kind in ("filter", "filter_count", "filter_exist"):
             n_opt = opt.sum()
             n_extra = n_opt if base == "filter_exist" else ((cnt == 1) & opt).sum()
             pool = allowed if sem.empty_keys_may_match else allowed & (scnt == 0)
             share = n_extra / max(n_opt + n_extra, 1)
-            w[j] = (opt / n_opt * (1 - share) if n_opt else opt) + pool / max(pool.sum(), 1) * share
+            per_key = share / K if sem.empty_keys_may_match else share / max(pool.sum(), 1)
+            w[j] = (opt / n_opt * (1 - share) if n_opt else opt) + pool * (per_key if n_extra else 0)
     if kind in RELATE_FILTER_KINDS:
         cnt = np.stack([(match & sets[j][:, None]).sum(0) for j in range(J)])
         triv = (cnt == scnt[None]) & (w > 0)
