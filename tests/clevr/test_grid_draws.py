@@ -110,3 +110,44 @@ def test_draws_follow_clevrs_weights(case, sem):
             continue
         got = np.bincount(opt[rows].numpy(), minlength=w.size)
         assert np.abs(got - Q * w / w.sum()).max() <= 1.0 + 1e-6, (t.key, typ, b)
+
+
+def _two_object_scene():
+    """Object 0 = (size 0, color 0, material 0, shape 0), object 1 = (size 1, color 0, material 0, shape 1):
+    each matches 16 keys, 4 of them (size and shape unspecified) both, so 28 keys are present and 24 of
+    them match one object."""
+    from tensorqa.scenes.static_batch import StaticScene
+
+    attrs = np.array([[0, 0, 0, 0], [1, 0, 0, 1]], np.int64)
+    return StaticBatch.from_scenes([StaticScene("s.png", "new", attrs, np.zeros((2, 2, 4), bool), np.zeros((2, 3), np.float32))])
+
+
+@pytest.mark.parametrize("family, p_option, p_other, n_option, n_other", [
+    # single_or#0's first filter, no NULL: 27 options (the present keys but the all-unspecified one), 24
+    # singletons bring 24 extra children; the search picks one of the 51 children: an option 1/51, an
+    # extra 24/51 spread over the 324 keys it is drawn from
+    ("single_or.json#0", 1 / 51 + 24 / (51 * 324), 24 / (51 * 324), 27, 297),
+    # single_or#1: <Z> NULL. 11 options (size unspecified, present, not all-unspecified), 8 singletons;
+    # of the 19 children an extra survives only with a size-free key (108 of 324): mass 11/19 + 8/19 x
+    # 108/324 = 41/57, an option (1/19 + 8/(19 x 324)) / (41/57), another allowed key 8/(19 x 324) / (41/57)
+    ("single_or.json#1", (1 / 19 + 8 / (19 * 324)) * 57 / 41, 8 / (19 * 324) * 57 / 41, 11, 97),
+])
+def test_filter_extra_keys_weigh_as_clevrs_search(family, p_option, p_other, n_option, n_other):
+    t = next(t for t in load_templates(TEMPLATES) if t.key == family)
+    batch = _two_object_scene()
+    blk = grid.Block.build(batch, torch.arange(1), Q, seed=0)
+    blk.uniforms = lambda tid, node: (torch.arange(Q, dtype=torch.float64) + 0.5) / Q
+    kp = grid._key_params(t, t.nodes[1])
+    opt, has = grid._draw_key(blk, t, "filter", kp, blk.mask, CLEVR, 0, 1, "scene")
+    assert bool(has.all())
+    got = np.bincount(opt.numpy(), minlength=324)
+    keys = grid.all_keys().numpy()
+    present = np.array([any(all(k[a] < 0 or o[a] == k[a] for a in range(4)) for o in ([0, 0, 0, 0], [1, 0, 0, 1]))
+                        for k in keys])
+    null_size = family.endswith("#1")
+    allowed = keys[:, 0] < 0 if null_size else np.ones(len(keys), bool)
+    option = present & allowed & (keys >= 0).any(1)
+    assert option.sum() == n_option and (allowed & ~option).sum() == n_other
+    assert abs(n_option * p_option + n_other * p_other - 1) < 1e-12
+    want = np.where(option, p_option, np.where(allowed, p_other, 0.0)) * Q
+    assert np.abs(got - want).max() <= 1.0 + 1e-6
