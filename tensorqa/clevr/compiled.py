@@ -166,10 +166,10 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
         split by whether the relation removes nothing (``trivial``): c_bits[.., j, trivial, :].
 
         A present key's class is 2 x (membership - 1) + trivial, membership 1 = an option, 2 = an extra key
-        only, 3 = both (``grid._option_classes``). Options of ``filter_unique`` / ``filter`` are members 1;
-        of ``filter_count`` / ``filter_exist`` (the present allowed keys) members 3 where the extra keys may
+        only, 3 = both (``grid._option_classes``). Options of ``filter_unique`` and ``relate_filter*`` are
+        members 1; of ``filter`` / ``filter_count`` / ``filter_exist`` members 3 where the extra keys may
         match objects (CLEVR's defect 1) and extras exist, else 1; the absent allowed keys are members 2
-        (trivial for relate) and live in ``absent_keys``'s list. So each (relation, trivial) has one class
+        and live in ``absent_keys``'s list, after ``filter``'s all-unspecified key (present, no option). So each (relation, trivial) has one class
         of present keys, and a draw selects in its bit set.
 
         Bit-parallel over the present keys: with M[i] the keys matching object i, |s ∩ key| = 1 is
