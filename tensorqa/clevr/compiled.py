@@ -70,6 +70,12 @@ HASHED = 16  # class-table cache slots per scene for input sets other than the s
 _ = (BOOL, INT)
 
 
+@njit(cache=True, inline="always")
+def has_extra_keys(base, rel):
+    """``grid.extra_keys`` of a class table: filter, filter_count and filter_exist; no relate_filter*."""
+    return rel == 0 and (base == PLAIN or base == COUNTED or base == EXISTS)
+
+
 def workspace(CT, N):
     """The class-table caches of :func:`generate_block` for ``CT`` tables and scenes of ``N`` object
     slots, allocated once per run and reused by every block (no fresh pages per block): per table,
@@ -160,17 +166,17 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
         split by whether the relation removes nothing (``trivial``): c_bits[.., j, trivial, :].
 
         A present key's class is 2 x (membership - 1) + trivial, membership 1 = an option, 2 = an extra key
-        only, 3 = both (``grid._option_classes``). Options of ``filter_unique`` / ``filter`` are members 1;
-        of ``filter_count`` / ``filter_exist`` (the present allowed keys) members 3 where the extra keys may
+        only, 3 = both (``grid._option_classes``). Options of ``filter_unique`` and ``relate_filter*`` are
+        members 1; of ``filter`` / ``filter_count`` / ``filter_exist`` members 3 where the extra keys may
         match objects (CLEVR's defect 1) and extras exist, else 1; the absent allowed keys are members 2
-        (trivial for relate) and live in ``absent_keys``'s list. So each (relation, trivial) has one class
+        and live in ``absent_keys``'s list, after ``filter``'s all-unspecified key (present, no option). So each (relation, trivial) has one class
         of present keys, and a draw selects in its bit set.
 
         Bit-parallel over the present keys: with M[i] the keys matching object i, |s ∩ key| = 1 is
         ``once & ~twice`` accumulated over the objects of s, |s ∩ key| = |scene ∩ key| (trivial) is no
         match among the objects outside s, and NULL constraints are the mask ``allowed_bits``."""
         base, rel = ct_base[ct], ct_related[ct]
-        counted = base == COUNTED or base == EXISTS
+        counted = has_extra_keys(base, rel)
         W = words_box[0]
         refresh_allowed(ct)
         nap = 0
@@ -242,8 +248,10 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
             c_n[ct, slot, j * LOCAL + first + 1] = n1
             if has_extra:
                 c_n[ct, slot, j * LOCAL + 2 + rel] += absent  # keys matching nothing: extra only (trivial for relate)
+                if base == PLAIN and faithful:
+                    c_n[ct, slot, j * LOCAL + 2] += 1  # filter's all-unspecified key: an extra key only
             if counted:
-                n_extra_keys = (ct_nallowed[ct] if faithful else absent) if has_extra else 0
+                n_extra_keys = (K if faithful else absent) if has_extra else 0
                 share = np.float64(n_extra) / max(np.float64(n_opt + n_extra), 1.0)
                 alpha = (1.0 - share) / max(np.float64(n_opt), 1.0)
                 beta = share / max(np.float64(n_extra_keys), 1.0)
@@ -274,7 +282,7 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
 
     def plain_draw(ct, s, base, u):
         """:func:`class_table` + :func:`draw_key` for one input set ``s`` (not the whole scene) of a
-        ``filter`` / ``filter_unique`` node (``base`` PLAIN / ONE, no relation): its options are one
+        ``filter_unique`` node (``base`` ONE, no relation; ``filter`` has extra keys: the tables): its options are one
         class of weight 1 (the present keys matching one object of s, or any, that NULL constraints
         allow), so the draw is the rank-th option, rank from u by draw_key's arithmetic. -1: no option."""
         W = words_box[0]
@@ -332,7 +340,11 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
         rank = min(max(rank, 0), max(n_c - 1, 0))
         j, local = c // LOCAL, c % LOCAL
         if counted and local == 2 + rel:  # extra keys only: the allowed keys that match no object (the
-            return -2 - min(rank, K - 1), j  # caller reads absent_keys' list, made only when needed)
+            if ct_base[ct] == PLAIN and faithful:  # caller reads absent_keys' list, made only when needed),
+                if rank == 0:  # after filter's all-unspecified key (key 0), present but no option
+                    return 0, j
+                rank -= 1
+            return -2 - min(rank, K - 1), j
         t = local % 2
         for w in range(words_box[0]):  # the rank-th set bit of the class's bit set
             word = c_bits[ct, slot, j, t, w]
@@ -374,8 +386,8 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
                         elif op[ti, a0] == SAME:
                             slot = 1 + N + attr[ti, a0] * N + VALS[w, in0[ti, a0]]
                     base = ct_base[ct]
-                    if slot < 0 and base <= ONE:
-                        # any other set (a row's own: rarely seen twice) as input of filter / filter_unique:
+                    if slot < 0 and base == ONE:
+                        # any other set (a row's own: rarely seen twice) as input of filter_unique:
                         # one class of options, drawn without a table
                         key = plain_draw(ct, x, base, uniform_in(hs_box[0], ti, draw, k))
                         if key < 0:
@@ -395,7 +407,7 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
                             stamp[ct, cache] = scene_box[0]
                             tag[ct, cache] = x
                         u = uniform_in(hs_box[0], ti, draw, k)
-                        key, j = draw_key(u, J, ct, cache, base == COUNTED or base == EXISTS, rel)
+                        key, j = draw_key(u, J, ct, cache, has_extra_keys(base, rel), rel)
                         if key == -1:
                             return False
                         if key < -1:

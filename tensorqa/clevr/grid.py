@@ -179,6 +179,12 @@ def _suffix(kind: str, filtered: torch.Tensor):
 LOCAL = 6  # option classes per relation: (in the options, in the extra pool, in both) x (trivial or not)
 
 
+def extra_keys(kind: str) -> bool:
+    """Whether CLEVR adds random extra keys to a node's options (add_empty_filter_options): ``filter``,
+    ``filter_count`` and ``filter_exist``; never ``filter_unique`` nor the ``relate_filter*`` nodes."""
+    return kind in ("filter", "filter_count", "filter_exist")
+
+
 def _option_classes(t: Template, kind: str, cnt: torch.Tensor, scnt: torch.Tensor, kp, sem):
     """CLEVR's option rules for a filter / relate_filter node as classes of options of equal weight,
     from cnt = |input ∩ key| float[U, J, K] and scnt = |scene ∩ key| float[U, K].
@@ -186,10 +192,12 @@ def _option_classes(t: Template, kind: str, cnt: torch.Tensor, scnt: torch.Tenso
     Returns (cls int8[U, J, K]: negative = not an option, else 2 x (membership - 1) + trivial, membership
     1 = an option, 2 = an extra key only, 3 = both; n int64[U, J x LOCAL]: how many options of each
     (relation, class); weight float64[U, J x LOCAL]: the weight of one of them). The weights are
-    CLEVR's: options of ``filter_unique`` / ``filter`` weigh 1; ``filter_count`` / ``filter_exist``
-    give the extra "empty" keys (add_empty_filter_options) their share of the mass, uniformly over
-    their pool; for ``relate_*`` the trivial pairs (the relation removes nothing) keep about
-    round(n x 0.1 / 0.9) of their number."""
+    CLEVR's, so that a draw picks as its depth-first search does (one child of the node, uniformly,
+    among those it keeps): options of ``filter_unique`` and the ``relate_filter*`` nodes weigh 1;
+    ``filter``, ``filter_count`` and ``filter_exist`` (:func:`extra_keys`) give the extra "empty" keys
+    (add_empty_filter_options) their share of the mass, over the K keys CLEVR draws them from (a key a
+    NULL constraint forbids is a dropped child); for ``relate_*`` the trivial pairs (the relation
+    removes nothing) keep about round(n x 0.1 / 0.9) of their number."""
     keys = all_keys().to(cnt.device)
     nulls = t.null_params()
     U, J, K = cnt.shape
@@ -210,16 +218,18 @@ def _option_classes(t: Template, kind: str, cnt: torch.Tensor, scnt: torch.Tenso
         opt = present.expand(U, J, K)
     opt = opt & allowed
     alpha, beta, extra = one, torch.zeros_like(one), torch.zeros_like(opt)
-    counted = base in ("filter_count", "filter_exist")
+    counted = extra_keys(kind)
     if counted:
-        # each option brings one random extra key (filter_exist), or each singleton option does (filter_count)
+        # each option brings one random extra key (filter_exist), or each singleton option does (filter,
+        # filter_count); CLEVR draws it over all K keys (each attribute's values and None), and one that a
+        # NULL constraint forbids is a child the search drops: the allowed ones weigh 1 / K of the share
         n_opt = count_true(opt).double()
         n_extra = n_opt if base == "filter_exist" else count_true((cnt == 1) & opt).double()
         pool = allowed if sem.empty_keys_may_match else allowed & ~present
         extra = pool & (n_extra > 0)[..., None]  # extra keys only come with options that bring them
         share = n_extra / (n_opt + n_extra).clamp(min=1)
         alpha = (1 - share) / n_opt.clamp(min=1)
-        beta = share / count_true(extra).double().clamp(min=1)
+        beta = share / (K if sem.empty_keys_may_match else count_true(extra).double().clamp(min=1))
     related = kind in RELATE_FILTER_KINDS
     cls = opt.to(torch.int8) * 2 + extra.to(torch.int8) * 4 - 2  # 2 x (membership - 1); negative: no option
     if related:

@@ -3,7 +3,8 @@ twins. The oracle every generated question is re-executed by."""
 
 from __future__ import annotations
 
-from tensorqa.engine.primitives import registry, static  # noqa: F401  (registers the clevr_* twins)
+from tensorqa.engine.primitives import registry
+from tensorqa.engine.scalar import static  # noqa: F401  (registers the clevr_* scalar twins)
 from tensorqa.errors import TensorQAError
 from tensorqa.scenes.static_batch import StaticScene
 

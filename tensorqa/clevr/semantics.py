@@ -13,8 +13,8 @@ from tensorqa.errors import TensorQAError
 @dataclass(frozen=True)
 class ClevrSemantics:
     # 1. add_empty_filter_options draws its "empty" keys lazily from a generator: a drawn key can
-    #    match real objects. Faithful: the extra keys of filter_count / filter_exist are uniform
-    #    over all keys; corrected: over the keys that match no object of the scene.
+    #    match real objects. Faithful: the extra keys of filter / filter_count / filter_exist are
+    #    uniform over all keys; corrected: over the keys that match no object of the scene.
     empty_keys_may_match: bool = True
     # 2. NEQ is inverted (drops states where v1 != v2). No CLEVR 1.0 template uses NEQ.
     neq_inverted: bool = True

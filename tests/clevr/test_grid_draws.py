@@ -3,8 +3,9 @@
 A draw maps each row's hash u in (0, 1) to an option, so that the u that give option e form an
 interval of length w_e / sum(w). Fed Q evenly spaced u, every option must come up Q x its share,
 to within one. The weights are restated here from CLEVR's generator (docs/reference/clevr.md: the
-options of a filter node are the keys that keep the question well-formed; filter_count /
-filter_exist add "empty" keys; relate nodes keep about a tenth of trivial pairs), one scene and one
+options of a filter node are the keys that keep the question well-formed; filter, filter_count and
+filter_exist add "empty" keys drawn over all keys, relate_filter* nodes none; relate nodes keep about
+a tenth of trivial pairs), one scene and one
 key at a time, as the independent twin of the grid's class tables."""
 
 from __future__ import annotations
@@ -45,12 +46,16 @@ def reference_weights(t, kind, kp, sets, attrs, sem) -> np.ndarray:
             opt = scnt >= 1
         opt = opt & allowed
         w[j] = opt
-        if base in ("filter_count", "filter_exist"):
+        # CLEVR calls add_empty_filter_options for filter, filter_count and filter_exist only (not in the
+        # relate_filter* branch): one extra child per singleton option (per option for filter_exist), its
+        # key drawn uniformly over all K keys; a key a NULL constraint forbids is a child the search drops
+        if kind in ("filter", "filter_count", "filter_exist"):
             n_opt = opt.sum()
             n_extra = n_opt if base == "filter_exist" else ((cnt == 1) & opt).sum()
             pool = allowed if sem.empty_keys_may_match else allowed & (scnt == 0)
             share = n_extra / max(n_opt + n_extra, 1)
-            w[j] = (opt / n_opt * (1 - share) if n_opt else opt) + pool / max(pool.sum(), 1) * share
+            per_key = share / K if sem.empty_keys_may_match else share / max(pool.sum(), 1)
+            w[j] = (opt / n_opt * (1 - share) if n_opt else opt) + pool * (per_key if n_extra else 0)
     if kind in RELATE_FILTER_KINDS:
         cnt = np.stack([(match & sets[j][:, None]).sum(0) for j in range(J)])
         triv = (cnt == scnt[None]) & (w > 0)
@@ -105,3 +110,44 @@ def test_draws_follow_clevrs_weights(case, sem):
             continue
         got = np.bincount(opt[rows].numpy(), minlength=w.size)
         assert np.abs(got - Q * w / w.sum()).max() <= 1.0 + 1e-6, (t.key, typ, b)
+
+
+def _two_object_scene():
+    """Object 0 = (size 0, color 0, material 0, shape 0), object 1 = (size 1, color 0, material 0, shape 1):
+    each matches 16 keys, 4 of them (size and shape unspecified) both, so 28 keys are present and 24 of
+    them match one object."""
+    from tensorqa.scenes.static_batch import StaticScene
+
+    attrs = np.array([[0, 0, 0, 0], [1, 0, 0, 1]], np.int64)
+    return StaticBatch.from_scenes([StaticScene("s.png", "new", attrs, np.zeros((2, 2, 4), bool), np.zeros((2, 3), np.float32))])
+
+
+@pytest.mark.parametrize("family, p_option, p_other, n_option, n_other", [
+    # single_or#0's first filter, no NULL: 27 options (the present keys but the all-unspecified one), 24
+    # singletons bring 24 extra children; the search picks one of the 51 children: an option 1/51, an
+    # extra 24/51 spread over the 324 keys it is drawn from
+    ("single_or.json#0", 1 / 51 + 24 / (51 * 324), 24 / (51 * 324), 27, 297),
+    # single_or#1: <Z> NULL. 11 options (size unspecified, present, not all-unspecified), 8 singletons;
+    # of the 19 children an extra survives only with a size-free key (108 of 324): mass 11/19 + 8/19 x
+    # 108/324 = 41/57, an option (1/19 + 8/(19 x 324)) / (41/57), another allowed key 8/(19 x 324) / (41/57)
+    ("single_or.json#1", (1 / 19 + 8 / (19 * 324)) * 57 / 41, 8 / (19 * 324) * 57 / 41, 11, 97),
+])
+def test_filter_extra_keys_weigh_as_clevrs_search(family, p_option, p_other, n_option, n_other):
+    t = next(t for t in load_templates(TEMPLATES) if t.key == family)
+    batch = _two_object_scene()
+    blk = grid.Block.build(batch, torch.arange(1), Q, seed=0)
+    blk.uniforms = lambda tid, node: (torch.arange(Q, dtype=torch.float64) + 0.5) / Q
+    kp = grid._key_params(t, t.nodes[1])
+    opt, has = grid._draw_key(blk, t, "filter", kp, blk.mask, CLEVR, 0, 1, "scene")
+    assert bool(has.all())
+    got = np.bincount(opt.numpy(), minlength=324)
+    keys = grid.all_keys().numpy()
+    present = np.array([any(all(k[a] < 0 or o[a] == k[a] for a in range(4)) for o in ([0, 0, 0, 0], [1, 0, 0, 1]))
+                        for k in keys])
+    null_size = family.endswith("#1")
+    allowed = keys[:, 0] < 0 if null_size else np.ones(len(keys), bool)
+    option = present & allowed & (keys >= 0).any(1)
+    assert option.sum() == n_option and (allowed & ~option).sum() == n_other
+    assert abs(n_option * p_option + n_other * p_other - 1) < 1e-12
+    want = np.where(option, p_option, np.where(allowed, p_other, 0.0)) * Q
+    assert np.abs(got - want).max() <= 1.0 + 1e-6
