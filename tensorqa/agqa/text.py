@@ -29,9 +29,6 @@ from tensorqa.writers import string_offsets
 _PLACEHOLDER = re.compile(r"\{(\w+)\}|<(\w+)>")
 # rows per output chunk: keeps each chunk's string data far below int32 offsets' 2 GiB
 CHUNK_ROWS = 1 << 18
-# rows :func:`gather_text` takes from the lexicon at once: few enough that a take's output (a few
-# MiB) stays in the caches (2^18 rows took half again as long per row); the Parquet writer's chunk
-GATHER_ROWS = 1 << 16
 
 
 def split_pattern(text: str) -> list[str]:
@@ -150,8 +147,8 @@ def gather_text(lexicon: pa.Array, ids: np.ndarray, lengths: np.ndarray | None =
         return pa.array([], pa.string())
     ends = np.cumsum(lengths)
     chunks = []
-    for a in range(0, M, GATHER_ROWS):
-        b = min(a + GATHER_ROWS, M)
+    for a in range(0, M, CHUNK_ROWS):
+        b = min(a + CHUNK_ROWS, M)
         first = ends[a - 1] if a else 0
         atoms = lexicon.take(pa.array(ids[first:ends[b - 1]]))
         offsets = string_offsets(atoms)

@@ -85,7 +85,7 @@ def test_compose_fills_runs_and_groups_alike(monkeypatch, min_run_rows, runs):
 
 def test_compose_across_output_chunks_and_extended_lexicon(monkeypatch):
     # Chunks of 7 rows (500 rows span 72 chunks), and per-block strings appended to the lexicon.
-    monkeypatch.setattr(text, "GATHER_ROWS", 7)
+    monkeypatch.setattr(text, "CHUNK_ROWS", 7)
     lex, array, group, patterns, slots, expected = _random_case(np.random.default_rng(3), 500,
                                                                  extra=("<extra-0>", "<extra-1>"))
     out = compose(lex, group, patterns.__getitem__, slots, array)
