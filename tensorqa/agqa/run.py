@@ -25,7 +25,12 @@ def generate(store: str | os.PathLike, out: str | os.PathLike, templates: list[s
     0..jobs-1 of ``jobs``, one CPU thread each where cores are scarce; "auto": one per core, as
     many as the memory holds, :func:`.jobs.auto_jobs`); the pool's records are the same as with
     one process. Not with an explicit shard or under torchrun. The other arguments:
-    :func:`.pipeline.generate_shard`. Returns the run's statistics."""
+    :func:`.pipeline.generate_shard`. Returns the run's statistics.
+
+    Called from Python, call :func:`tensorqa.startup.configure_process` before anything imports
+    pyarrow, as the command line does: otherwise Arrow's allocator hands the text and Parquet
+    buffers back to the kernel after every block, and each block faults them in again
+    (``benchmarks/RESULTS.md``, "Allocator set-up")."""
     if threads is not None and threads < 1:
         raise TensorQAError(f"--threads must be at least 1, got {threads}")
     check_seed(seed)
