@@ -44,6 +44,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from tensorqa.engine.program import Call, Word, parse_program
+from tensorqa.engine.semantics import Semantics
 from tensorqa.scenes.batch import VideoScene
 from tensorqa.scenes.vocab import vocab
 
@@ -95,14 +96,15 @@ def instance_ids(scene: VideoScene) -> list[str]:
     return out
 
 
-def window_frames(program: str, scene: VideoScene, semantics: str = "agqa", window: str = "",
+def window_frames(program: str, scene: VideoScene, semantics: str | Semantics = "agqa", window: str = "",
                   answer: str = "") -> tuple[str, list[int]] | None:
     """(kind, frame numbers [W]) of a program's window: its first ``Localize(...)`` (§a.1); for the
     compare-time templates (``Localize(temporal tag, X)``) the side the answer names (§a.2:
-    "compare-before", strictly before X's first keyframe, or "compare-after", strictly after its
-    last); all keyframes when ``window`` is "video" and the program has no localization. None
+    "compare-before", strictly before X's first keyframe, or through it under
+    ``compare_before_includes_x``; "compare-after", strictly after its last); all keyframes when ``window`` is "video" and the program has no localization. None
     otherwise, or when the window is not offered or is empty on this video."""
     from tensorqa.engine.scalar import Undefined, localize_frames
+    from tensorqa.engine.semantics import get_semantics
 
     node = next((n for n in parse_program(program).walk() if isinstance(n, Call) and n.func == "Localize"), None)
     if node is None:
@@ -115,7 +117,11 @@ def window_frames(program: str, scene: VideoScene, semantics: str = "agqa", wind
         if isinstance(during, Undefined) or not during:
             return None
         fids = [int(f) for f in scene.frame_ids]
-        frames = [f for f in fids if f < during[0]] if answer == "before" else [f for f in fids if f > during[-1]]
+        if answer == "before":  # the engine's compare windows (primitives.localize / scalar.localize)
+            with_x = get_semantics(semantics).compare_before_includes_x
+            frames = [f for f in fids if f < during[0] or (with_x and f == during[0])]
+        else:
+            frames = [f for f in fids if f > during[-1]]
         return (f"compare-{answer}", frames) if frames else None
     frames = localize_frames(node, scene, semantics=semantics)
     return None if isinstance(frames, Undefined) or not frames else (kind, [int(f) for f in frames])

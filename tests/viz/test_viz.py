@@ -139,6 +139,22 @@ def test_compare_time_window_is_the_answered_side(hand):
     assert d["window"]["frames"] == ({"before": [10, 20], "after": [60]}[record["answer"]])
 
 
+def test_compare_before_window_follows_the_semantics(hand):
+    # compare_before_includes_x (§a.2, f1): compare-before runs through X's first keyframe (30), as the
+    # engine's compare windows do under that switch; compare-after is unchanged
+    from dataclasses import replace
+
+    from tensorqa.engine.semantics import AGQA
+    from tensorqa.viz.timeline import window_frames
+
+    _, _, scene, table = hand
+    program = _record(table, template="objTime", program="Localize(temporal tag, sitting in a chair)")["program"]
+    with_x = replace(AGQA, compare_before_includes_x=True)
+    assert window_frames(program, scene, AGQA, answer="before") == ("compare-before", [10, 20])
+    assert window_frames(program, scene, with_x, answer="before") == ("compare-before", [10, 20, 30])
+    assert window_frames(program, scene, with_x, answer="after") == ("compare-after", [60])
+
+
 # A second hand-worked video for the questions that ask a relation: eight keyframes a second apart.
 #   frame   10  20  30  40  50  60  70  80      (seconds 1..8)
 #   book    HL  H                       L       holding (10, 20), looking at (10, 80)
