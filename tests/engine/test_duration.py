@@ -6,6 +6,7 @@ definedness, the same class where defined; plus hand-worked margin cases (docs/r
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from dataclasses import replace
 
@@ -39,32 +40,35 @@ def test_every_duration_primitive_has_a_scalar_twin():
         assert registry.scalar(n).__module__ == "tensorqa.engine.scalar.duration"
 
 
+# every margin and both superlatives on each random batch (sampling them left the 7 s margin's rare
+# defined comparisons unmet in about one run in six)
 @settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 2**31 - 1), margin=st.sampled_from(sorted(MARGINS)), longest=st.booleans())
-def test_durations_torch_and_scalar_agree(seed, margin, longest):
-    sem = MARGINS[margin]
+@given(seed=st.integers(0, 2**31 - 1))
+def test_durations_torch_and_scalar_agree(seed):
     scenes, batch = random_batch(seed)
-    cls, defined = td.superlative(batch, longest, sem)
     ids, valid = present_actions(batch)
-    winner, ok = td.length_compare(batch, ids, longest, sem)
-    for b, scene in enumerate(scenes):
-        video = ScalarVideo(scene)
-        expected, was = _scalar(registry.scalar("superlative"), video, sem, longest)
-        assert bool(defined[b]) == was, (scene.video_id, longest, margin)
-        TALLY[f"superlative/{margin}:{'defined' if was else 'undefined'}"] += 1
-        if was:
-            assert int(cls[b]) == expected, (scene.video_id, longest, margin)
-        K = int(valid[b].sum())
-        for i in range(K):
-            for j in range(K):
-                a, c = int(ids[b, i]), int(ids[b, j])
-                expected, was = _scalar(registry.scalar("length_compare"), video, sem, a, c, longest)
-                assert bool(ok[b, i, j]) == was, (scene.video_id, a, c, longest, margin)
-                TALLY[f"length_compare/{margin}:{'defined' if was else 'undefined'}"] += 1
-                if was:
-                    assert int(winner[b, i, j]) == expected, (scene.video_id, a, c, longest, margin)
-                    TALLY["length_compare:row_wins" if expected == a else "length_compare:column_wins"] += 1
-        TALLY["videos:repeated_class"] += len({i.cls for i in video.instances}) < len(video.instances)
+    for (margin, sem), longest in itertools.product(MARGINS.items(), (True, False)):
+        cls, defined = td.superlative(batch, longest, sem)
+        winner, ok = td.length_compare(batch, ids, longest, sem)
+        for b, scene in enumerate(scenes):
+            video = ScalarVideo(scene)
+            expected, was = _scalar(registry.scalar("superlative"), video, sem, longest)
+            assert bool(defined[b]) == was, (scene.video_id, longest, margin)
+            TALLY[f"superlative/{margin}:{'defined' if was else 'undefined'}"] += 1
+            if was:
+                assert int(cls[b]) == expected, (scene.video_id, longest, margin)
+            K = int(valid[b].sum())
+            for i in range(K):
+                for j in range(K):
+                    a, c = int(ids[b, i]), int(ids[b, j])
+                    expected, was = _scalar(registry.scalar("length_compare"), video, sem, a, c, longest)
+                    assert bool(ok[b, i, j]) == was, (scene.video_id, a, c, longest, margin)
+                    TALLY[f"length_compare/{margin}:{'defined' if was else 'undefined'}"] += 1
+                    if was:
+                        assert int(winner[b, i, j]) == expected, (scene.video_id, a, c, longest, margin)
+                        TALLY["length_compare:row_wins" if expected == a else "length_compare:column_wins"] += 1
+    for scene in scenes:
+        TALLY["videos:repeated_class"] += len(set(scene.inst_cls.tolist())) < len(scene.inst_cls)
 
 
 def _scene(insts) -> VideoScene:
