@@ -18,8 +18,7 @@ from tensorqa.agqa.templates import (
     TEMPLATES,
     WINDOW_FRAMES,
 )
-from tensorqa.scenes.vocab import vocab
-from tensorqa.agqa.records import OBJECT_ARTICLE
+from tensorqa.scenes.vocab import indefinite, vocab
 
 # the record columns the grounding reads; the optional ones default to "" (direct / unnamed)
 COLUMNS = ("question_id", "video_id", "template", "frame", "question", "answer", "program", "window",
@@ -91,7 +90,7 @@ def vocabulary_ids() -> dict[str, dict[str, int]]:
 
 @functools.cache
 def object_phrases() -> tuple[str, ...]:
-    return tuple(OBJECT_ARTICLE.get(e, f"a {e}") for e in vocab().object_english)
+    return tuple(indefinite(e) for e in vocab().object_english)
 
 
 @functools.cache

@@ -13,7 +13,7 @@ from tensorqa.engine.grid import action_word
 from tensorqa.engine.primitives.localize import KIND_NAMES
 from tensorqa.engine.program_shapes import PROGRAM_SHAPES
 from tensorqa.agqa.templates import ACTION_REFERENCE_FRAMES, OBJECT_REFERENCE_FRAMES, TEMPLATES, WINDOW_FRAMES
-from tensorqa.scenes.vocab import vocab
+from tensorqa.scenes.vocab import indefinite, vocab
 from tensorqa.agqa.text import Lexicon, join_patterns, split_pattern
 
 TEMPLATE_NAMES = tuple(TEMPLATES)
@@ -21,8 +21,6 @@ TEMPLATE_NAMES = tuple(TEMPLATES)
 WINDOW_STEPS = np.array([0, 2, 2, 2, 3], dtype=np.int64)
 MAX_STEPS = 8
 # English noun phrase of each object where "a <name>" does not read well
-OBJECT_ARTICLE = {"clothes": "some clothes", "food": "some food", "floor": "the floor", "medicine": "some medicine",
-                  "groceries": "some groceries"}
 SLOT_NAMES = ("object", "object2", "relation", "action", "action2")
 REF_AXES = ("object", "object2", "action", "action2", "window_x", "window_y")  # slots that may hold an object reference
 
@@ -83,7 +81,7 @@ ID_PATTERN = ["", "video_dash", "", "rank", ""]  # "<video>-" + question number
 def texts() -> Texts:
     v = vocab()
     lex = Lexicon()
-    lex.section("object_phrase", (OBJECT_ARTICLE.get(e, f"a {e}") for e in v.object_english))
+    lex.section("object_phrase", (indefinite(e) for e in v.object_english))
     lex.section("object_word", v.object_english)
     lex.section("object_id", v.object_ids)
     lex.section("relation_word", v.relation_english)

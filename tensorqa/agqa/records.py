@@ -27,7 +27,6 @@ from tensorqa.agqa.validity import Cells
 from tensorqa.agqa.text import compose, gather_text
 from tensorqa.agqa.record_texts import (  # noqa: F401  (re-exported: the record constants)
     MAX_STEPS,
-    OBJECT_ARTICLE,
     REF_AXES,
     REF_VARIANTS,
     SLOT_NAMES,

@@ -37,11 +37,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from tensorqa.errors import TensorQAError
-from tensorqa.agqa.records import OBJECT_ARTICLE
 from tensorqa.engine.program import Call, Items, Node, Slot, Word, localize, match, parse_program
 from tensorqa.engine.program_shapes import PROGRAM_SHAPES
 from tensorqa.agqa.templates.catalogue import ACTION_REFERENCE_FRAMES, OBJECT_REFERENCE_FRAMES, WINDOW_FRAMES, template_spec
-from tensorqa.scenes.vocab import vocab
+from tensorqa.scenes.vocab import indefinite, vocab
 
 PRESENT = "objPresent"
 COLLECTIONS: dict[str, str] = {
@@ -352,7 +351,7 @@ def frames(kind: str) -> tuple[str, ...]:
 def object_phrase(node: Node) -> str:
     """``a cup`` / ``some food`` for an object word, ``the object they were holding first`` for a reference."""
     if isinstance(node, Word):
-        return OBJECT_ARTICLE.get(node.text, f"a {node.text}")
+        return indefinite(node.text)
     ref = reference_question(node)
     return OBJECT_REFERENCE_FRAMES[_REFERENCE_KIND[ref.kind]][0].format(relation=ref.slot("relation").text)
 

@@ -12,7 +12,7 @@ import numpy as np
 from tensorqa.foils import programs as P
 from tensorqa.foils import text as T
 from tensorqa.foils.draws import balance_flags, balance_flags_within, balanced_draw, matched_draw
-from tensorqa.foils.lexicon import indefinite
+from tensorqa.scenes.vocab import indefinite
 from tensorqa.foils.pair import Pair
 from tensorqa.foils.phenomena import (
     INSTRUMENTS,

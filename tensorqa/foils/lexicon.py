@@ -1,7 +1,8 @@
-"""What the vocabulary's words say about each other, for captions and foils that read well: how an
-object noun takes its article and verb, which objects an action's phrase names, and which objects a
-contact relation plausibly takes (from the Charades action classes). One home for each fact; ``text``
-and ``phenomena`` read them from here.
+"""What the vocabulary's words say about each other, for foils that read well: which objects an
+action's phrase names, and which objects a contact relation plausibly takes (from the Charades
+action classes). How an object noun takes its article and verb is the vocabulary's own fact
+(:func:`tensorqa.scenes.vocab.indefinite`, :func:`~tensorqa.scenes.vocab.copula`), shared with
+AGQA's question text.
 """
 
 from __future__ import annotations
@@ -12,29 +13,6 @@ import re
 import numpy as np
 
 from tensorqa.scenes.vocab import NO_OBJECT, vocab
-
-# Object nouns that do not take "a": mass nouns ("some food", "the food is") and plural-only nouns
-# ("some clothes", "the clothes are"); the floor is the room's one floor ("the floor"). Every other
-# object noun is a count noun ("a bag", "the bag is").
-MASS_NOUNS = frozenset({"food", "medicine"})
-PLURAL_NOUNS = frozenset({"clothes", "groceries"})
-UNIQUE_NOUNS = frozenset({"floor"})
-
-
-def indefinite(word: str) -> str:
-    """The noun with the article a sentence introduces it by: "a bag", "an ...", "some food",
-    "some clothes", "the floor"."""
-    if word in MASS_NOUNS or word in PLURAL_NOUNS:
-        return f"some {word}"
-    if word in UNIQUE_NOUNS:
-        return f"the {word}"
-    return f"{'an' if word[0] in 'aeiou' else 'a'} {word}"
-
-
-def copula(word: str) -> str:
-    """"are" after a plural-only noun ("the clothes are"), else "is"."""
-    return "are" if word in PLURAL_NOUNS else "is"
-
 
 def _groups() -> np.ndarray:
     """bool[O, O]: objects of one synonym group (AGQA's merge: towel = blanket, sandwich = food)."""

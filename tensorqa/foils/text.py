@@ -3,7 +3,7 @@ in the one word or phrase of its phenomenon."""
 
 from __future__ import annotations
 
-from tensorqa.foils.lexicon import copula, indefinite
+from tensorqa.scenes.vocab import copula, indefinite
 from tensorqa.foils.static_programs import RELATION_ENGLISH, describe
 from tensorqa.scenes.static_batch import RELATIONS
 from tensorqa.scenes.vocab import vocab
@@ -16,7 +16,7 @@ def _window(w: int, kind: str) -> str:
 def existence(o: int, w: int, yes: bool, kind: str = "while") -> str:
     """yes: "The person interacts with a bag." / no: "The person interacts with no bag before opening a
     door." (``kind``: while, before or after action ``w``; w -1: the whole video). Mass and plural-only
-    nouns take "some" ("some food", "some clothes"), as ``lexicon.indefinite`` says."""
+    nouns take "some" ("some food", "some clothes"), as ``vocab.indefinite`` says."""
     word = vocab().object_english[o]
     return f"The person interacts with {indefinite(word) if yes else 'no ' + word}{_window(w, kind)}."
 

@@ -22,6 +22,29 @@ RELATION_KINDS = ("attention", "spatial", "contact", "verb")
 NO_OBJECT = -1  # action_object entry of actions that have no object
 
 
+# Object nouns that do not take "a": mass nouns ("some food", "the food is") and plural-only nouns
+# ("some clothes", "the clothes are"); the floor is the room's one floor ("the floor"). Every other
+# object noun is a count noun ("a bag", "the bag is").
+MASS_NOUNS = frozenset({"food", "medicine"})
+PLURAL_NOUNS = frozenset({"clothes", "groceries"})
+UNIQUE_NOUNS = frozenset({"floor"})
+
+
+def indefinite(word: str) -> str:
+    """The noun with the article a sentence introduces it by: "a bag", "an ...", "some food",
+    "some clothes", "the floor"."""
+    if word in MASS_NOUNS or word in PLURAL_NOUNS:
+        return f"some {word}"
+    if word in UNIQUE_NOUNS:
+        return f"the {word}"
+    return f"{'an' if word[0] in 'aeiou' else 'a'} {word}"
+
+
+def copula(word: str) -> str:
+    """"are" after a plural-only noun ("the clothes are"), else "is"."""
+    return "are" if word in PLURAL_NOUNS else "is"
+
+
 def _read_tsv(name: str) -> list[dict[str, str]]:
     text = resources.files("tensorqa.data").joinpath(name).read_text()
     lines = [line for line in text.splitlines() if line and not line.startswith("#")]
