@@ -58,6 +58,7 @@ from tensorqa.engine.program_shapes import PROGRAM_SHAPES, SHAPES, ShapeSpec
 from tensorqa.scenes.batch import SceneBatch, by_identity
 from tensorqa.engine.semantics import AGQA, Semantics, get_semantics
 from tensorqa.scenes.vocab import vocab
+from tensorqa.engine.windows import ONE_ACTION_WINDOWS
 
 DOMAINS = ("present", "all")
 
@@ -166,7 +167,7 @@ def _bind_window(node: Node, skeleton: str) -> tuple[int | None, tuple[int | Non
         return VIDEO, (None, None)
     if isinstance(node, Call) and node.func == "Localize" and isinstance(node.args[0], Word):
         word = node.args[0].text
-        if word in ("before", "after", "while") and len(node.args) == 2:
+        if word in ONE_ACTION_WINDOWS and len(node.args) == 2:
             acts = [node.args[1]]
         elif word == "between" and isinstance(node.args[1], Items) and len(node.args[1]) == 2:
             acts = list(node.args[1].items)

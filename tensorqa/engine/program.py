@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Iterator, Mapping, Sequence
 
 from tensorqa.errors import TensorQAError
+from tensorqa.engine.windows import LOCALIZE_WORDS
 from tensorqa.scenes.vocab import vocab
 
 # name -> allowed argument counts (AGQA README function table, STAIR's arity table; ToAction and
@@ -48,7 +49,7 @@ KEYWORDS: frozenset[str] = frozenset({
     "max", "min", "start", "end",
 })
 
-TEMPORAL_WORDS = ("before", "after", "while", "between")
+TEMPORAL_WORDS = LOCALIZE_WORDS
 
 _SLOT = re.compile(r"<([A-Za-z_]+[0-9]*)>")
 _DELIMS = "()[],"

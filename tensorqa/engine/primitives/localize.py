@@ -26,10 +26,11 @@ import torch
 from tensorqa.scenes.batch import SceneBatch, by_identity
 from tensorqa.scenes.vocab import vocab
 from tensorqa.engine.primitives.registry import ablation, register
+from tensorqa.engine.windows import WINDOW_KINDS
 
 # Window kinds (Windows.kind); the names are AGQA's temporal words, "video" for the whole video.
 VIDEO, BEFORE, AFTER, WHILE, BETWEEN = range(5)
-KIND_NAMES = ("video", "before", "after", "while", "between")
+KIND_NAMES = WINDOW_KINDS  # a window row's word indexes this
 
 
 @dataclass(frozen=True)

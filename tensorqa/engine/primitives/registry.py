@@ -27,10 +27,11 @@ import contextlib
 from typing import Callable
 
 from tensorqa.errors import TensorQAError
+from tensorqa.engine.windows import WINDOW_KINDS
 
 BACKENDS = ("torch", "kernel", "scalar")
 VECTOR_BACKENDS = ("torch", "kernel")  # what use() may switch the vectorized runs to
-TEMPORAL_WORDS = ("video", "before", "after", "while", "between")
+TEMPORAL_WORDS = WINDOW_KINDS  # the words an ablation may swap
 
 _impls: dict[str, dict[str, Callable]] = {}  # primitive name -> backend -> function
 _aliases: dict[str, str] = {}  # AGQA function name -> primitive name

@@ -31,6 +31,7 @@ from tensorqa.engine.scalar.video import Entity, NoAnswer, ScalarVideo, Undefine
 from tensorqa.engine.semantics import AGQA, Semantics, get_semantics, resolve_to_action
 from tensorqa.scenes.batch import VideoScene
 from tensorqa.scenes.vocab import vocab
+from tensorqa.engine.windows import ONE_ACTION_WINDOWS
 
 twin = registry.scalar
 
@@ -198,7 +199,7 @@ class _Walker:
             else:
                 raise _unsupported(node, "between takes two actions")
             return twin("localize")(self.v, self.sem, "between", self.action(x_node), self.action(y_node))
-        if kind not in ("before", "after", "while") or len(node.args) != 2:
+        if kind not in ONE_ACTION_WINDOWS or len(node.args) != 2:
             raise _unsupported(node, "expected Localize(before|after|while, action)")
         return twin("localize")(self.v, self.sem, kind, self.action(node.args[1]))
 
