@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from tensorqa.clevr.constants import MAX_BINS
 from tensorqa.clevr.compiled_bits import (
     K,
     absent_keys,
@@ -65,7 +66,6 @@ from tensorqa.clevr.plan import (
 )
 
 LOCAL = 6
-MAX_BINS = 11
 HASHED = 16  # class-table cache slots per scene for input sets other than the scene's, objects', same_<attr>'s
 _ = (BOOL, INT)
 

@@ -10,7 +10,9 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-K = 324  # filter keys (keys.all_keys)
+from tensorqa.clevr.constants import NUM_KEYS
+
+K = NUM_KEYS  # filter keys (keys.all_keys)
 _M32 = 0xFFFFFFFF
 
 

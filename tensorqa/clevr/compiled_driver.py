@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tensorqa.clevr.plan import Plan
+from tensorqa.clevr.constants import MAX_OBJECTS, ROUNDS as CONSTANT_ROUNDS
 from tensorqa.outputs import atomic_file, partial_path, publish, write_error
 from tensorqa.scenes.static_batch import ATTRS, StaticBatch, clevr_vocab
 
-MAX_OBJECTS = 62  # object sets are int64 words
-ROUNDS = np.array((4, 4, 8, 16, 32), np.int64)  # generate.ROUNDS
+ROUNDS = np.array(CONSTANT_ROUNDS, np.int64)
 # The streamed questions JSON generates a block in parts of this many scenes (~2.8 MB of records with
 # CLEVR's defaults): each part's records go to the device while the next part is generated, so a run
 # waits at its end only for the last part's write.

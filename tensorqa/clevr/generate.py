@@ -28,10 +28,10 @@ from tensorqa.clevr.templates import DEFAULT_SYNONYMS, DEFAULT_TEMPLATES_DIR, Te
 from tensorqa.clevr.validity import answer_codes, answer_domain, valid_rows
 from tensorqa.errors import TensorQAError
 from tensorqa.memory import keep_freed_memory
+from tensorqa.clevr.constants import ROUNDS
 from tensorqa.scenes.static_batch import StaticBatch
 from tensorqa.scenes.static_store import StaticStore
 
-ROUNDS = (4, 4, 8, 16, 32)  # draws per round of TemplateRows.fill, up to --draws
 
 
 # the most each count option may be: far past any use, and refused before anything is allocated

@@ -23,6 +23,7 @@ import torch
 from tensorqa.clevr.keys import POPCOUNT16, all_keys, count_true, scene_match  # noqa: F401  (all_keys: public here)
 from tensorqa.clevr.templates import FILTER_KINDS, KEY_TYPES, RELATE_FILTER_KINDS, SINGLE_FILTERS, Template
 from tensorqa.engine.primitives import registry
+from tensorqa.clevr.constants import MAX_OBJECTS
 from tensorqa.errors import TensorQAError
 from tensorqa.scenes.static_batch import ATTRS, StaticBatch, clevr_vocab
 
@@ -116,7 +117,7 @@ class Block:
             idx = idx * n + (given[a] + 1 if a in given else 0)
         scene = self.scene_idx[self.row_scene]
         N = self.mask.shape[1]
-        if N > 62:
+        if N > MAX_OBJECTS:
             return self.tables.match[scene, :, idx] > 0
         bits = self.tables.key_bits[scene, idx]
         return ((bits[:, None] >> torch.arange(N, device=bits.device)) & 1).bool()

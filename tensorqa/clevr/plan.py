@@ -27,7 +27,8 @@ from tensorqa.clevr.templates import (
     Template,
 )
 from tensorqa.clevr.text import PAIR_PARAMS
-from tensorqa.clevr.validity import MAX_COUNT, answer_domain
+from tensorqa.clevr.constants import MAX_COUNT
+from tensorqa.clevr.validity import answer_domain
 from tensorqa.scenes.static_batch import ATTRS, RELATIONS, clevr_vocab
 
 # op codes of template nodes
@@ -342,4 +343,3 @@ def plans(templates: list[Template], synonyms: dict) -> tuple[Plan, TextPlan]:
     return _CACHE[key]
 
 
-assert MAX_COUNT == 10  # the histogram's 11 bins below (compiled.MAX_BINS)
