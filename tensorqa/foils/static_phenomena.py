@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from tensorqa.clevr.keys import scene_match
 from tensorqa.foils.phenomena import NUMERALS, SMALL, STREAMS, Rows, noise, pick
 from tensorqa.foils.static_programs import KEYS, describe, key_id
 from tensorqa.scenes.static_batch import StaticBatch, clevr_vocab
@@ -37,9 +38,9 @@ _SWAP = torch.as_tensor(np.array([[key_id((*key[:3], s)) if key[3] >= 0 else k f
 
 
 def describe_objects(batch: StaticBatch) -> tuple[torch.Tensor, torch.Tensor]:
-    """(match bool[B, N, K], count int64[B, K]): the objects each key picks out."""
-    hit = (_KEYS[None, None] < 0) | (batch.attrs[:, :, None, :] == _KEYS[None, None])  # [B, N, K, 4]
-    match = batch.mask[:, :, None] & hit.all(-1)
+    """(match bool[B, N, K], count int64[B, K]): the objects each key picks out (the engine's table,
+    :func:`tensorqa.clevr.keys.scene_match`)."""
+    match = scene_match(batch.attrs, batch.mask) > 0
     return match, match.sum(1)
 
 

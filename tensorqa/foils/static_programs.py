@@ -21,16 +21,14 @@ synonym of CLEVR's ``synonyms.json`` ("ball" = sphere, "block" = cube, "shiny" =
 
 from __future__ import annotations
 
-import itertools
 import json
 
-import numpy as np
-
+from tensorqa.clevr.keys import all_keys
 from tensorqa.clevr.scalar import INVALID, run_program
 from tensorqa.foils.programs import Text
 from tensorqa.scenes.static_batch import ATTRS, RELATIONS, clevr_vocab
 
-KEYS = np.array(list(itertools.product(*(range(-1, len(clevr_vocab().values(a))) for a in ATTRS))), np.int64)  # [K, 4]
+KEYS = all_keys().numpy()  # [K, 4]: CLEVR's filter keys, the engine's order (clevr.keys)
 THING = len(clevr_vocab().shape)  # the shape slot of a key with no shape: "thing"
 RELATION_ENGLISH = {"left": "to the left of", "right": "to the right of", "behind": "behind", "front": "in front of"}
 
