@@ -50,9 +50,3 @@ def test_count_true_equals_a_sum():
 
 def test_popcount_table():
     assert POPCOUNT16.tolist() == [bin(i).count("1") for i in range(1 << 16)]
-
-
-def test_the_key_count_is_stated_once():
-    from tensorqa.clevr.constants import NUM_KEYS
-
-    assert NUM_KEYS == all_keys().shape[0] == 3 * 9 * 3 * 4
