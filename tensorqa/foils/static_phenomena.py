@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 from tensorqa.clevr.keys import scene_match
-from tensorqa.foils.phenomena import NUMERALS, SMALL, STREAMS, Rows, noise, pick
+from tensorqa.foils.phenomena import COUNTING, NUMERALS, STREAMS, Rows, counting_foils, noise, pick
 from tensorqa.foils.static_programs import KEYS, describe, key_id
 from tensorqa.scenes.static_batch import StaticBatch, clevr_vocab
 
@@ -87,18 +87,11 @@ def candidates(batch: StaticBatch, first: int, seed: int) -> dict[str, Rows]:
     # counting: a numeral the scene has a key for (uniform over those in range), then such a key
     numerals = torch.arange(NUMERALS)
     has_n = (count[:, :, None] == numerals).any(1)  # [B, NUMERALS]
-    for name, lo, hi in (("counting-balanced", 0, NUMERALS - 1), ("counting-small-numbers", 0, SMALL - 1),
-                         ("counting-adversarial", SMALL, NUMERALS - 1)):
+    for name, lo, hi in COUNTING:
         n, has_n_ = pick(has_n & (numerals >= lo) & (numerals <= hi), u(name, 0, NUMERALS))
         key, has = pick(count == n[:, None], u(name, 1, K))
-        if name == "counting-balanced":
-            foil_ok = numerals[None, :] != n[:, None]
-        elif name == "counting-small-numbers":
-            foil_ok = (numerals[None, :] != n[:, None]) & (numerals[None, :] < SMALL)
-        else:
-            foil_ok = (numerals[None, :] < SMALL).expand(B, -1)
         keep = has & has_n_
-        out[name] = _rows(video, keep, key, none, n, torch.ones(B, dtype=torch.bool), foil_ok,
+        out[name] = _rows(video, keep, key, none, n, torch.ones(B, dtype=torch.bool), counting_foils(name, n),
                           _objects(batch, match, rows[keep], key[keep]))
 
     # plurality: "exactly one <d>" (count 1) vs "several <d>s" (count >= 2); flag: the caption is plural
