@@ -25,7 +25,7 @@ import torch
 from tensorqa.errors import TensorQAError
 from tensorqa.limits import MAX_CLEVR_SCENES, MAX_NAME, MAX_SCENE_OBJECTS, NAME, SPLIT, parse_json
 from tensorqa.outputs import new_partial, partial_path, publish, write_error
-from tensorqa.scenes.store import HEADER_DAMAGE, corrupt_store
+from tensorqa.scenes.store import H5Reader, check_header
 from tensorqa.scenes.static_batch import StaticBatch, StaticScene, clevr_vocab, image_index_of
 
 FORMAT = "tensorqa.static_scenes"
@@ -131,7 +131,7 @@ def image_indices_of(raw: np.ndarray, names) -> np.ndarray:
     return out
 
 
-class StaticStore:
+class StaticStore(H5Reader):
     """Read access: ``len(store)``, ``store.batch(a, b)``, ``store.scenes(a, b)``, ``store.info``."""
 
     def __init__(self, path: str | os.PathLike):
@@ -142,24 +142,11 @@ class StaticStore:
             self._f = h5py.File(p, "r")
         except OSError:
             raise TensorQAError(f"{p}: cannot open as HDF5 (not an HDF5 file or corrupt)") from None
-        try:
-            self._open(p)
-        except TensorQAError:
-            self._f.close()
-            raise
-        except HEADER_DAMAGE as e:
-            self._f.close()
-            raise corrupt_store(p, e) from None
+        self._validated(self._open)
 
-    def _open(self, p: Path) -> None:
-        a = self._f.attrs
-        if a.get("format") != FORMAT:
-            raise TensorQAError(f"{p}: not a tensorqa static-scene store (attribute 'format' is {a.get('format')!r})")
-        version = a.get("format_version", -1)
-        if isinstance(version, (bool, np.bool_)) or not isinstance(version, (int, np.integer)) or version != FORMAT_VERSION:
-            raise TensorQAError(f"{p}: format_version {a.get('format_version')} is not supported (this tensorqa reads {FORMAT_VERSION})")
-        if a.get("vocab_hash") != clevr_vocab().hash:
-            raise TensorQAError(f"{p}: vocabulary mismatch (vocab_hash {a.get('vocab_hash')} in the file, {clevr_vocab().hash} here); repack it")
+    def _open(self) -> None:
+        p, a = self.path, self._f.attrs
+        check_header(self._f, p, FORMAT, "static-scene store", FORMAT_VERSION, clevr_vocab().hash)
         S = None
         ds = {}  # each dataset opened once (an h5py lookup is ~50 us)
         for name, (dtype, rank) in _DATASETS.items():
@@ -250,12 +237,3 @@ class StaticStore:
 
     def batch(self, start: int, stop: int, device: str | torch.device = "cpu") -> StaticBatch:
         return StaticBatch.from_scenes(self.scenes(start, stop), device, num_objects=self._ds["attrs"].shape[1])
-
-    def close(self) -> None:
-        self._f.close()
-
-    def __enter__(self) -> "StaticStore":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
