@@ -11,7 +11,7 @@ they are inserted into a video's dict:
   ``verb`` as ``{'names': [class ids], 'vertices': [vertices]}``, ``actions`` (action vertices whose
   instance covers the frame), ``next`` / ``prev`` (adjacent frames or None).
 * action ``'c092/1'`` (Charades class / instance number, counted per class in start order), by
-  start: the field list of the real dumps (:data:`ACTION_FIELDS`). ``phrase`` is AGQA's English
+  start: the fields of the real dumps, in their order. ``phrase`` is AGQA's English
   (``vocab().action_phrases``), ``start`` / ``end`` / ``length`` are seconds, ``all_f`` the
   ascending frame ids with start <= secs <= end, ``object_id`` ``'oN'`` or None, ``verb_id``
   ``'vNNN'``, ``next_instance`` / ``prev_instance`` the neighbours of the same class,
@@ -75,13 +75,7 @@ PathLike = Union[str, os.PathLike]
 MIN_SECS = 1e-3  # seconds written for a keyframe stored at secs <= 0
 PICKLE_PROTOCOL = 4
 RELATION_GROUPS = ("attention", "contact", "spatial", "verb")  # insertion order of relation vertices
-FRAME_FIELDS = ("id", "secs", "type", "metadata", "objects", *RELATION_GROUPS, "actions", "next", "prev")
-ACTION_FIELDS = ("id", "charades", "phrase", "type", "start", "end", "length", "objects", *RELATION_GROUPS,
-                 "metadata", "all_f", "object_id", "verb_id", "next_discrete", "prev_discrete",
-                 "next_instance", "prev_instance", "while")
-OBJECT_FIELDS = ("id", "type", "class", *RELATION_GROUPS, "visible", "bbox", "metadata", "frame_num", "secs",
-                 "next", "prev")
-RELATION_FIELDS = ("id", "type", "class", "objects", "metadata", "frame", "secs", "next", "prev")
+
 
 _MAX_FRAME = 999_999  # 6 digits
 _BLOCK = 256  # videos read from the store at a time
@@ -112,7 +106,6 @@ def video_graph(scene: VideoScene) -> dict[str, dict]:
     scene: frame_ids int32[F] (unique, 0..999999), frame_secs float32[F], rel bool[F, 36, 54],
     obj bool[F, 36], instances [N]; any order (sorted here).
     """
-    v = vocab()
     s = scene.sorted()
     fids = s.frame_ids.astype(np.int64)
     if fids.size and (fids[0] < 0 or fids[-1] > _MAX_FRAME):
@@ -121,40 +114,54 @@ def video_graph(scene: VideoScene) -> dict[str, dict]:
     if np.any(fids[1:] == fids[:-1]):
         dup = int(fids[1:][fids[1:] == fids[:-1]][0])
         raise TensorQAError(f"video {s.video_id!r}: frame number {dup} appears more than once")
-    split = s.split
     secs32 = np.where(s.frame_secs > 0, s.frame_secs, np.float32(MIN_SECS)).astype(np.float32)
     names = [f"{f:06d}" for f in fids.tolist()]
     secs = _seconds(secs32)
-
-    # -- frames ------------------------------------------------------------------------------------
-    frames = []
-    for fid, sec in zip(names, secs):
-        frames.append({"id": fid, "secs": sec, "type": "frame", "metadata": split, "objects": _group(),
-                       **{kind: _group() for kind in RELATION_GROUPS}, "actions": [], "next": None, "prev": None})
+    frames = [{"id": fid, "secs": sec, "type": "frame", "metadata": s.split, "objects": _group(),
+               **{kind: _group() for kind in RELATION_GROUPS}, "actions": [], "next": None, "prev": None}
+              for fid, sec in zip(names, secs)]
     for a, b in zip(frames, frames[1:]):
         _link(a, b)
+    objects = _object_vertices(s, frames, names, secs)
+    relations = _relation_vertices(s, frames, objects, names, secs)
+    actions = _action_vertices(s, frames, secs32)
+    graph: dict[str, dict] = {}
+    for vertex in frames + actions + list(objects.values()):
+        graph[vertex["id"]] = vertex
+    for kind in RELATION_GROUPS:
+        for vertex in relations.values():  # inserted by (frame, class)
+            if vertex["type"] == kind:
+                graph[vertex["id"]] = vertex
+    return graph
 
-    # -- objects: frame then class (np.nonzero walks row-major) ---------------------------------------
+
+def _object_vertices(s: VideoScene, frames: list[dict], names: list[str], secs: list[float]) -> dict:
+    """{(f, o): object vertex}, frame then class (np.nonzero walks row-major)."""
+    v = vocab()
     objects: dict[tuple[int, int], dict] = {}
     present = s.obj | s.rel.any(-1)  # [F, O]: a relation needs an object vertex
     for f, o in zip(*(x.tolist() for x in np.nonzero(present))):
         cls = v.object_ids[o]
         vertex = {"id": f"{cls}/{names[f]}", "type": "object", "class": cls,
-                  **{kind: [] for kind in RELATION_GROUPS}, "visible": True, "bbox": None, "metadata": split,
+                  **{kind: [] for kind in RELATION_GROUPS}, "visible": True, "bbox": None, "metadata": s.split,
                   "frame_num": names[f], "secs": secs[f], "next": None, "prev": None}
         objects[f, o] = vertex
         frames[f]["objects"]["names"].append(cls)
         frames[f]["objects"]["vertices"].append(vertex)
         _link(objects.get((f - 1, o)), vertex)
+    return objects
 
-    # -- relations: one vertex per (frame, relation class), objects by class ---------------------------
+
+def _relation_vertices(s: VideoScene, frames: list[dict], objects: dict, names: list[str], secs: list[float]) -> dict:
+    """{(f, r): relation vertex}: one per (frame, relation class), its objects by class."""
+    v = vocab()
     relations: dict[tuple[int, int], dict] = {}
     for f, r, o in zip(*(x.tolist() for x in np.nonzero(s.rel.transpose(0, 2, 1)))):
         vertex = relations.get((f, r))
         kind = v.relation_kinds[r]
         if vertex is None:
             cls = v.relation_ids[r]
-            vertex = {"id": f"{cls}/{names[f]}", "type": kind, "class": cls, "objects": [], "metadata": split,
+            vertex = {"id": f"{cls}/{names[f]}", "type": kind, "class": cls, "objects": [], "metadata": s.split,
                       "frame": names[f], "secs": secs[f], "next": None, "prev": None}
             relations[f, r] = vertex
             frames[f][kind]["names"].append(cls)
@@ -162,12 +169,14 @@ def video_graph(scene: VideoScene) -> dict[str, dict]:
             _link(relations.get((f - 1, r)), vertex)
         vertex["objects"].append(objects[f, o])
         objects[f, o][kind].append(vertex)
+    return relations
 
-    # -- actions ----------------------------------------------------------------------------------------
+
+def _action_vertices(s: VideoScene, frames: list[dict], secs32: np.ndarray) -> list[dict]:
+    """Action vertices in start order, linked to their frames, same-class neighbours and overlaps."""
+    v = vocab()
     start32, end32 = s.inst_start, s.inst_end
     inside = (secs32[None, :] >= start32[:, None]) & (secs32[None, :] <= end32[:, None])  # [N, F]
-    overlap = (start32[:, None] <= end32[None, :]) & (end32[:, None] >= start32[None, :])  # [N, N]
-    np.fill_diagonal(overlap, False)
     starts, ends = _seconds(start32), _seconds(end32)
     actions: list[dict] = []
     last_of_class: dict[int, dict] = {}
@@ -182,7 +191,7 @@ def video_graph(scene: VideoScene) -> dict[str, dict]:
         for kind in ("objects", *RELATION_GROUPS):
             gathered = [x for f in covered for x in frames[f][kind]["vertices"]]
             vertex[kind] = {"names": [x["class"] for x in gathered], "vertices": gathered}
-        vertex.update({"metadata": split, "all_f": [names[f] for f in covered],
+        vertex.update({"metadata": s.split, "all_f": [frames[f]["id"] for f in covered],
                        "object_id": v.object_ids[obj_index] if obj_index >= 0 else None,
                        "verb_id": v.verb_ids[v.action_verb[a]], "next_discrete": None, "prev_discrete": None,
                        "next_instance": None, "prev_instance": last_of_class.get(a), "while": []})
@@ -192,6 +201,8 @@ def video_graph(scene: VideoScene) -> dict[str, dict]:
         actions.append(vertex)
         for f in covered:
             frames[f]["actions"].append(vertex)
+    overlap = (start32[:, None] <= end32[None, :]) & (end32[:, None] >= start32[None, :])  # [N, N]
+    np.fill_diagonal(overlap, False)
     for i, vertex in enumerate(actions):
         vertex["while"] = [actions[j] for j in np.flatnonzero(overlap[i]).tolist()]
         after = np.flatnonzero(start32 > end32[i])
@@ -200,15 +211,7 @@ def video_graph(scene: VideoScene) -> dict[str, dict]:
         before = np.flatnonzero(end32 < start32[i])
         if before.size:  # the one ending last; among equal ends the later in start order
             vertex["prev_discrete"] = actions[int(before[np.flatnonzero(end32[before] == end32[before].max())[-1]])]
-
-    graph: dict[str, dict] = {}
-    for vertex in frames + actions + list(objects.values()):
-        graph[vertex["id"]] = vertex
-    for kind in RELATION_GROUPS:
-        for vertex in relations.values():  # inserted by (frame, class)
-            if vertex["type"] == kind:
-                graph[vertex["id"]] = vertex
-    return graph
+    return actions
 
 
 def _scenes(store: SceneStore, video_ids: list[str] | None) -> Iterable[VideoScene]:

@@ -139,6 +139,24 @@ def _parse_actions(text: str, path: Path, row: int) -> list[tuple[int, float, fl
     return out
 
 
+def _clip(raw_s: np.ndarray, raw_e: np.ndarray, length: float, clipped: dict) -> tuple[np.ndarray, np.ndarray]:
+    """Intervals float64[K] clipped to [0, length] with end >= start; ``clipped`` counts each fix."""
+    clipped["end_before_start"] += int((raw_e < raw_s).sum())
+    clipped["end_after_length"] += int((raw_e > length).sum())
+    clipped["start_after_length"] += int((raw_s > length).sum())
+    s = np.clip(raw_s, 0, length)
+    return s, np.maximum(np.clip(raw_e, 0, length), s)
+
+
+def _overlapping(s: np.ndarray, e: np.ndarray) -> int:
+    """How many intervals overlap another with positive length (max(starts) < min(ends))."""
+    if len(s) < 2:
+        return 0
+    inter = np.minimum(e[:, None], e[None, :]) > np.maximum(s[:, None], s[None, :])
+    np.fill_diagonal(inter, False)
+    return int(inter.any(1).sum())
+
+
 def derive_profile(csv_paths: Iterable[str | Path]) -> dict:
     """The statistics profile (a JSON-ready dict of lists, ints and floats) of Charades CSVs."""
     paths = [Path(p) for p in csv_paths]
@@ -171,11 +189,7 @@ def derive_profile(csv_paths: Iterable[str | Path]) -> dict:
             cls = np.array([a[0] for a in acts], dtype=np.int64)
             raw_s = np.array([a[1] for a in acts], dtype=np.float64)
             raw_e = np.array([a[2] for a in acts], dtype=np.float64)
-            clipped["end_before_start"] += int((raw_e < raw_s).sum())
-            clipped["end_after_length"] += int((raw_e > length).sum())
-            clipped["start_after_length"] += int((raw_s > length).sum())
-            s = np.clip(raw_s, 0, length)
-            e = np.maximum(np.clip(raw_e, 0, length), s)
+            s, e = _clip(raw_s, raw_e, length, clipped)
             for c, d, st in zip(cls.tolist(), (e - s).tolist(), (s / length if length > 0 else s * 0).tolist()):
                 durations[c].append(d)
                 starts[c].append(st)
@@ -184,10 +198,7 @@ def derive_profile(csv_paths: Iterable[str | Path]) -> dict:
             vids[distinct] += 1
             repeated += len(acts) - len(distinct)
             pairs.update(combinations(distinct, 2))
-            if len(acts) > 1:  # overlap with positive length: max(starts) < min(ends)
-                inter = (np.minimum(e[:, None], e[None, :]) > np.maximum(s[:, None], s[None, :]))
-                np.fill_diagonal(inter, False)
-                overlapping += int(inter.any(1).sum())
+            overlapping += _overlapping(s, e)
             spans = Counter((a[1], a[2]) for a in acts)
             shared += sum(spans[(a[1], a[2])] > 1 for a in acts)
             used = {action_object[c] for c in distinct}

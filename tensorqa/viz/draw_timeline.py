@@ -52,26 +52,14 @@ def cell_extents(secs: list[float]) -> list[tuple[float, float]]:
 def draw_timeline(data: dict, command: str = "show") -> bytes:
     """PNG bytes of the timeline figure of ``data`` (a :func:`timeline_data` dict)."""
     plt = pyplot(command)
-    from matplotlib.lines import Line2D
-    from matplotlib.patches import Patch, Rectangle
-
-    bars, ticks, objects, cells = data["bars"], data["ticks"], data["objects"], data["cells"]
-    q, w, ev = data["question"], data["window"], data["evidence"]
+    bars, ticks, objects = data["bars"], data["ticks"], data["objects"]
     secs = [t["secs"] for t in ticks]
     extent = dict(zip((t["frame"] for t in ticks), cell_extents(secs)))
-    end = max(data["duration_s"], 1.0)
     top_h, grid_h = max(len(bars), 1) * 0.3 + 0.6, max(len(objects), 1) * 0.42 + 0.6
     fig, (ax_act, ax_rel) = plt.subplots(2, 1, sharex=True, figsize=(12, top_h + grid_h + 1.8),
                                          layout="constrained", gridspec_kw={"height_ratios": [top_h, grid_h]})
-    title = f"video {data['video_id']} ({data['split']}): {len(bars)} action instances, {len(ticks)} keyframes"
-    if q:
-        wrap = lambda s: "\n".join(textwrap.wrap(s, 150))  # noqa: E731
-        title += f"\n{q['question_id']} [{q['template']}]  {wrap(q['text'])}\nanswer: {q['answer']}"
-        if ev["relation"]:
-            title += f"    asked relation: {ev['relation_name']} ({ev['relation']})"
-        title += f"\nprogram: {wrap(q['program'])}"
-    fig.suptitle(title, x=0.01, ha="left", fontsize=9)
-
+    fig.suptitle(_title(data), x=0.01, ha="left", fontsize=9)
+    w = data["window"]
     grounded_secs = [t["secs"] for t in ticks if t["highlight"]]
     for ax in (ax_act, ax_rel):
         if w:
@@ -82,7 +70,6 @@ def draw_timeline(data: dict, command: str = "show") -> bytes:
         if grounded_secs:  # red ticks along the top edge: the grounding's keyframes
             ax.plot(grounded_secs, [1.0] * len(grounded_secs), marker="v", ls="none", color=HIGHLIGHT, ms=5,
                     transform=ax.get_xaxis_transform(), clip_on=False, zorder=5)
-
     for i, b in enumerate(bars):
         ax_act.barh(i, max(b["end_s"] - b["start_s"], 0.05), left=b["start_s"], height=0.6,
                     color="#8da0cb", edgecolor=HIGHLIGHT if b["highlight"] else "#4b5d8a",
@@ -90,7 +77,29 @@ def draw_timeline(data: dict, command: str = "show") -> bytes:
     ax_act.set_yticks(range(len(bars)), [f"{b['phrase']} ({b['instance']})" for b in bars], fontsize=7)
     ax_act.set_ylim(len(bars) - 0.4, -0.6)
     ax_act.set_title("action instances", fontsize=8, loc="left")
+    _draw_relations(ax_rel, data, extent)
+    ax_rel.legend(handles=_legend(data["legend"]), fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    return png_bytes(fig)
 
+
+def _title(data: dict) -> str:
+    q, ev = data["question"], data["evidence"]
+    title = (f"video {data['video_id']} ({data['split']}): {len(data['bars'])} action instances, "
+             f"{len(data['ticks'])} keyframes")
+    if q:
+        wrap = lambda s: "\n".join(textwrap.wrap(s, 150))  # noqa: E731
+        title += f"\n{q['question_id']} [{q['template']}]  {wrap(q['text'])}\nanswer: {q['answer']}"
+        if ev["relation"]:
+            title += f"    asked relation: {ev['relation_name']} ({ev['relation']})"
+        title += f"\nprogram: {wrap(q['program'])}"
+    return title
+
+
+def _draw_relations(ax_rel, data: dict, extent: dict) -> None:
+    """The relation grid: one row per object, a striped cell per annotated keyframe."""
+    from matplotlib.patches import Rectangle
+
+    objects, cells, ev = data["objects"], data["cells"], data["evidence"]
     row = {o: i for i, o in enumerate(objects)}
     answer, named = (ev["answer_object"], set(ev["question_objects"])) if ev else (None, set())
     if answer in row:
@@ -120,14 +129,19 @@ def draw_timeline(data: dict, command: str = "show") -> bytes:
             tick.set_color(ANSWER_TEXT)
             tick.set_fontweight("bold")
     ax_rel.set_ylim(len(objects) - 0.4, -0.6)
-    ax_rel.set_xlim(min([0.0] + [lo for lo, _ in extent.values()]) - 0.2, end + 0.5)
-    ax_rel.set_xlabel("seconds (vertical lines: keyframes" + ("; red ▼: the grounding's keyframes)" if q else ")"),
-                      fontsize=8)
+    ax_rel.set_xlim(min([0.0] + [lo for lo, _ in extent.values()]) - 0.2, max(data["duration_s"], 1.0) + 0.5)
+    ax_rel.set_xlabel("seconds (vertical lines: keyframes"
+                      + ("; red ▼: the grounding's keyframes)" if data["question"] else ")"), fontsize=8)
     ax_rel.set_title("person–object relations per keyframe (each cell: one stripe per relation kind, top to bottom "
                      + ", ".join(KIND_ORDER) + ")", fontsize=8, loc="left")
 
+
+def _legend(entries: list[dict]) -> list:
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
     handles = []
-    for e in data["legend"]:
+    for e in entries:
         key = e["key"]
         if key.startswith("kind:"):
             handles.append(Patch(color=KIND_COLOURS[key[5:]], label=e["label"]))
@@ -140,5 +154,4 @@ def draw_timeline(data: dict, command: str = "show") -> bytes:
             handles.append(Patch(color=ANSWER, label=e["label"]))
         elif key == "grounding":
             handles.append(Patch(facecolor="white", edgecolor=HIGHLIGHT, linewidth=2, label=e["label"]))
-    ax_rel.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    return png_bytes(fig)
+    return handles
