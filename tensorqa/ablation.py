@@ -3,37 +3,17 @@
     tensorqa ablate STORE --ablate before=while [--ablate first_episode=last_episode] [--templates ...]
 
 An ablation makes one name mean another in the primitive registry (:func:`registry.ablate`): a
-temporal word (``before=while``: every question asked "before X" is answered over the keyframes
-"while X") or a primitive (``first_episode=last_episode``: "first" is computed as "last"). The
-questions stay the same; only the frames or the step that answers them change. For every
-template this module counts, over the direct questions the generator asks (the cells of its
-answer grid that AGQA's validity rules keep, :func:`tensorqa.agqa.validity.rule_cells`, exactly
-as ``tensorqa generate`` selects them):
+temporal word (``before=while``; ``video`` removes the localization) or a primitive. Over the direct
+questions the generator asks (:func:`tensorqa.agqa.validity.rule_cells`), per template: ``questions``,
+``with_step`` (those that take an ablated step), ``answered`` (of those, still answered) and
+``changed`` (of those, answered otherwise); ``--questions`` lists them (:data:`QUESTION_SCHEMA`).
+A template whose answers rarely change is answered without the step, so a model can skip it too.
 
-* ``questions``: how many there are;
-* ``with_step``: how many take an ablated step (their window says an ablated temporal word, or
-  the template's program calls an ablated primitive);
-* ``answered``: how many of those still have an answer under the ablation (an ablated step can
-  leave a question without one, e.g. a "first" that no longer exists);
-* ``changed``: how many of those get another answer.
-
-``--questions FILE.parquet`` lists the questions with the step one by one (:data:`QUESTION_SCHEMA`).
-
-A template whose answers rarely change is answered correctly without the step, so a model can
-skip that step too: the measure of how much a benchmark really tests it. For yes/no templates
-the share of "yes" before and after shows whether the ablation collapses the answers.
-
-Both sides run the same grid evaluation over the same blocks of videos (each block's ablated
-grids come from a context built under the ablation, since a :class:`~tensorqa.engine.grid.GridContext`
-keeps what it computed first), so the counts do not depend on the block size or the device.
-Questions that reach an object or an action through a reference ("the object they held first",
-"before taking the thing they held last") are not counted: they ask about the same cells through
-another phrase. ``video`` as the replacement removes a localization: ``before=video`` reads
-"before X" over the whole video. A temporal ablation changes the frames a question reads, not
-what the question says: actWhatAfterAll and actWhatBefore, whose rule the question's word picks
-(``act_what``), keep their rule over the new frames; for every other template the answers are
-those of the program with the word replaced (``tests/test_ablation.py`` checks them against the
-scalar executor).
+Both sides run the same grid evaluation over the same blocks (each ablated block from a context built
+under the ablation: a ``GridContext`` keeps what it computed first), so counts do not depend on the
+block size or device. Questions that reach an object or action through a reference are not counted
+(the same cells through another phrase). A temporal ablation changes the frames a question reads,
+not its words: actWhatAfterAll / actWhatBefore keep their rule (``act_what``) over the new frames.
 """
 
 from __future__ import annotations

@@ -1,19 +1,12 @@
-"""A file written front to back through one page-aligned buffer, bypassing the page cache where the
-OS and file system allow it (Linux ``O_DIRECT``), for bulk outputs of many gigabytes.
+"""A file written front to back through one page-aligned buffer, bypassing the page cache where the OS
+and file system allow it (Linux ``O_DIRECT``), for bulk outputs of many gigabytes.
 
-Why: buffered writes first copy every byte into freshly allocated page-cache pages; for a bulk
-writer those pages are never read back, they fill memory with dirty pages for the kernel to throttle
-on, and on virtual machines whose fresh pages fault to the host (the machines this project runs on)
-that copy costs several times the device write (measured in ``benchmarks/RESULTS.md``: 110 MB in
-0.3-0.4 s buffered, 0.06 s direct). Direct writes need aligned buffers, sizes and offsets: the
-buffer is page-aligned, only whole blocks are written until :meth:`DirectFile.close`, which pads the
-last block and cuts the file to its true size. Where ``O_DIRECT`` is refused (macOS, tmpfs, some
-network file systems), the same calls write through the page cache.
-
-Writes run on a writer thread while the caller fills a second buffer (double buffering): a direct
-write is mostly the device's time, not the CPU's (110 MB: 0.058 s of wall time, 0.007 s of CPU), and
-``os.write`` releases the GIL, so one core keeps computing while the last buffer goes out. The
-caller's compiled code must release the GIL too (numba's ``nogil``) for the thread to start its write.
+Why: buffered writes copy every byte into fresh page-cache pages that a bulk writer never reads back;
+on VMs whose fresh pages fault to the host that copy costs several times the device write. Direct
+writes need aligned buffers, sizes and offsets: whole blocks are written until :meth:`DirectFile.close`
+pads the last one and cuts the file to size. Where ``O_DIRECT`` is refused (macOS, tmpfs) the same
+calls write through the page cache. A writer thread writes one buffer while the caller fills the
+other (``os.write`` releases the GIL; the caller's compiled code must too, numba's ``nogil``).
 """
 
 from __future__ import annotations

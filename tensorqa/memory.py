@@ -1,18 +1,10 @@
-"""Keep freed memory in the process: generation allocates and frees the same large buffers for
-every block of videos, and memory handed back to the kernel is zeroed again on its next first
-touch (on the 2-core VM that cost a fifth of a run in the kernel).
+"""Keep freed memory in the process: generation allocates and frees the same large buffers every
+block, and memory handed back to the kernel is zeroed again on its next first touch.
 
-Two allocators hold the buffers:
-
-* Arrow's (mimalloc, the pyarrow wheels' default): text columns and Parquet pages. mimalloc reads
-  ``MIMALLOC_PURGE_DELAY`` once, when pyarrow loads its library: :func:`keep_arrows_freed_memory`
-  sets it to -1 (never give freed pages back) unless the environment already says otherwise or
-  pyarrow is loaded already (what it saves: ``benchmarks/RESULTS.md``, "Allocator set-up").
-* glibc's (torch tensors, numpy arrays): :func:`keep_freed_memory`, called by ``generate``.
-
-Importing :mod:`tensorqa` does neither: the command line (:func:`tensorqa.cli.main`) calls
-:func:`tensorqa.startup.configure_process` first thing; a library user may call it (or
-:func:`keep_arrows_freed_memory`) before importing pyarrow.
+Arrow's allocator (mimalloc) reads ``MIMALLOC_PURGE_DELAY`` once, when pyarrow loads:
+:func:`keep_arrows_freed_memory` sets it to -1 unless the environment says otherwise or pyarrow is
+loaded; glibc's (torch, numpy): :func:`keep_freed_memory`, called by ``generate``. Importing
+:mod:`tensorqa` does neither (the CLI calls :func:`tensorqa.startup.configure_process`).
 """
 
 from __future__ import annotations

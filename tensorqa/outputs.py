@@ -1,25 +1,12 @@
-"""The one output layer: output paths checked before any work, names joined under ``--out``,
-files written whole, inputs never replaced, and an exclusive lock on an output folder.
+"""The one output layer: output paths checked before any work, names joined under ``--out``, files
+written whole, inputs never replaced, an exclusive lock on an output folder.
 
-A name that comes from data (a split, a video id) becomes a path only through :func:`output_path`
-(one plain file name, landing inside ``--out``). Every file is written as a new file
-(:func:`new_file`: ``O_EXCL``, whatever was at the name removed, never opened) and renamed over its
-name (:func:`publish`), so a link planted inside ``--out`` is replaced, not written through;
-subfolders are made by :func:`output_folder`, which refuses a planted link. :func:`atomic_path`
-and :func:`atomic_file` remove the partial file on any failure or interrupt and turn a refused
-write into one line naming the file (:func:`write_error`). :func:`protect_inputs` (the CLI calls it
-with each command's input and output arguments) refuses an output that is an input and keeps every
-later rename or removal off the inputs.
-
-Every command writes its outputs to ``*.partial`` and renames them into place; a rename replaces
-whatever is at the path, a device file included (``--out /dev/full`` as root made it a regular
-file). So an output that exists must be what the command writes: a regular file where a file goes
-(:func:`check_output_file`), a folder where a folder goes (:func:`check_output_folder`); both are
-checked before the command reads its inputs, so a refused path costs nothing.
-
-:func:`output_lock` takes an exclusive ``flock`` on a lock file inside an output folder for the
-time a run writes there: a second run into the same folder (and shard) is refused at once rather
-than racing the first over its ``.partial`` files or silently replacing its records.
+Every file is written new (:func:`new_file`: ``O_EXCL``, whatever was at the name removed, never
+opened) as ``*.partial`` and renamed over its name (:func:`publish`), so a link planted inside
+``--out`` is replaced, not written through. A rename replaces whatever is at the path, a device
+included, so an existing output must be a regular file where a file goes and a folder where a
+folder goes (checked before the inputs are read). Names from data reach paths only through
+:func:`output_path`; :func:`protect_inputs` keeps every rename and removal off the run's inputs.
 """
 
 from __future__ import annotations
@@ -60,16 +47,21 @@ def _existing_parent(path: Path, flag: str | None) -> None:
             return
 
 
-def check_output_file(path: str | os.PathLike, flag: str | None = "--out", what: str = "the output is a file") -> Path:
-    """Refuse an output file path that the command must not replace: an existing folder, device,
-    fifo or socket, or a path whose folder does not exist. Returns the path."""
-    path = Path(path)
+def _mode(path: Path, flag: str | None) -> int | None:
+    """``path``'s st_mode, None where nothing is there."""
     try:
-        mode = os.stat(path).st_mode
+        return os.stat(path).st_mode
     except FileNotFoundError:
-        mode = None
+        return None
     except OSError as e:
         raise TensorQAError(f"{_named(path, flag)}: {e.strerror}") from None
+
+
+def check_output_file(path: str | os.PathLike, flag: str | None = "--out", what: str = "the output is a file") -> Path:
+    """Refuse an output file path that exists and is a folder, device, fifo or socket, or whose
+    folder does not exist. Returns the path."""
+    path = Path(path)
+    mode = _mode(path, flag)
     if mode is not None:
         if stat.S_ISDIR(mode):
             raise TensorQAError(f"{_named(path, flag)}: is a folder; {what}")
@@ -84,15 +76,9 @@ def check_output_file(path: str | os.PathLike, flag: str | None = "--out", what:
 
 
 def check_output_folder(path: str | os.PathLike, flag: str | None = "--out", what: str = "the output is a folder") -> Path:
-    """Refuse an output folder path that exists and is not a folder (a file, a device, ...), or
-    lies under a file. Returns the path."""
+    """Refuse an output folder path that exists and is not a folder, or lies under a file. Returns the path."""
     path = Path(path)
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        mode = None
-    except OSError as e:
-        raise TensorQAError(f"{_named(path, flag)}: {e.strerror}") from None
+    mode = _mode(path, flag)
     if mode is not None and not stat.S_ISDIR(mode):
         kind = "a file" if stat.S_ISREG(mode) else _kind(mode)
         raise TensorQAError(f"{_named(path, flag)}: is {kind}; {what}")
@@ -103,9 +89,8 @@ def check_output_folder(path: str | os.PathLike, flag: str | None = "--out", wha
 
 @contextlib.contextmanager
 def output_lock(folder: str | os.PathLike, name: str = ".tensorqa.lock", flag: str | None = "--out") -> Iterator[Path]:
-    """Hold an exclusive, non-blocking lock on ``folder/name`` (the folder is created) while the
-    block runs; another holder (another run, in any process) makes this a TensorQAError naming
-    the folder. The lock file is removed on release."""
+    """Hold an exclusive, non-blocking lock on ``folder/name`` (folder created) while the block runs:
+    a second run into the same folder is refused at once rather than racing the first."""
     import fcntl
 
     folder = Path(folder)
@@ -140,9 +125,8 @@ def output_lock(folder: str | os.PathLike, name: str = ".tensorqa.lock", flag: s
 # ---- names and paths under an output folder --------------------------------------------------------
 
 def file_name(name: str, where: str | os.PathLike, what: str = "name") -> str:
-    """``name`` if it can be one file name inside an output folder: not empty, ``.`` or ``..``, with
-    no path separator and no NUL. Names that come from data (a split, a video id, an image file
-    name) reach paths only through here, so none can climb out of ``--out`` or name an absolute path."""
+    """``name`` if it can be one file name inside an output folder (not empty, ``.`` or ``..``, no
+    separator, no NUL): names from data reach paths only through here, so none leaves ``--out``."""
     bad = (not isinstance(name, str) or name in ("", ".", "..") or "/" in name or "\\" in name or "\0" in name
            or (os.altsep is not None and os.altsep in name))
     if bad:
@@ -152,8 +136,7 @@ def file_name(name: str, where: str | os.PathLike, what: str = "name") -> str:
 
 
 def output_path(out: str | os.PathLike, *names: str, what: str = "name") -> Path:
-    """``out/names[0]/names[1]/...``, each name checked by :func:`file_name`, and the folder it lands
-    in checked to lie inside ``out`` once links are resolved (a linked subfolder would leave it)."""
+    """``out/names[0]/...``, each name a :func:`file_name`, landing inside ``out`` once links are resolved."""
     out = Path(out)
     path = out.joinpath(*(file_name(n, out, what) for n in names))
     inside(out, path)
@@ -169,10 +152,8 @@ def inside(out: str | os.PathLike, path: str | os.PathLike) -> Path:
 
 
 def output_folder(path: str | os.PathLike, root: str | os.PathLike | None = None) -> Path:
-    """Create folder ``path`` (parents too) and return it. Below ``root`` (the user's ``--out``,
-    which may itself be a link), no part may be a symbolic link or a non-folder: a link planted
-    there would send the writes elsewhere, so it is refused. Without ``root``, only ``path`` itself
-    is checked."""
+    """Create folder ``path`` (parents too). Below ``root`` (the user's ``--out``, itself maybe a link)
+    no part may be a link or a non-folder: a planted link would send the writes elsewhere."""
     path = Path(path)
     if root is None:
         root = path.parent
@@ -206,14 +187,12 @@ def output_folder(path: str | os.PathLike, root: str | os.PathLike | None = None
 # ---- files written whole or not at all ----------------------------------------------------------------
 
 def partial_path(path: str | os.PathLike) -> Path:
-    """Where ``path`` is written before it is complete: ``<path>.partial``."""
     path = Path(path)
     return path.with_name(path.name + ".partial")
 
 
 def remove_entry(path: str | os.PathLike) -> None:
-    """Remove the file or link at ``path`` (a link itself, never its target); a folder, a device,
-    a fifo or a socket is refused."""
+    """Remove the file or link (never its target) at ``path``; a folder, device, fifo or socket is refused."""
     try:
         mode = os.lstat(path).st_mode
     except FileNotFoundError:
@@ -230,34 +209,29 @@ _NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | get
 
 
 def new_file(path: str | os.PathLike, flags: int = 0) -> int:
-    """A descriptor of a new, empty file at ``path``, opened for writing (``flags`` added). What was
-    there (a left-over partial file, a planted link) is removed first, never opened: ``O_EXCL``
-    guarantees the file is one this call made, so no write goes through a link."""
+    """A descriptor of a new, empty file at ``path`` opened for writing: what was there is removed,
+    never opened, and ``O_EXCL`` makes sure no write goes through a link."""
     remove_entry(path)
     return os.open(path, _NEW | flags, 0o666)
 
 
 def new_partial(path: str | os.PathLike) -> Path:
-    """Make ``path``'s partial file new and empty (:func:`new_file`) for a writer that opens it by
-    name (pyarrow, HDF5), and return its path."""
+    """``path``'s partial file, new and empty, for a writer that opens it by name (pyarrow, HDF5)."""
     partial = partial_path(path)
     os.close(new_file(partial))
     return partial
 
 
 def publish(partial: str | os.PathLike, path: str | os.PathLike) -> Path:
-    """Rename a complete ``partial`` over ``path``. A rename replaces a link at ``path`` rather than
-    writing through it; an input of the run at ``path`` is refused (:func:`protect_inputs`)."""
+    """Rename a complete ``partial`` over ``path`` (a link there is replaced); an input is refused."""
     check_not_input(path)
     os.replace(partial, path)
     return Path(path)
 
 
 def write_error(path: str | os.PathLike, e: OSError, what: str = "write", outcome: str = "") -> TensorQAError:
-    """One line for a write the file system refused, naming the file being written (not its
-    partial file: an error naming a ``.partial`` file names the final one), and ``; outcome``
-    if given (what became of the partial files). pyarrow's and HDF5's messages name no file, or run
-    over several lines; the reason is the errno's text where one of the usual ones is in them."""
+    """One line for a refused write, naming the final file (never its ``.partial``) and ``; outcome``
+    if given: pyarrow's and HDF5's messages name no file or run over lines, so the errno's text is used."""
     if str(e.filename or "").endswith(".partial"):
         path = str(e.filename).removesuffix(".partial")
     text = str(e)  # pyarrow: "Error writing bytes to file. Detail: [errno 28] No space left on device"
@@ -269,9 +243,8 @@ def write_error(path: str | os.PathLike, e: OSError, what: str = "write", outcom
 
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
-    """Write ``path`` whole or not at all: yields the path of a new, empty partial file (for a
-    writer that opens files by name), published over ``path`` when the block ends. On any error,
-    or an interrupt, the partial file is removed; an OSError becomes one line naming ``path``."""
+    """Write ``path`` whole or not at all: yields a new partial file's path, published when the block
+    ends, removed on any error or interrupt (an OSError becomes one line naming ``path``)."""
     path = Path(path)
     partial = new_partial(path)
     try:
@@ -302,8 +275,7 @@ def write_atomic(path: str | os.PathLike, data: bytes | str, encoding: str = "ut
 
 
 def remove_tree(path: str | os.PathLike) -> None:
-    """Remove an output folder of a previous run (a link is removed, not followed); one that holds
-    an input of this run is refused."""
+    """Remove a previous run's output folder (a link is removed, not followed), unless it holds an input."""
     path = Path(path)
     for p in _INPUTS:
         if os.path.commonpath([os.path.realpath(path), p]) == os.path.realpath(path):
@@ -329,11 +301,8 @@ def _same(a: str | os.PathLike, b: str | os.PathLike) -> bool:
 
 
 def protect_inputs(inputs, outputs, flag: str = "--out") -> None:
-    """Refuse an output that is an input (the same path once resolved, or the same file: ``pack
-    --charades X.csv --out X.csv`` would replace the CSV), then remember the inputs for the run, so
-    that no file is published over one and no folder holding one is removed, wherever it lies
-    (an input inside an output folder included: :func:`publish`, :func:`remove_tree`).
-
+    """Refuse an output that is an input (same resolved path or same file), then remember the inputs
+    so that no file is published over one and no folder holding one is removed.
     ``inputs``: paths; ``outputs``: paths or (flag, path) pairs; None entries are skipped."""
     _INPUTS.clear()
     ins = [Path(p) for p in inputs if p is not None]

@@ -1,13 +1,10 @@
 """How many CPU threads torch runs, chosen once per command from the cores this process may use.
 
-torch starts one thread per physical core whatever else runs; on a machine whose cores other
-processes keep busy, its threads wait for each other at every parallel operation (``ablate`` ran
-three times slower with 2 threads than with 1 on a loaded 2-core machine). Every command that runs
-torch calls :func:`set_torch_threads` once; it gives torch the cores this process may use (its CPU
-affinity, capped by a cgroup CPU quota) less those other processes keep busy (the 1-minute load
-average), shared among the processes the command runs side by side. The user's choice wins: an
-explicit ``--threads``, or ``OMP_NUM_THREADS`` / ``MKL_NUM_THREADS`` in the environment, which torch
-reads itself. Nothing here imports torch until a count is set.
+torch starts one thread per physical core; where other processes keep cores busy its threads wait for
+each other at every parallel operation. :func:`set_torch_threads` gives torch the cores this process
+may use (affinity, capped by a cgroup quota) less those the 1-minute load average says are busy,
+shared among the command's processes. An explicit ``--threads`` or ``OMP_NUM_THREADS`` /
+``MKL_NUM_THREADS`` wins. Nothing here imports torch until a count is set.
 """
 
 from __future__ import annotations

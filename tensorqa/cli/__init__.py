@@ -1,28 +1,6 @@
-"""The ``tensorqa`` command line. One small function per subcommand; user errors print one line.
-
-    tensorqa pack [--videos N] [--seed S] --out FILE             embedded default dataset
-    tensorqa pack --charades CSV [CSV ...] --out FILE            real Charades videos and actions
-    tensorqa pack --action-genome DIR --charades CSV --out FILE  Action Genome + Charades
-    tensorqa pack --agqa-stsgs PKL [PKL ...] --out FILE          AGQA's augmented graphs
-    tensorqa info FILE                                           what a store holds
-    tensorqa export-agqa FILE --out G.pkl                        AGQA stsgs pickle layout
-    tensorqa generate FILE --out DIR                             AGQA's unbalanced question pool
-    tensorqa stats DIR                                           per-template counts vs Table 14
-    tensorqa ablate FILE --ablate before=while                   answers that change without a step
-    tensorqa balance DIR --out DIR [--preset agqa|agqa2]         AGQA's balancing
-    tensorqa split DIR --out DIR                                 compositional split fields
-    tensorqa decompose DIR --out DIR [--store FILE]              AGQA-Decomp question DAGs, exact answers
-    tensorqa evaluate --hierarchies DIR --predictions F          AGQA-Decomp metrics
-    tensorqa baseline ... --kind most-likely|random --out F      reference predictions
-    tensorqa show FILE VIDEO [--pool DIR --question ID] --out F  a video's timeline, a question's grounding
-    tensorqa report DIR [--compare DIR] --out DIR                HTML report with plots, summary.json
-    tensorqa pack --clevr N | --clevr-scenes JSON --out FILE     CLEVR static scenes (sampled, or CLEVR's scene files)
-    tensorqa generate CLEVR.h5 --out DIR                         CLEVR's question families from its template files
-    tensorqa foils FILE --out DIR                                caption/foil pairs proven by execution (videos or CLEVR)
-    tensorqa score-foils SCORES.json [--foils DIR] --out F       their metrics, VALSE's and ViLMA's conventions
-
-Building the parser imports no torch, pyarrow or h5py (``--help`` answers at once): each command
-imports its machinery inside the function that runs it.
+"""The ``tensorqa`` command line: one small function per subcommand (``tensorqa --help`` lists them);
+user errors print one line. Building the parser imports no torch, pyarrow or h5py (``--help``
+answers at once): each command imports its machinery inside the function that runs it.
 """
 
 from __future__ import annotations

@@ -1,24 +1,13 @@
 """Caption/foil metrics in the two conventions that share names (docs/reference/valse.md §5).
 
-One pair = one caption score and one foil score. In probability mode a score is P(match | scene, text)
-in [0, 1]; in logit mode (``logits=True``) it is a raw match logit, and the classification metrics read
-sigmoid(logit), so the 0.5 threshold is logit 0 (what VALSE's 2x2 logits and torchmetrics both amount to).
-
-``valse``  VALSE's ``lxmert_valse_eval.py``: a pair whose foil sits exactly on the threshold is skipped
-           (not counted in N); acc = (capt_fits + foil_detected) / N * 50; p_c = capt_fits / N * 100
-           (caption-class accuracy); p_f = foil_detected / N * 100 (foil-class accuracy);
-           acc_r = #[caption > foil] / N * 100, strict, on the raw scores. No min, no AUROC.
-``vilma``  ViLMA's ``bin/eval.py``: scores pass through float32 first; acc_r = argmax is the caption
-           (ties go to the caption); over all 2N texts, p_c = precision of "match" (p > 0.5), the PPV;
-           p_f = precision of "no match" (p < 0.5), the NPV; acc = (captions > 0.5 + foils <= 0.5) / 2N;
-           a precision with nothing predicted is 0; AUROC with ties at half credit; min = the minimum of
-           the two precisions. ViLMA prints round(100 x, 2) and takes the min of the rounded values;
-           here every value is 100 x at full precision (rounding is monotone, so the min rounds to
-           ViLMA's), rounded only when printed.
-
-Per group, ``counting-adversarial`` is reported beside ``counting`` rather than pooled into it (as VALSE's
-tables do): its captions say 4 or more and its foils 0-3, so a text-only model separates it by
-construction, and pooled it would hide how the other counting instruments fare.
+A pair is one caption score and one foil score: P(match | scene, text), or with ``logits=True`` a raw
+logit whose sigmoid the classification metrics read (threshold 0.5 = logit 0).
+``valse``: VALSE's ``lxmert_valse_eval.py`` (a foil exactly on the threshold is skipped; acc, p_c,
+p_f, acc_r; no min, no AUROC). ``vilma``: ViLMA's ``bin/eval.py`` (float32 scores; p_c / p_f the
+precisions over all 2N texts; AUROC with ties at half credit; min of the two precisions). Values are
+100 x at full precision, rounded only when printed (the min still rounds to ViLMA's).
+``counting-adversarial`` is reported beside ``counting``, not pooled: its captions say 4+ and its
+foils 0-3, so a text-only model separates it by construction.
 """
 
 from __future__ import annotations

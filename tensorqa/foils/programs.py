@@ -1,28 +1,14 @@
-"""Caption and foil programs, and their scalar proof: a text is (program, answer); it is true on a video
-iff the program executes there to that answer.
+"""Caption and foil programs, and their scalar proof: a text is (program, answer), true on a video iff
+the program executes there to that answer. AGQA-syntax programs (Exists over objects in a window,
+relations or actions) run on the engine's scalar executor (``run_program``); AGQA's syntax has no
+count, instance order or first / last over instances, so these forms of our own run by the plain
+loops below (the scalar twin of ``generate``):
 
-Programs in AGQA's syntax go to the engine's scalar executor (``run_program``):
-
-    Exists(<object>, Iterate(<window>, Filter(frame, [objects])))         existence ("yes" / "no")
-    Exists(<object>, Iterate(video, Filter(frame, [relations, <r>, objects])))  spatial relations
-    Exists(<action>, Iterate(video, Filter(frame, [actions])))            actions
-
-AGQA's syntax has no count, no instance order and no first / last over instances, so three small
-forms of our own are run here, by the plain loops below (the scalar twin of ``generate``):
-
-    Count(Iterate(video, Filter(frame, [objects])))  distinct objects (the person aside) the person
-                                                     interacts with (AGQA's objExists rule); answer "<n>"
-    Count(Instances(<action>))                        instances of the action; answer "<n>", or
-                                                     "several" (n >= 2) for plurality
-    Order(<action x>, <action y>)                     "before": every x ends before every y starts;
-                                                     "after": the other way round; else undefined
-    Extreme(first|last, actions)                      the action of the unique instance that starts
-                                                     first / ends last; answer its phrase
-    Together(<r1>, <o1>, <r2>, <o2>)                  "yes" iff some keyframe has the person r1 o1 and
-                                                     r2 o2 (the actant swap: r1 o2 and r2 o1)
-
-Existence's windows are AGQA's ``Localize(while|before|after, <action>)``, run by the engine's scalar
-executor (its window rule: ``engine/scalar/localize.localize``).
+    Count(Iterate(video, Filter(frame, [objects])))  objects the person interacts with (objExists rule)
+    Count(Instances(<action>))                        instances; "<n>", or "several" (n >= 2)
+    Order(<action x>, <action y>)                     "before": every x ends before every y starts
+    Extreme(first|last, actions)                      the unique instance that starts first / ends last
+    Together(<r1>, <o1>, <r2>, <o2>)                  some keyframe has r1 o1 and r2 o2 (actant swap)
 """
 
 from __future__ import annotations

@@ -1,14 +1,11 @@
-"""Foil-set records on disk: VALSE's JSON layout (one ``valse/<instrument>.json`` per instrument, each
-``{id: record}``) and one Parquet table (``pairs.parquet``), both with the caption's and foil's programs.
+"""Foil-set records on disk: VALSE's JSON layout (``valse/<instrument>.json``, ``{id: record}``) and one
+Parquet table (``pairs.parquet``), both with the caption's and foil's programs.
 
-VALSE's fields are kept with their meaning; a few are stand-ins, since a proof replaces annotators:
-``mturk`` is ``{"caption": 3, "foil": 0, "other": 0}`` so that VALSE's and ViLMA's validity filters
-(``mturk.caption >= 2``) keep every record, and ``validation`` says the labels come from execution.
-A static (CLEVR) scene's record has ``image_file`` (its image) and ``video_file`` None, a video's the
-other way round; ``grounding`` holds the keyframes (empty for a static scene), the objects (names, or
-for a static scene each object's full description) and ``object_indices`` (a static scene's objects'
-positions in its scene JSON; empty for videos). Ids are ``<instrument>:tensorqa:<video>`` and
-``<instrument>:tensorqa-clevr:<image>``, so that a video set's ids and a static set's never meet.
+VALSE's fields keep their meaning; where a proof replaces annotators, ``mturk`` is ``{"caption": 3,
+"foil": 0, "other": 0}`` (so VALSE's and ViLMA's validity filters keep every record) and
+``validation`` says the labels come from execution. A static (CLEVR) record has ``image_file``, a
+video's ``video_file``; ids are ``<instrument>:tensorqa:<video>`` and
+``<instrument>:tensorqa-clevr:<image>``, so video and static ids never meet.
 """
 
 from __future__ import annotations

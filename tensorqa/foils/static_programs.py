@@ -1,22 +1,11 @@
 """Captions and foils on static (CLEVR) scenes as CLEVR programs, and their scalar proof.
 
-A description is a key ``(size, color, material, shape)`` of class ids, -1 where the attribute is not
-said (an unsaid shape reads "thing"); :data:`KEYS` holds every one of them (3 x 9 x 3 x 4 = 324), key
-id = its row. A text is ``Text(program, answer)`` with ``program`` CLEVR's program JSON (a list of
-``{type, inputs, side_inputs}``, as a JSON string so that records keep one string column) and
-``answer`` what ``tensorqa.clevr.run_program`` must return for the text to be true ("yes" / "no" for
-an ``exist``, the number for a ``count``, "several" for any number >= 2)::
-
-    [scene, filter_size, filter_color, filter_material, filter_shape, exist]     "There is a <d>."
-    [scene, filter_*..., count]                                                "There are exactly <n> <d>s."
-    [scene, filter_*(A)..., unique, scene, filter_*(B)..., unique, relate <r>, filter_*(A)..., exist]
-                                                                               "The <A> is <r> the <B>."
-
-The relation program says "some A is r of the B"; its first branch (``unique`` over the A's) makes
-"the A" definite: ``run_program`` answers '__INVALID__' when any ``unique`` fails, so the text has an
-answer only where both descriptions pick out one object (CLEVR's filter + unique semantics).
-Words are CLEVR's canonical class names, so a foil's word false as a class is false under every
-synonym of CLEVR's ``synonyms.json`` ("ball" = sphere, "block" = cube, "shiny" = metal, ...).
+A description is a key ``(size, color, material, shape)`` of class ids, -1 where unsaid (a shape
+unsaid reads "thing"); :data:`KEYS` holds all 324, key id = row. A text is ``Text(program, answer)``:
+CLEVR's program JSON (a string, one records column) and what ``tensorqa.clevr.run_program`` must
+return (``exist``: yes / no; ``count``: the number, "several" for >= 2). A relation text's first
+branch ``unique`` makes "the A" definite: it has an answer only where both descriptions pick out one
+object. Words are CLEVR's class names, so a false word is false under every synonym.
 """
 
 from __future__ import annotations

@@ -1,27 +1,16 @@
-"""AGQA's scene-graph augmentation (AGQA paper §3.1), one switchable rule per function.
+"""AGQA's scene-graph augmentation (AGQA paper §3.1, docs/reference/agqa_semantics.md §c.4), one
+switchable rule per function, turning raw scenes into the augmented graphs AGQA's generator assumes:
 
-Raw scenes (as loaded from Action Genome / AGQA files or synthesized) carry Action Genome
-relations and Charades action intervals. AGQA's generator assumes graphs that are already
-augmented (docs/reference/agqa_semantics.md §c.4); these rules produce them:
+1. ``merge_synonyms``    fold synonym classes (towel -> blanket) and their actions into one.
+2. ``adjust_boundaries`` overlapping instances of one class become one; an action that runs into the
+                         next by at most ``overlap_margin`` s is cut (our reading of AGQA's clean-up).
+3. ``verb_relations``    an action with verb v and object o puts v's relation and the contact it
+                         implies (tidying -> touching) on o at each of its keyframes, o annotated.
+4. ``entailments``       entailed relations, closed transitively (carrying => holding => touching).
+5. ``prune_single_object`` (dataset level) AG relations seen with one object class only are removed;
+                         verb relations are exempt (their object is fixed by their action).
 
-1. ``merge_synonyms``   fold synonym classes into one (towel -> blanket, sandwich / groceries ->
-                        food; the matching actions, e.g. "holding a towel" -> "holding a blanket").
-2. ``adjust_boundaries`` make the order of consecutive actions unambiguous: overlapping instances
-                        of one class become one instance, and an action that runs into the next by
-                        at most ``overlap_margin`` seconds is cut to end just before it starts.
-                        (Our reading of AGQA's boundary clean-up; the margin is a parameter.)
-3. ``verb_relations``   an action with verb v and object o puts, at each of its keyframes, the verb
-                        relation (walking, watching, ... or the AG relation that carries the verb:
-                        holding, sitting on, ...) and the contact relation the verb implies
-                        (tidying -> touching) between the person and o, and marks o annotated.
-4. ``entailments``      add entailed relations, closed transitively (carrying => holding =>
-                        touching; wiping / twisting / eating / drinking from / writing on => touching).
-5. ``prune_single_object`` (dataset level) AG relations that co-occur with only one object class in
-                        the whole dataset are removed. Verb relations are exempt: their object is
-                        fixed by their action (walking -> doorway) and AGQA still asks about them.
-
-Attention relations stay in the store; ``AugmentConfig.exclude_attention`` records that questions
-must not use them (the template layer reads it from the store's metadata).
+Attention relations stay in the store; ``AugmentConfig.exclude_attention`` tells templates not to use them.
 """
 
 from __future__ import annotations

@@ -1,31 +1,17 @@
 """A small statistics profile of the Charades annotations, the seed of the synthetic dataset.
 
-``derive_profile`` reads the Charades v1 CSVs (``id, ..., objects, ..., actions, length``) and
-condenses them into a JSON-sized dict; ``data/charades_profile.json`` is that dict for the
-public train and test CSVs, so :mod:`tensorqa.scenes.synthetic` can build realistic scripts without a
-download. Regenerate it with::
+``derive_profile`` condenses the Charades v1 CSVs into a JSON-sized dict; ``data/charades_profile.json``
+is the one for the public train and test CSVs, so the synthetic dataset needs no download::
 
-    python -m tensorqa.scenes.profile Charades_v1_train.csv Charades_v1_test.csv \
-        --out data/charades_profile.json
+    python -m tensorqa.scenes.profile Charades_v1_train.csv Charades_v1_test.csv --out data/charades_profile.json
 
-Profile keys (numbers rounded to 3 decimals; ``c`` indexes the 157 Charades classes c000..c156):
-
-- ``num_videos``, ``num_intervals``; ``clipped``: how many intervals had end < start, end beyond the
-  video length, start beyond the length (times are clipped into [0, length], durations at 0).
-- ``actions_per_video``: int[k] videos with k action instances, k = 0..max.
-- ``length_levels`` / ``length_quantiles``: video length (s) quantiles at those levels.
-- ``quantile_levels``: the 11 levels 0, 0.1, ..., 1 of the per-class quantiles below.
-- ``class_frequency[c]``: instances of class c; ``class_videos[c]``: videos with at least one.
-- ``duration_quantiles[c]``: 11 quantiles of the instance duration (s), clipped at 0.
-- ``start_quantiles[c]``: 11 quantiles of start / video length.
-- ``cooccurrence``: ``[a, b, videos]`` for the most frequent unordered class pairs (a < b) that
-  occur in the same video, by count; ``cooccurrence_coverage``: share of all pair counts kept.
-- ``overlap_fraction``: share of instances whose interval overlaps another instance of the video.
-- ``repeat_fraction``: share of instances whose class already occurred in the same video.
-- ``shared_interval_fraction``: share of instances whose (start, end), as written in the CSV, equals
-  another instance's in the same video (annotators often mark related actions with one interval).
-- ``scene_objects``: per AG object class, videos listing an object of that class that none of the
-  video's actions uses; ``scene_objects_per_video``: int[k] videos with k such classes.
+Keys (3 decimals; ``c`` indexes the 157 classes): num_videos, num_intervals, clipped (intervals fixed
+into [0, length]), actions_per_video int[k], length_levels / length_quantiles, quantile_levels (0,
+0.1, ..., 1), class_frequency[c], class_videos[c], duration_quantiles[c], start_quantiles[c] (of start
+/ length), cooccurrence ``[a, b, videos]`` of the most frequent class pairs and its coverage,
+overlap_fraction, repeat_fraction, shared_interval_fraction (same (start, end) as another instance:
+annotators often mark related actions with one interval), scene_objects (per AG class, videos listing
+an object no action uses) and scene_objects_per_video int[k].
 """
 
 from __future__ import annotations

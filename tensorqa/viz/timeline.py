@@ -1,39 +1,21 @@
-"""The figure data of ``tensorqa show``: one video's timeline, and a question's evidence on it.
+"""The figure data of ``tensorqa show``: one video's timeline and a question's evidence on it, as plain
+Python values (no plotting library), so tests check them against the store and the record.
 
-Plain Python values only (no plotting library), so tests check them against the store and the
-record:
-
-    timeline_data(scene, record=None, semantics="agqa") -> dict
-        video_id, split, duration_s
-        bars:   [{"instance": "c076/1", "action": "c076", "phrase", "start_s", "end_s", "highlight"}]
-                one per action instance [N], in the scene's (start, end, class) order
-        ticks:  [{"frame": 105, "id": "000105", "secs": 4.4, "highlight"}]  one per keyframe [F]
-        objects: ["o4", ...]  the grid's rows: object classes annotated at some keyframe [O']
-        cells:  [{"object", "frame", "relations": ["r15", "v029"], "kinds": ["contact", "verb"], "kind",
-                "highlight", "grounded", "asked", "answer"}]  one per (object, keyframe) where the object
-                is annotated [<= O' x F]; ``kinds`` every relation kind present (KIND_ORDER), ``kind``
-                the first of them
-        question, window, grounding, evidence: None without a record (below)
-        legend: [{"key", "label"}]  what the figure's legend explains, in order (:func:`legend_entries`)
-
-With a record (a RECORD_SCHEMA row as a dict):
-
-    question:  {"question_id", "template", "text", "program", "answer"}
-    window:    {"kind", "frames": [frame numbers], "start_s", "end_s"}: the keyframes of the
-               program's Localize(...) (docs/reference/agqa_semantics.md §a.1, by ``reference.localize_frames``),
-               every keyframe for the whole video, the answered side for the compare-time
-               templates (§a.2; kind "compare-before" / "compare-after"); None when there is none
-    grounding: {"keyframes": [frame numbers], "objects": [[o, frame]], "relations": [[r, frame]],
-               "instances": ["c076/1"], "spans": {"start-end": [ids]}}: the record's sg_grounding
-               (computed by ``generate.grounding.ground_record`` when the pool has none); a keyframe
-               is highlighted when any vertex id names it (``000105``, ``o4/000105``, ``r15/000105``); a
-               cell is highlighted when its object vertex is grounded, and ``grounded`` when a grounded
-               relation vertex (``r15/000105``) holds on it
-    evidence:  what the question asks, on the grid: {"relation": "r15" or None (the record's relation
-               column), "relation_name", "relation_cells": [[o, frame]] where the relation holds,
-               "answer_object": "o5" or None (the object whose name is the answer), "answer_name",
-               "answer_cells": [[o, frame]] the answer object's cells, "question_objects": [o] the
-               objects the question names}; the cells carry the same as ``asked`` and ``answer``
+``timeline_data(scene, record=None, semantics="agqa") -> dict`` with video_id, split, duration_s and
+    bars     one per action instance [N] in (start, end, class) order: instance, action, phrase,
+             start_s, end_s, highlight
+    ticks    one per keyframe [F]: frame, id, secs, highlight
+    objects  the grid's rows [O']: object classes annotated at some keyframe
+    cells    one per (object, keyframe) where the object is annotated: relations, kinds (every kind
+             present, KIND_ORDER), kind (the first), highlight, grounded, asked, answer
+    legend   [{"key", "label"}] in order (:func:`legend_entries`)
+and, with a record (a RECORD_SCHEMA row), else None:
+    question   question_id, template, text, program, answer
+    window     kind, frames, start_s, end_s: the keyframes of the program's Localize (§a.1), the whole
+               video, or the answered side of a compare-time template (§a.2)
+    grounding  the record's sg_grounding (computed when the pool has none): keyframes, objects,
+               relations, instances, spans; a vertex id highlights its keyframe and cell
+    evidence   the asked relation and its cells, the answer object and its cells, the question's objects
 """
 
 from __future__ import annotations

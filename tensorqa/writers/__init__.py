@@ -1,20 +1,12 @@
-"""Writers for question records: Parquet shards in the Hugging Face layout, and AGQA's JSON dict.
-
-Hugging Face layout::
+"""Writers for question records: Parquet shards in the Hugging Face layout, and AGQA's JSON dict::
 
     OUT/README.md                                   dataset card with a ``configs`` block
     OUT/data/<split>-<i:05d>-of-<K:05d>.parquet     shard i of K, one file per split with rows
     OUT/data/.done-<i:05d>-of-<K:05d>.json          written last: shard i is complete
 
-A shard is written to ``*.partial`` files renamed at the end, then its ``.done`` marker, which
-records what decided the records (store, seed, templates, ...). On restart a shard whose marker
-exists is complete and is skipped, a half-written one is redone, and a folder that holds another
-run's shards (other parameters, another shard count) is refused (:func:`resume_shard`).
-
-Modules: :mod:`.schema` (the record schema and column encodings), :mod:`.layout` (the folder, done
-markers, resume, pool facts, dataset card, reading back), :mod:`.parquet` (the Parquet shard
-writer), :mod:`.agqa_json` (AGQA's JSON), :mod:`.digest` (content digests). Every name is
-importable from ``tensorqa.writers``.
+A shard's ``.done`` marker records what decided its records; on restart a complete shard is skipped,
+a half-written one redone, another run's folder refused (:func:`resume_shard`). Every name of
+:mod:`.schema`, :mod:`.layout`, :mod:`.parquet`, :mod:`.agqa_json` and :mod:`.digest` is importable here.
 """
 
 from tensorqa.writers.schema import (NULLABLE_COLUMNS, PLAIN_COLUMNS, RECORD_SCHEMA, SPLITS, STATISTICS_COLUMNS,

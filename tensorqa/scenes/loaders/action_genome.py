@@ -1,26 +1,13 @@
 """Action Genome annotations (``object_bbox_and_relationship.pkl``, ``person_bbox.pkl``) plus the
 Charades CSVs -> raw :class:`VideoScene` per video (AG relations only; no verbs, no entailments).
 
-Layout (``JingweiJ/ActionGenome`` README):
-
-* ``object_bbox_and_relationship.pkl``: ``{'VIDEO.mp4/FRAME.png': [object dict, ...]}``; an object
-  dict has ``class`` (AG object name, ``'cup/glass/bottle'`` or ``'cupglassbottle'``), ``bbox``,
-  ``attention_relationship`` / ``spatial_relationship`` / ``contacting_relationship`` (lists of AG
-  relation names, with or without underscores: ``'in_front_of'`` == ``'infrontof'``; ``None`` for
-  invisible objects), ``visible`` (bool) and ``metadata`` ``{'tag', 'set': 'train' | 'test'}``.
-* ``person_bbox.pkl``: ``{'VIDEO.mp4/FRAME.png': {'bbox', 'bbox_score', ...}}``; only its keys are
-  used, to know that a keyframe exists.
-
-Choices:
-
-* The keyframes of a video are the union of both pickles' keys; the frame number is the PNG stem.
-* Objects with ``visible`` False contribute nothing (neither ``obj`` nor ``rel``): AG keeps them in the
-  frame to say the object was out of view, so the person cannot be seen relating to them there.
-* Keyframe time = frame number / fps, with fps = 24 unless given. AG frame numbers index the
-  Charades video frames, and AGQA's own graphs show secs ~ frame / 24 (frame 31 -> 1.3 s,
-  frame 91 -> 3.8 s).
-* Action instances are the Charades CSV intervals of the same video (``read_charades_csv``).
-* The split is AG's ``metadata['set']`` when an object of the video carries it, else the CSV's.
+Layout (``JingweiJ/ActionGenome`` README): ``{'VIDEO.mp4/FRAME.png': [object dict]}`` with ``class``,
+``bbox``, ``attention_relationship`` / ``spatial_relationship`` / ``contacting_relationship`` (names
+with or without underscores), ``visible`` and ``metadata['set']``; ``person_bbox.pkl``'s keys say
+which keyframes exist. Choices: keyframes are the union of both pickles' keys; invisible objects
+contribute nothing (the person cannot be seen relating to them); keyframe time = frame / fps (24 unless
+given: AGQA's graphs show secs ~ frame / 24); actions are the CSV's intervals; the split is AG's
+``metadata['set']`` where an object carries it, else the CSV's.
 """
 
 from __future__ import annotations

@@ -1,30 +1,12 @@
 """AGQA's augmented spatio-temporal scene graphs (``AGQA_{train,test}_stsgs.pkl``) -> :class:`VideoScene`.
 
-Layout: ``{video_id: {vertex_id: vertex dict}}``. The vertex kinds used here (``type`` field):
-
-* ``frame`` (``'000031'``): ``secs`` is the keyframe time.
-* ``object`` (``'o17/000031'``): ``class`` (``'o17'``), ``visible``.
-* ``attention`` | ``contact`` | ``spatial`` | ``verb`` (``'r7/000031'``, ``'v029/000031'``): ``class``
-  (``'r7'`` / ``'v029'``) and ``objects``, either a list of object vertex dicts (or names) or
-  ``{'names': [...], 'vertices': [...]}``.
-* ``action`` / ``act`` (``'c092/1'``): ``charades`` (``'c092'``), ``start``, ``end`` (seconds).
-
-Vertices also point at each other (``next``, ``prev``, ``while``, ...), so the graph is cyclic: this
-module reads only scalar fields and the direct ``objects`` list of a relation vertex, never follows
-links, and never copies vertices.
-
-Choices:
-
-* The frame a vertex belongs to is the suffix of its id (``'r7/000031'`` -> frame 31).
-* Verb vertices become verb relations (``vocab().relation_index('v029')``); the five verbs that AG
-  relations carry (drink v004, eat v005, hold v008, lie v010, sit v018) become those relations
-  (drinkingfrom, eating, holding, lyingon, sittingon) through ``vocab().verb_relation``. So unlike the
-  Action Genome loader's raw scenes, these scenes hold whatever verb relations AGQA put in the graph.
-  A verb vertex with no object sets nothing: the relation tensor needs an object.
-* Object vertices with ``visible`` False contribute nothing to ``obj`` or ``rel`` (as in the Action
-  Genome loader).
-* The split comes from the ``split`` argument, else the file name; vertex ``metadata`` is ignored
-  (AGQA's train pickle has frames marked ``'test'``).
+Layout: docs/reference/agqa.md §2.2. The graph is cyclic (``next``, ``prev``, ``while``): only scalar
+fields and a relation vertex's direct ``objects`` are read, no link is followed, nothing is copied.
+Choices: a vertex's frame is its id's suffix (``'r7/000031'`` -> 31); verb vertices become verb
+relations, the five verbs AG relations carry (drink, eat, hold, lie, sit) those relations
+(``vocab().verb_relation``), and a verb vertex without an object sets nothing; invisible object
+vertices contribute nothing; the split is the ``split`` argument, else the file name (vertex
+``metadata`` is ignored: AGQA's train pickle has frames marked ``'test'``).
 """
 
 from __future__ import annotations
