@@ -1,8 +1,5 @@
-"""``python -m tensorqa ...``: the same command line as the ``tensorqa`` script.
-
-This is also the entry point under torchrun (``torchrun --nproc-per-node=G -m tensorqa generate
-STORE --out DIR``): each rank runs the CLI once, and ``generate`` takes its shard from torchrun's
-``RANK`` / ``WORLD_SIZE``.
+"""``python -m tensorqa ...``: the ``tensorqa`` command line; also the entry point under torchrun, where
+``generate`` takes its shard from ``RANK`` / ``WORLD_SIZE``.
 """
 
 import sys

@@ -1,9 +1,6 @@
-"""What tensorqa accepts from input files: name patterns and size limits, checked where each
-format is read (``docs/reference/limits.md`` lists them for users).
-
-Names that come from data (video ids, CLEVR image file names and splits, template file names) end
-up in output rows, store datasets and, for splits, output file names: they are checked against a
-strict pattern here, so that no later layer meets a separator, a NUL or an overlong name.
+"""What tensorqa accepts from input files: name patterns and size limits, checked where each format is
+read (docs/reference/limits.md). Names from data end up in rows, datasets and file names, so they
+are checked strictly here and no later layer meets a separator, a NUL or an overlong name.
 """
 
 from __future__ import annotations

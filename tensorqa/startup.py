@@ -1,11 +1,7 @@
-"""What the ``tensorqa`` command does to its own process before a command runs, never at
-``import tensorqa``: library users call these themselves if they want them.
-
-* :func:`configure_process` (every command, from :func:`tensorqa.cli.main`): the allocator
-  options that must precede pyarrow's loading (:mod:`tensorqa.memory`).
-* :func:`arrow_without_pandas` (``generate``): pyarrow imports pandas the first time it builds
-  any array, only to recognize pandas inputs (0.2 s of CPU, twice that on a busy machine, in a run
-  of a few seconds); tensorqa passes none.
+"""What the ``tensorqa`` command does to its own process before a command runs, never at ``import
+tensorqa``: :func:`configure_process` (allocator options that must precede pyarrow's loading) and
+:func:`arrow_without_pandas` (pyarrow would import pandas on its first array, only to recognize
+pandas inputs; tensorqa passes none).
 """
 
 from __future__ import annotations

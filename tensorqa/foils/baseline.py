@@ -1,12 +1,9 @@
 """The text-only baseline: how well a unigram model tells caption from foil without the scene.
 
-A unigram model (add-one smoothed word counts over captions and over foils) scores each text by
-log P(text | caption) - log P(text | foil); a pair is right when its caption scores above its foil (ties
-count half). The model is fitted on the set it scores (the optimistic reading: all a unigram model can
-learn from the set's word frequencies) or, cross-fitted, on the other half of the pairs. Near 50 %
-means the words alone do not give the foil away. (With word counts matched exactly, cross-fitting
-falls below 50 %: a word over-represented among one half's captions is over-represented among the
-other half's foils.)
+Add-one smoothed word counts over captions and over foils score a text by log P(text | caption) -
+log P(text | foil); a pair is right when its caption scores above its foil (ties count half). Fitted
+on the set itself (all its word frequencies give away) or cross-fitted on the other half; near 50 %
+means the words alone do not give the foil away.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """Foil words drawn over a whole set so that word frequencies over foils match those over captions.
 
-Frequency matching: for a replacement phenomenon with caption words c_p and allowed foil words
-ok[p, w], ``matched_draw`` gives pair p word w with probability ok[p, w] x[w] / sum_w' ok[p, w'] x[w'];
-x is fitted by iterative proportional scaling so that the expected foil count of each word equals
-its caption count (exact where the allowed sets permit it); ``balanced_draw`` makes the counts equal
-exactly, dropping pairs where it must; ``balance_flags`` keeps as many rows of each flag value. The noise is
-hashed per scene, so every draw is deterministic and independent of the batch size.
+``matched_draw`` gives pair p word w with probability ok[p, w] x[w] / sum_w' ok[p, w'] x[w'], x fitted
+by iterative proportional scaling so each word's expected foil count equals its caption count;
+``balanced_draw`` makes the counts equal exactly, dropping pairs where it must; ``balance_flags`` keeps
+as many rows of each flag value. The noise is hashed per scene: independent of the batch size.
 """
 
 from __future__ import annotations

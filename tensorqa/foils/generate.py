@@ -1,8 +1,7 @@
-"""Caption/foil pairs for a whole store: candidates per batch (``phenomena`` for videos,
-``static_phenomena`` for CLEVR scenes), then foil words drawn over the whole set (``draws``) so that
-each phenomenon's word frequencies over foils match those over captions, then the pairs (``Pair``):
-here for videos, in ``static_pairs`` for CLEVR scenes. The draws use hashed noise of the pair's scene,
-so they are deterministic and independent of the batch size.
+"""Caption/foil pairs for a whole store: candidates per batch (``phenomena``, ``static_phenomena``), foil
+words drawn over the whole set (``draws``) so word frequencies over foils match those over captions,
+then the pairs (here for videos, ``static_pairs`` for CLEVR). The draws hash the pair's scene, so they
+do not depend on the batch size.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""What the vocabulary's words say about each other, for foils that read well: which objects an
-action's phrase names, and which objects a contact relation plausibly takes (from the Charades
-action classes). How an object noun takes its article and verb is the vocabulary's own fact
-(:func:`tensorqa.scenes.vocab.indefinite`, :func:`~tensorqa.scenes.vocab.copula`), shared with
-AGQA's question text.
+"""What the vocabulary's words say about each other, for foils that read well: which objects an action's
+phrase names, and which objects a contact relation plausibly takes (from the Charades action classes).
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
-"""Caption/foil pairs on static (CLEVR) scenes: the candidates of ``static_phenomena`` with foil words drawn
-over the whole set (``draws.balanced_draw``: each word a foil as often as a caption; ``balance_flags``: as
-many of each polarity), then rendered (``text.scene_*``) with their CLEVR programs (``static_programs``).
-
-Word matching per instrument: counting matches numeral and noun together (the noun agrees with the
-numeral: "1 cube" / "3 cubes"), plurality balances "one" / "multiple" within each noun, relations the
-relation words, foil-it the shape nouns; existence balances the polarity, and the actant swap uses the
-caption's own words, so the text alone cannot tell its caption from its foil.
+"""Caption/foil pairs on static (CLEVR) scenes: ``static_phenomena``'s candidates, foil words drawn over
+the whole set (``draws``), rendered (``text.scene_*``) with their CLEVR programs. Counting matches
+numeral and noun together, plurality balances within each noun, existence the polarity; the actant
+swap uses the caption's own words, so the text alone cannot tell caption from foil.
 """
 
 from __future__ import annotations

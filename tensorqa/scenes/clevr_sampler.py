@@ -1,11 +1,8 @@
 """The embedded default: a seeded sampler of CLEVR-like scenes (``render_images.py``'s placement).
 
-n = randint(3, 10) objects; each draws its size, then positions x, y ~ U[-3, 3] until, against every
-earlier object, centre distance - r_i - r_j >= 0.25 and no cardinal direction gives
-0 < |delta . dir| < 0.4 (margin); after 50 failed tries all objects are re-placed. Then shape,
-colour, material. Relations come from coordinates as CLEVR derives them: j is r of i when
-(c_j - c_i) . dir_r > 0.2. Directions are those of the released v1.0 scenes. (No renderer, so no
-visible-pixel test.)
+randint(3, 10) objects, each a size, then x, y ~ U[-3, 3] until it clears every earlier object by
+0.25 and by the 0.4 margin along each direction (after 50 failures all are re-placed); then shape,
+colour, material. j is r of i when (c_j - c_i) . dir_r > 0.2, with the v1.0 scenes' directions.
 """
 
 from __future__ import annotations

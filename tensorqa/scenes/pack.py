@@ -1,9 +1,5 @@
-"""``pack``: scene graphs from any source -> augmentation -> one HDF5 store.
-
-Sources: the embedded default dataset (synthetic, Charades-grounded), real Charades CSVs
-(real action intervals, synthesized keyframes and relations), Action Genome pickles merged with
-Charades actions, and AGQA's augmented ``stsgs`` pickles (already augmented: only the store's
-bookkeeping rules run on them).
+"""``pack``: scene graphs from any source (the embedded default, Charades CSVs, Action Genome pickles
+with Charades actions, AGQA's already augmented stsgs) -> augmentation -> one HDF5 store.
 """
 
 from __future__ import annotations

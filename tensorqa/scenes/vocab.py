@@ -1,9 +1,6 @@
-"""Vocabularies: Action Genome objects and relations, Charades actions and verbs.
-
-The tables live in ``data/*.tsv`` (written from the public class lists; see the comments
-at the top of each file). They are read once into an immutable :class:`Vocab`; ``vocab()`` returns
-the shared instance. Every file tensorqa writes carries ``Vocab.hash`` so that a store built with
-another vocabulary is refused instead of being read with shifted ids.
+"""Vocabularies: Action Genome objects and relations, Charades actions and verbs, read once from
+``data/*.tsv`` into an immutable :class:`Vocab` (``vocab()``). Every file tensorqa writes carries
+``Vocab.hash``, so a store built with another vocabulary is refused, not read with shifted ids.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
-"""The numbers of ``tensorqa report``: ``tensorqa stats``'s (:func:`generate.stats.pool_stats`, one
-pyarrow group-by scan of five columns, taken as it is) and what the figures derive from them.
-
-    pool_summary(pool) -> dict
-        pool, kind ("unbalanced" / "balanced"), stats (exactly ``tensorqa stats --json``'s object),
-        binary: [{"template", "questions", "top_answer", "top_share"}]  per yes/no or before/after
-                template [T_b] (FIXED_PAIRS)
-        structural_share: {structure: share}, steps_share: {steps: share}
-    agqa_table14() -> [{"template", "unbalanced", "balanced"}]  AGQA's counts per template [T]
+"""The numbers of ``tensorqa report``: ``tensorqa stats``'s (:func:`pool_stats`, as they are) and what
+the figures derive from them: ``pool_summary(pool)`` -> pool, kind, stats, binary (per yes/no or
+before/after template: top answer and its share), structural_share, steps_share;
+``agqa_table14()`` -> AGQA's counts per template.
 """
 
 from __future__ import annotations

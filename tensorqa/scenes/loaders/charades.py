@@ -1,13 +1,7 @@
-"""Charades annotation CSVs (``Charades_v1_train.csv`` / ``Charades_v1_test.csv``).
-
-Layout (one row per video, RFC 4180 quoting, free-text fields may contain commas):
-``id,subject,scene,quality,relevance,verified,script,objects,descriptions,actions,length``.
-``objects`` is ``;``-separated, ``actions`` is a ``;``-separated list of ``cNNN start end`` (seconds;
-empty when the video has no action), ``length`` is the video length in seconds.
-
-The real train file has 7 intervals whose end lies before their start (``00SL4``: ``c071 18.00 10.00``,
-...). ``reversed_intervals`` says what to do with them: ``"swap"`` (default) keeps the interval with its
-ends exchanged, ``"drop"`` discards it, ``"error"`` refuses the file.
+"""Charades annotation CSVs (``Charades_v1_{train,test}.csv``: one row per video, RFC 4180 quoting):
+``id,...,objects,...,actions,length``; ``objects`` ``;``-separated, ``actions`` ``;``-separated
+``cNNN start end`` (seconds), ``length`` in seconds. The train file has 7 intervals that end before
+they start; ``reversed_intervals`` says "swap" (default), "drop" or "error".
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """Loading untrusted pickles: a restricted unpickler that resolves no global outside an allow-list.
 
-``pickle.load`` runs whatever a file asks for (``os.system``, ``subprocess.Popen``, ...) through
-the globals it names. The annotation pickles tensorqa reads (AGQA's ``AGQA_*_stsgs.pkl``, Action
-Genome's ``object_bbox_and_relationship.pkl`` and ``person_bbox.pkl``) hold only dicts, lists,
-tuples, strings, numbers, booleans and None, plus numpy arrays (and numpy scalars) for Action
-Genome's boxes. So every global is refused except numpy's array and scalar reconstruction
-(:data:`ALLOWED_GLOBALS`): a crafted file fails with :class:`pickle.UnpicklingError` before any
-of its code runs, and :func:`load_untrusted` reports it as a one-line :class:`TensorQAError`.
+``pickle.load`` runs whatever globals a file names. The annotation pickles tensorqa reads hold plain
+data plus numpy arrays and scalars (Action Genome's boxes), so every global but numpy's reconstruction
+(:data:`ALLOWED_GLOBALS`) is refused: a crafted file fails before any of its code runs, and
+:func:`load_untrusted` reports it as a one-line :class:`TensorQAError`.
 """
 
 from __future__ import annotations
