@@ -95,8 +95,7 @@ def _ablated(ablations: list[tuple[str, str]]):
 
 
 def _with_step(grid, plan, cells, ablations: list[tuple[str, str]]) -> torch.Tensor:
-    """bool[M]: the question cells that take an ablated step: their window says an ablated
-    temporal word, or the template's program calls an ablated primitive."""
+    """bool[M]: the cells whose window says an ablated word, or whose program calls an ablated primitive."""
     M = cells[0].shape[0]
     names = {registry.canonical(a) for a, _ in ablations if a not in registry.TEMPORAL_WORDS}
     if names & set(plan.primitives):
@@ -111,8 +110,7 @@ def _with_step(grid, plan, cells, ablations: list[tuple[str, str]]) -> torch.Ten
 
 def _block_changes(batch, names: list[str], ablations: list[tuple[str, str]], rel_obj_counts: torch.Tensor,
                    semantics, questions: bool = False) -> tuple[list[TemplateChange], pa.Table | None]:
-    """Per template: the block's direct questions, answered plainly and under the ablations; with
-    ``questions``, also the table of the questions that take the step (:data:`QUESTION_SCHEMA`)."""
+    """Per template, the block's direct questions plainly and ablated (and their QUESTION_SCHEMA table)."""
     from tensorqa.agqa.validity import rule_cells
     from tensorqa.engine.grid import compile_skeleton
     from tensorqa.agqa.templates import TEMPLATES
@@ -160,8 +158,7 @@ def _block_changes(batch, names: list[str], ablations: list[tuple[str, str]], re
     return out, (pa.concat_tables(tables) if tables else None)
 
 
-# the questions that take the step, one row each: the pool's ingredient columns (AGQA ids, "" where
-# a slot is unused) identify the question among the pool's rows whose *_ref columns are empty
+# the questions that take the step: the pool's ingredient columns ("" where unused) identify each
 QUESTION_SCHEMA = pa.schema([pa.field(n, pa.string(), nullable=False) for n in (
     "video_id", "template", "window", "window_action", "window_action2", "relation", "object", "object2", "action",
     "action2", "answer")] + [pa.field("ablated_answer", pa.string()),  # null: no answer under the ablation
@@ -170,8 +167,7 @@ QUESTION_SCHEMA = pa.schema([pa.field(n, pa.string(), nullable=False) for n in (
 
 def _question_table(block: CellBlock, video_ids: tuple[str, ...], kind: str, answered: np.ndarray,
                     after: np.ndarray) -> pa.Table:
-    """QUESTION_SCHEMA rows of ``block`` (the cells that take the step), with their answers under
-    the ablation (``after``, meaningful where ``answered``)."""
+    """QUESTION_SCHEMA rows of ``block``, ``after`` the answers under the ablation where ``answered``."""
     v = vocab()
     strings = pa.array(answer_strings(kind), pa.string())
     before = strings.take(pa.array(block.answer))
@@ -194,15 +190,10 @@ def ablate_store(store, ablations: list[tuple[str, str]] | list[str], templates:
                  device: str = "cpu", batch_videos: int | None = None, max_videos: int | None = None,
                  semantics: str = "agqa", kernels: str = "auto", include_retired: bool = False,
                  progress: bool = True, questions: str | os.PathLike | None = None) -> dict:
-    """Compare every template's direct questions on ``store`` plainly and under ``ablations``
-    (``(name, replacement)`` pairs or ``"name=replacement"`` texts, applied together).
-
-    ``questions``: also write the questions that take the step to this Parquet file
-    (:data:`QUESTION_SCHEMA`: the pool's ingredient columns, the answer, the answer under the
-    ablation and whether it changed), via ``questions.partial``, renamed when complete.
-
-    Returns ``{"ablations", "videos", "seconds", "templates": [TemplateChange as dict, ...],
-    "total": {...}}`` (templates in catalogue order)."""
+    """Every template's direct questions on ``store``, plainly and under ``ablations`` (pairs or
+    ``"name=replacement"`` texts, applied together); ``questions``: also that Parquet file
+    (:data:`QUESTION_SCHEMA`). Returns ``{"ablations", "videos", "seconds", "templates": [TemplateChange
+    as dict] (catalogue order), "total"}``."""
     from tensorqa.agqa.options import checked_run_options, resolve_templates, store_rel_obj_counts, videos_used
 
     pairs = [parse_ablation(a if isinstance(a, str) else "=".join(a)) for a in ablations]

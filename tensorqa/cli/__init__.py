@@ -24,7 +24,6 @@ command("score-foils", "caption/foil metrics from per-text scores in VALSE's and
         score_foils_arguments)(run_score_foils)
 
 
-
 # what str.splitlines() breaks at: a message quoting data (an id, a prediction) stays one line
 _LINE_BREAKS = {c: repr(chr(c))[1:-1] for c in (0x0A, 0x0B, 0x0C, 0x0D, 0x1C, 0x1D, 0x1E, 0x85, 0x2028, 0x2029)}
 

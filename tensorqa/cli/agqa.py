@@ -68,7 +68,6 @@ def run_balance(a: argparse.Namespace) -> int:
     return 0
 
 
-
 def _split_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("pool", help="a pool (Parquet shards in the Hugging Face layout), balanced or not")
     p.add_argument("--out", required=True, help="output folder (the pool plus AGQA's split fields)")
@@ -139,7 +138,6 @@ def run_split(a: argparse.Namespace) -> int:
     print(json.dumps(report, indent=1) if a.json else format_split_report(report))
     print(f"done in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     return 0
-
 
 
 def _generate_arguments(p: argparse.ArgumentParser) -> None:

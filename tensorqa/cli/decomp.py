@@ -79,7 +79,6 @@ def run_evaluate(a: argparse.Namespace) -> int:
     return 0
 
 
-
 def _baseline_arguments(p: argparse.ArgumentParser) -> None:
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--hierarchies", metavar="DIR", help="AGQA-Decomp folder: predict each question key, by collapsed type")

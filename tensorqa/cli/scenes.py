@@ -118,7 +118,6 @@ def run_pack(a: argparse.Namespace) -> int:
     return 0
 
 
-
 def _info_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("store", help="a store written by tensorqa pack")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
@@ -136,7 +135,6 @@ def run_info(a: argparse.Namespace) -> int:
         info = store_info(s)
     print(json.dumps(info, indent=1) if a.json else format_info(info))
     return 0
-
 
 
 def _export_agqa_arguments(p: argparse.ArgumentParser) -> None:

@@ -67,9 +67,8 @@ class VideoScene:
 
 
 def by_identity(entries: list, keys: tuple, make: Callable[[], object]):
-    """The value kept in ``entries`` (a list of (keys, value)) for these exact objects (``is``, not
-    ``==``: tensors), or ``make()``, kept there. An entry holds its keys, so their identities are not
-    reused while it lives. For per-batch values that depend on a tensor argument."""
+    """The value kept in ``entries`` [(keys, value)] for these exact objects (``is``: tensors), or
+    ``make()``, kept there (the entry holds its keys, so their identities are not reused)."""
     for known, value in entries:
         if len(known) == len(keys) and all(a is b for a, b in zip(known, keys)):
             return value
@@ -81,8 +80,7 @@ def by_identity(entries: list, keys: tuple, make: Callable[[], object]):
 _TENSOR_FIELDS = ("rel", "obj", "frame_secs", "frame_ids", "frame_mask", "inst_cls", "inst_start", "inst_end", "inst_mask")
 
 
-# the least width of a batch's frame and instance axes: an empty axis fails reductions over it
-# (min, reshape(..., -1)); a masked slot is what a frameless video meets in any mixed batch
+# the least width of a batch's frame and instance axes: an empty axis fails reductions (min, reshape)
 MIN_SLOTS = 1
 
 
@@ -96,10 +94,8 @@ class SceneBatch:
     inst_cls:   int64[B, N]; inst_start, inst_end: float32[B, N]; inst_mask: bool[B, N]
     video_ids:  tuple of B ids; splits: tuple of B "train"/"test"
 
-    Padding: frames and instances are left-aligned; padded entries are False / 0 / class 0 with
-    their mask False. F and N are at least 1 (:data:`MIN_SLOTS`), so a batch of videos without
-    keyframes or without actions has one padded slot, as such videos have in any mixed batch.
-    Derived tensors (``act``, ``inst_frames``) are computed on demand.
+    Padding is left-aligned, False / 0 / class 0 with the mask False; F and N are at least
+    :data:`MIN_SLOTS`. Derived tensors (``act``, ``inst_frames``) are computed on demand.
     """
 
     rel: torch.Tensor
@@ -134,10 +130,8 @@ class SceneBatch:
 
     # -- derived tensors -------------------------------------------------------------------------
     def derived(self, key: str, make: Callable[[], object]):
-        """A tensor (or tuple of them) derived from this batch, computed by ``make`` on first use and
-        kept with the batch: every template of a block reads the same instance frames, and each
-        recomputation is a handful more kernel launches on a GPU. A batch is never modified in
-        place; ``to()`` and ``replace`` give a new batch with nothing kept."""
+        """A value derived from this batch, made on first use and kept (every template of a block reads
+        it); a batch is never modified in place, and ``to()`` / ``replace`` keep nothing."""
         cache = self.__dict__.setdefault("_derived", {})
         if key not in cache:
             cache[key] = make()

@@ -43,12 +43,9 @@ SHARD_FILE = re.compile(r"-(\d{5})-of-(\d{5})\.(?:parquet|json)$")
 
 
 def resume_shard(out: str | os.PathLike, index: int, count: int, params: dict) -> bool:
-    """Whether shard ``index`` of ``count`` is already complete in ``out`` (a restart skips it).
-
-    Refuses (TensorQAError) a folder that holds another run's records, which a restart would
-    otherwise mix with this run's or keep in place of them: shard files of another shard count,
-    or done markers that record other ``params`` (the values that decide the records: store,
-    seed, templates, ...; markers of older versions record fewer, and only those are compared)."""
+    """Whether shard ``index`` of ``count`` is complete in ``out`` (a restart skips it). A folder of
+    another run (another shard count, or markers with other ``params``: store, seed, templates, ...;
+    older markers record fewer, only those are compared) is refused rather than mixed with this one."""
     out = Path(out)
     for folder in (out / "data", out / "agqa"):
         for path in sorted(folder.glob("*-of-*")) if folder.is_dir() else ():
@@ -100,11 +97,8 @@ def pool_store(pool: str | os.PathLike) -> str | None:
 
 
 def write_dataset_card(out: str | os.PathLike, title: str, body: str = "") -> Path:
-    """``OUT/README.md`` with the ``configs`` block that Hugging Face ``datasets`` reads.
-
-    Only the splits that have rows are declared (:func:`splits_with_rows`): ``datasets.load_dataset``
-    refuses a declared split whose files hold no rows ("corresponds to no data"), and a small store
-    or a range of train videos gives an empty test split (the writers write no file for it)."""
+    """``OUT/README.md`` with the ``configs`` block Hugging Face ``datasets`` reads; only splits with rows
+    are declared (``load_dataset`` refuses a declared split without data)."""
     card = ["---", "configs:", "- config_name: default", "  data_files:"]
     for split in splits_with_rows(out) or SPLITS:
         card += [f"  - split: {split}", f"    path: data/{split}-*"]
@@ -194,13 +188,10 @@ POOL_SHARD = re.compile(r"^(?P<split>.+)-(?P<index>\d{5})-of-(?P<count>\d{5})\.p
 
 
 def pool_shards(pool: str | os.PathLike) -> dict[str, list[Path]]:
-    """{split: its shard files in index order} of a pool in the Hugging Face layout, AGQA's or
-    CLEVR's, refused (:class:`TensorQAError`) unless it is complete. A run killed part-way leaves
-    shards without their files, or files without their done marker (written last), and a pool
-    read so would count a part of its questions without a word. So: every file is a shard name of
-    one shard count K; where the pool has done markers (``generate``, ``balance``, ``split`` write
-    them), each of the K shards has its marker; where it has none (CLEVR's Parquet), each of the K
-    shards has at least one file. A split may lack a shard's file (a shard with no rows of it)."""
+    """{split: shard files in index order} of a pool (AGQA's or CLEVR's), refused unless complete: a
+    killed run leaves shards without files or markers, and reading on would drop questions silently.
+    Every file must be a shard of one count K, and each of the K shards have its done marker (or,
+    without markers: CLEVR's Parquet, at least one file); a split may lack a shard's file."""
     data = Path(pool, "data")
     if not data.is_dir():
         raise TensorQAError(f"{pool}: not a pool (no data/ folder with Parquet shards)")

@@ -41,10 +41,7 @@ RELATION_FIELDS = {
 
 
 def read_pickle(path: PathLike, expected: type, what: str):
-    """Unpickle an annotation file with the restricted unpickler (:mod:`tensorqa.scenes.loaders.safe_pickle`: plain
-    data and numpy arrays only, no other global is resolved, so a crafted file runs nothing); any
-    failure becomes a one-line TensorQAError naming it.
-    """
+    """Unpickle an annotation file with the restricted unpickler (a crafted file runs nothing)."""
     data = load_untrusted(path, what)
     if not isinstance(data, expected):
         raise TensorQAError(f"{path}: {what} must be a {expected.__name__}, found {type(data).__name__}")
@@ -79,10 +76,8 @@ def _parse_key(key, path: Path) -> tuple[str, int]:
 
 
 class _Names:
-    """AG name -> vocabulary index, memoized: the real pickle repeats a few dozen names ~2M times.
-
-    The hot loop reads ``objects`` / ``relations[field]`` directly and calls the methods on a miss.
-    """
+    """AG name -> vocabulary index, memoized (the real pickle repeats a few dozen names ~2M times):
+    the hot loop reads ``objects`` / ``relations[field]`` and calls the methods on a miss."""
 
     def __init__(self, path: Path):
         self.path = path
@@ -199,9 +194,7 @@ def load_action_genome(
         every AG video must appear there (its action instances come from it).
     fps: keyframe time = frame number / fps; default 24.
 
-    Each scene: frame_ids int32[F] ascending, frame_secs float32[F], rel bool[F, 36, 54] (AG
-    relations only), obj bool[F, 36], instances int64/float32[N] ordered by (start, end, class).
-    """
+    Scenes as :class:`VideoScene` (AG relations only)."""
     fps = DEFAULT_FPS if fps is None else float(fps)
     if not (math.isfinite(fps) and fps > 0):
         raise TensorQAError(f"fps must be a positive number, not {fps!r}")

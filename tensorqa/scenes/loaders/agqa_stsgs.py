@@ -212,11 +212,7 @@ def load_agqa_stsgs(path: PathLike, split: str | None = None, reversed_intervals
 
     split: "train" / "test"; default from the file name (``AGQA_train_stsgs.pkl``).
     reversed_intervals: ``"swap"`` | ``"drop"`` | ``"error"`` for action vertices with end < start.
-
-    Each scene: frame_ids int32[F] (frame vertex ids) ascending, frame_secs float32[F] (their
-    ``secs``), rel bool[F, 36, 54] (AG and verb relations), obj bool[F, 36] (visible object
-    vertices), instances int64/float32[N] (action vertices) ordered by (start, end, class).
-    """
+    Scenes as :class:`VideoScene` (AG and verb relations, visible object vertices)."""
     path = Path(path)
     if split is not None:
         if split not in SPLITS:

@@ -53,10 +53,8 @@ def loads_untrusted(data: bytes, encoding: str = "latin1"):
 
 
 def load_untrusted(path: str | os.PathLike, what: str, encoding: str = "latin1"):
-    """Unpickle the file at ``path`` with :class:`RestrictedUnpickler`; any failure (a refused
-    global, a truncated or non-pickle file, a missing file) is a one-line TensorQAError naming it.
-
-    ``encoding="latin1"`` lets Python 2 pickles holding numpy arrays load (a no-op for Python 3)."""
+    """Unpickle ``path`` with :class:`RestrictedUnpickler`; any failure is a one-line TensorQAError
+    (``encoding="latin1"`` lets Python 2 pickles holding numpy arrays load)."""
     try:
         with open(path, "rb") as handle:
             return RestrictedUnpickler(handle, encoding=encoding).load()
@@ -79,16 +77,12 @@ _INTERRUPTED = 130  # the child's exit status after SIGINT
 
 
 def load_bounded(paths, what: str, load, *args, **kwargs):
-    """``load(*args, **kwargs)`` (a loader that unpickles the files at ``paths`` and converts them)
-    run in a forked child whose CPU time and address space are bounded relative to the files' total
-    size (:data:`tensorqa.limits.PICKLE_CPU_FLOOR` and the rest); only its result comes back.
+    """``load(*args, **kwargs)`` (unpickling ``paths``) in a forked child whose CPU time and address
+    space are bounded by the files' size (:data:`tensorqa.limits.PICKLE_CPU_FLOOR`, ...).
 
-    The restricted unpickler keeps a file's code from running, not its data from costing: hashing a
-    tuple key recurses into the tuple without caching, so a tuple shared 2^k times over (a few bytes
-    a level) hangs the C unpickler itself, where no check of ours runs; a limit on the process is
-    the one place that bounds it. A child past its limits is a one-line TensorQAError naming the
-    first file. Where ``fork`` or ``resource`` is missing (not Linux / macOS), ``load`` runs in place.
-    """
+    Why: a tuple key shared 2^k times over hangs the C unpickler itself, where no check of ours runs;
+    a process limit is the one bound. Past it: a one-line TensorQAError naming the first file.
+    Without ``fork`` or ``resource`` (not Linux / macOS), ``load`` runs in place."""
     import pickle as trusted  # the child's own result, written by this code
 
     paths = [Path(p) for p in paths]
