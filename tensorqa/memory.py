@@ -15,9 +15,8 @@ import sys
 
 
 def keep_arrows_freed_memory() -> bool:
-    """Set ``MIMALLOC_PURGE_DELAY=-1`` for the pyarrow this process (and the processes it spawns,
-    which inherit the environment) will load; a value already in the environment wins. Returns
-    whether it can still take effect (False once pyarrow is loaded: mimalloc has read it)."""
+    """Set ``MIMALLOC_PURGE_DELAY=-1`` (inherited by spawned processes) unless the environment has a
+    value; returns whether it can still take effect (not once pyarrow is loaded)."""
     if "pyarrow" in sys.modules:
         return False
     os.environ.setdefault("MIMALLOC_PURGE_DELAY", "-1")
@@ -25,11 +24,8 @@ def keep_arrows_freed_memory() -> bool:
 
 
 def keep_freed_memory() -> None:
-    """Ask glibc to keep freed memory instead of returning it to the kernel after every block.
-
-    Grid evaluation allocates and frees the same large tensors for every block of videos; with
-    glibc's defaults each is handed back and faulted in again (a third of the run in the kernel).
-    No-op where glibc is absent."""
+    """Ask glibc to keep freed memory: grid evaluation frees and reallocates the same large tensors
+    every block, which its defaults hand back and fault in again. No-op without glibc."""
     try:
         libc = ctypes.CDLL("libc.so.6")
         libc.mallopt(-1, 1 << 30)  # M_TRIM_THRESHOLD: trim only above 1 GiB of free heap

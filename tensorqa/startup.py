@@ -12,10 +12,8 @@ from tensorqa.memory import keep_arrows_freed_memory
 
 
 def configure_process() -> None:
-    """The process-wide set-up of the command line: Arrow's allocator keeps freed pages
-    (:func:`.memory.keep_arrows_freed_memory`; processes spawned later inherit it through the
-    environment). Call it before pyarrow is imported. glibc's set-up
-    (:func:`.memory.keep_freed_memory`) is made by the generation functions themselves."""
+    """The command line's process set-up, before pyarrow is imported: Arrow's allocator keeps freed
+    pages (:func:`.memory.keep_arrows_freed_memory`, inherited by spawned processes)."""
     keep_arrows_freed_memory()
 
 
@@ -29,11 +27,8 @@ class _NoPandas:
 
 
 def arrow_without_pandas() -> bool:
-    """Load pyarrow and let its first pandas probe find none, so that building arrays does not
-    import pandas. pyarrow then takes no input for a pandas object, until an API that needs pandas
-    (``to_pandas``, ``from_pandas``) imports it, which still works. No-op where pandas or
-    pyarrow is already loaded (pyarrow may have probed: a test session, a notebook); returns
-    whether it made the probe."""
+    """Load pyarrow with its first pandas probe finding none (``to_pandas`` still imports it when
+    called); a no-op where pandas or pyarrow is loaded. Returns whether it made the probe."""
     if "pandas" in sys.modules or "pyarrow" in sys.modules:
         return False
     finder = _NoPandas()

@@ -53,12 +53,9 @@ def _greedy(caption_word, ok, valid, u_order, u_tie) -> np.ndarray:
 def balanced_draw(caption_word: np.ndarray, ok: np.ndarray, u_order: np.ndarray, u_tie: np.ndarray,
                   rounds: int = 8) -> np.ndarray:
     """int64[P]: foil words, -1 where the pair is dropped, so that each word is a foil as often as it is
-    a caption. Pairs are taken in the order of ``u_order`` (float[P], hashed per video); each gets the
-    allowed word that is most owed (caption count minus foil count so far; ties by ``u_tie`` [P, W]).
-    A pair none of whose allowed words is owed is dropped. Where a word's captions outnumber the pairs
-    that can take it as a foil (counting's "1"), the excess captions are dropped and the draw rerun:
-    VALSE's cap on the examples per class. The loop runs over pairs, after the vectorized work, with
-    one vector operation per pair."""
+    a caption. In ``u_order`` (float[P]) each pair gets its most owed allowed word (ties by ``u_tie``
+    [P, W]), or is dropped; a word with more captions than pairs that can take it (counting's "1")
+    loses the excess captions and the draw reruns (VALSE's cap per class)."""
     W = ok.shape[1]
     valid = ok.any(1) & (caption_word >= 0)
     foil = np.full(caption_word.size, -1, np.int64)

@@ -38,10 +38,8 @@ def phrase_names() -> np.ndarray:
 @functools.cache
 def relation_objects() -> np.ndarray:
     """bool[R, O]: relation r plausibly takes object o. An action class with object o and verb v makes o
-    plausible for the relation that carries v (eat: eating) or that v implies (open: touching), and for
-    every relation those entail (holding: touching), over o's synonym group. So "eating" takes food,
-    sandwich, groceries and medicine, "sitting on" a chair, sofa, bed, table or the floor; a relation no
-    verb carries or implies (wearing, covered by) takes none."""
+    plausible for the relation that carries v (eat: eating) or that v implies (open: touching), and the
+    relations those entail, over o's synonym group; a relation no verb carries or implies takes none."""
     v = vocab()
     closure = v.entailment_closure()
     group = _groups()

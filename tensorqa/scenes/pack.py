@@ -23,11 +23,8 @@ BLOCK = 512
 def pack_scenes(scenes: Iterable[VideoScene], out: str | os.PathLike, *, source: str, total: int | None = None,
                 config: AugmentConfig = AugmentConfig(), meta: dict | None = None, progress: bool = True,
                 augment: bool = True) -> Path:
-    """Augment ``scenes`` (unless ``augment`` is False) and write them to the store ``out``.
-
-    Streams in blocks of videos; the dataset-level rule (pruning relations seen with one object
-    class) runs on the written file before it is renamed into place.
-    """
+    """Augment ``scenes`` (unless ``augment`` is False) and stream them to the store ``out``; the
+    dataset-level pruning runs on the written file before it is renamed into place."""
     v = vocab()
     counts = np.zeros((v.num_objects, v.num_relations), np.int64)
     meta = dict(meta or {})

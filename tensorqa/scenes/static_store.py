@@ -80,9 +80,8 @@ def write_static_store(path: str | os.PathLike, scenes: list[StaticScene], sourc
 
 
 def _scene_chunks(data: np.ndarray) -> tuple:
-    """Chunks of whole scenes (all object slots), about 256 KiB, a power of two scenes: a block of
-    scenes decompresses only its own chunks (h5py's guess cut the object axes and spanned 2,500
-    scenes, so every 1,000-scene block decompressed 2,500)."""
+    """Chunks of whole scenes, about 256 KiB, a power of two scenes: a block of scenes decompresses
+    only its own chunks (h5py's guess spanned 2,500 scenes)."""
     row = max(1, data[:1].nbytes)
     rows = 1 << max(0, ((1 << 18) // row).bit_length() - 1)
     return (min(len(data), rows),) + data.shape[1:]
@@ -95,9 +94,8 @@ _FIRST_BYTE[np.frombuffer(b"._-", np.uint8)] = False
 
 
 def _check_names(raw: np.ndarray, path: Path, name: str, pattern) -> None:
-    """Every fixed-width, NUL-padded entry of ``raw`` a valid name (:mod:`tensorqa.limits`): a
-    store written before names were checked, or by hand, may hold a path or a NUL. Byte tables
-    for the file names (a store may hold millions), the pattern itself for the few splits."""
+    """Every NUL-padded entry of ``raw`` a valid name (an old or hand-made store may hold a path):
+    byte tables for the file names (millions), the pattern itself for the few splits."""
     if len(raw) == 0:
         return
     if pattern is NAME and raw.dtype.kind == "S":
@@ -114,10 +112,8 @@ def _check_names(raw: np.ndarray, path: Path, name: str, pattern) -> None:
 
 
 def image_indices_of(raw: np.ndarray, names) -> np.ndarray:
-    """:func:`image_index_of` of every name at once: the digits between the last '_' and the last
-    '.' of the stored bytes (``raw``, fixed width), compiled; a name that is not plain
-    ``<anything>_<digits>[.<ext>]`` goes through :func:`image_index_of` (its error included).
-    ``names``: the decoded names, or a function from a position to one."""
+    """:func:`image_index_of` of every stored name (``raw``, fixed width) at once; a name that is not
+    plain ``<anything>_<digits>[.<ext>]`` goes through it one by one (``names``: list or function)."""
     from tensorqa.scenes.image_indices import plain_image_indices
 
     S = len(raw)
@@ -198,20 +194,17 @@ class StaticStore(H5Reader):
         return out
 
     def arrays(self, start: int = 0, stop: int | None = None) -> dict:
-        """Scenes [start, stop) as the stored arrays, padded: ``attrs`` [S, N, 4], ``rel_bits`` [S, N, N]
-        (bit r: j is relation r of i), ``num_objects`` int64[S] (objects fill the first slots), the
-        stored bytes of ``splits`` and ``image_filenames`` (fixed width, as h5py reads them), int64
-        ``image_indices``: for readers that need no
-        :class:`StaticScene` per scene (the compiled CLEVR engine)."""
+        """Scenes [start, stop) as stored, padded: ``attrs`` [S, N, 4], ``rel_bits`` [S, N, N] (bit r: j
+        is r of i), ``num_objects`` int64[S], the raw ``splits`` / ``image_filenames``, int64
+        ``image_indices`` (for readers that need no :class:`StaticScene`)."""
         stop = len(self) if stop is None else min(stop, len(self))
         return {"attrs": self._attrs[start:stop], "rel_bits": self._rows("rel_bits", start, stop),
                 "num_objects": self.num_objects[start:stop], "splits": self.raw_splits[start:stop],
                 "image_filenames": self.raw_image_filenames[start:stop], "image_indices": self.image_indices[start:stop]}
 
     def _rows(self, name: str, start: int, stop: int) -> np.ndarray:
-        """Rows [start, stop) of a dataset, read as whole chunks along the scene axis and kept until
-        a read leaves them: consecutive blocks decompress each chunk once, whatever the stored
-        chunking (stores written before whole-scene chunks included)."""
+        """Rows [start, stop) of a dataset, read as whole chunks and kept until a read leaves them
+        (consecutive blocks decompress each chunk once, whatever the stored chunking)."""
         lo, hi, rows = self._span.get(name, (0, 0, None))
         if rows is None or start < lo or stop > hi:
             d = self._ds[name]
@@ -223,8 +216,7 @@ class StaticStore(H5Reader):
 
     @functools.cached_property
     def image_indices(self) -> np.ndarray:
-        """int64[S] each scene's :func:`image_index_of` (on first use: a name without one is an
-        error only for the readers that need it)."""
+        """int64[S] each scene's :func:`image_index_of` (on first use: only readers that need it fail)."""
         return image_indices_of(self.raw_image_filenames, lambda i: self.raw_image_filenames[i].decode())
 
     @functools.cached_property

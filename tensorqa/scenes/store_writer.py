@@ -44,10 +44,8 @@ def unpack_bits(words: torch.Tensor, k: int) -> torch.Tensor:
 
 
 class StoreWriter:
-    """Append videos block by block; ``close()`` finishes the file atomically.
-
-    Use as a context manager; an exception inside the block removes the partial file.
-    """
+    """Append videos block by block; ``close()`` finishes the file atomically (as a context manager,
+    an exception removes the partial file)."""
 
     def __init__(self, path: str | os.PathLike, source: str = "", meta: dict | None = None):
         self.path = Path(path)

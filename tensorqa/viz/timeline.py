@@ -80,11 +80,8 @@ def instance_ids(scene: VideoScene) -> list[str]:
 
 def window_frames(program: str, scene: VideoScene, semantics: str | Semantics = "agqa", window: str = "",
                   answer: str = "") -> tuple[str, list[int]] | None:
-    """(kind, frame numbers [W]) of a program's window: its first ``Localize(...)`` (§a.1); for the
-    compare-time templates (``Localize(temporal tag, X)``) the side the answer names (§a.2:
-    "compare-before", strictly before X's first keyframe, or through it under
-    ``compare_before_includes_x``; "compare-after", strictly after its last); all keyframes when ``window`` is "video" and the program has no localization. None
-    otherwise, or when the window is not offered or is empty on this video."""
+    """(kind, frame numbers [W]) of a program's window: its first ``Localize(...)`` (§a.1), the side a
+    compare-time answer names (§a.2), or every keyframe for "video"; None when there is none here."""
     from tensorqa.engine.scalar import Undefined, localize_frames
     from tensorqa.engine.semantics import get_semantics
 

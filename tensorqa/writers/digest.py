@@ -21,10 +21,8 @@ def string_offsets(arr: pa.Array) -> np.ndarray:
 
 
 def feed(streams: dict, key: str, column: pa.ChunkedArray | pa.Array) -> None:
-    """Append ``column``'s values to the hash streams of ``key``: validity (a byte per row), value
-    lengths and value bytes for strings, lengths and the items' streams for lists, int64 values
-    otherwise. Each stream is a row-order sequence, so how rows are cut into row groups, chunks or
-    pages does not change it."""
+    """Append ``column`` to ``key``'s hash streams (validity, lengths, bytes / items / int64 values),
+    each in row order, so row groups, chunks and pages do not change them."""
     def stream(name: str):
         return streams.setdefault(f"{key}/{name}", hashlib.sha256())
 
@@ -47,10 +45,8 @@ def feed(streams: dict, key: str, column: pa.ChunkedArray | pa.Array) -> None:
 
 
 def content_digest(path: str | os.PathLike) -> str:
-    """SHA-256 of the records of one Parquet shard (column names, then each column's values in
-    row order): equal for equal records, whatever wrote the file and however it cut row groups.
-    File bytes also carry the writer's version (``created_by``), so two machines with different
-    pyarrow versions write different bytes for the same pool; this digest compares the pools."""
+    """SHA-256 of one Parquet shard's records (names, then values in row order): equal for equal
+    records whatever wrote the file (file bytes also carry the pyarrow version)."""
     streams: dict = {}
     try:
         pf = pq.ParquetFile(path)

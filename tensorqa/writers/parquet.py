@@ -18,16 +18,13 @@ from tensorqa.writers.layout import done_marker, shard_name, write_done_marker
 from tensorqa.writers.schema import (PLAIN_COLUMNS, RECORD_SCHEMA, SPLITS, STATISTICS_COLUMNS, TEXT_COLUMNS, cast_records,
                                      coded_schema)
 
-# values the Parquet writer encodes per batch (pyarrow's default is 1,024): less writing time for
-# the same records (measurements: benchmarks/RESULTS.md, 'writers')
+# values the Parquet writer encodes per batch (pyarrow's default is 1,024; larger writes faster)
 WRITE_BATCH_ROWS = 8192
 
 
 def parquet_writer(path: str | os.PathLike, schema: pa.Schema, **options) -> pq.ParquetWriter:
-    """The Parquet writer of every tensorqa table (a record schema, or its :func:`coded_schema`).
-
-    No Arrow schema is stored in the file, so any reader (and pyarrow) sees the plain Parquet
-    types, which :data:`RECORD_SCHEMA` spells: strings, int8, list<element: string>."""
+    """The Parquet writer of every tensorqa table; no Arrow schema is stored, so every reader sees the
+    plain Parquet types :data:`RECORD_SCHEMA` spells."""
     options.setdefault("write_batch_size", WRITE_BATCH_ROWS)
     return pq.ParquetWriter(path, schema, compression="zstd", store_schema=False,
                             use_dictionary=[c for c in schema.names if c not in TEXT_COLUMNS | PLAIN_COLUMNS] or False,
@@ -52,12 +49,9 @@ assert CHUNK_ROWS % WRITE_BATCH_ROWS == 0
 
 
 def fixed_chunks(table: pa.Table, rows: int = CHUNK_ROWS) -> pa.Table:
-    """``table`` (one row group) with every column in chunks of ``rows`` rows, the last shorter.
-
-    The Parquet writer cuts pages within each chunk it is handed, so chunk boundaries must depend
-    on row positions alone, not on where the caller's blocks ended, for a shard's bytes not to
-    depend on the batch size. A chunk inside one block is a zero-copy slice; only the chunks that
-    straddle two blocks are copied (combining the whole row group copied every row)."""
+    """``table`` with every column in chunks of ``rows`` rows: the writer cuts pages within chunks, so
+    boundaries by row position keep a shard's bytes independent of the batch size (only chunks that
+    straddle two blocks are copied)."""
     columns = {}
     for name, column in zip(table.column_names, table.columns):
         pieces = [column.slice(a, rows) for a in range(0, len(column), rows)]
@@ -71,9 +65,7 @@ class ParquetShardWriter:
 
     def __init__(self, out: str | os.PathLike, index: int, count: int, row_group_size: int = 1 << 18,
                  schema: pa.Schema | None = None):
-        """``schema``: the shard's columns (``balance`` and ``split`` write RECORD_SCHEMA plus their
-        own fields); None: RECORD_SCHEMA, dictionary-coded when the first table is (generate's
-        vocabulary columns)."""
+        """``schema``: the shard's columns; None: RECORD_SCHEMA, dictionary-coded if the first table is."""
         if not 0 <= index < count:
             raise TensorQAError(f"shard index {index} is not in 0..{count - 1}")
         self.out, self.index, self.count = Path(out), index, count
@@ -92,10 +84,8 @@ class ParquetShardWriter:
         return self.data / (shard_name(split, self.index, self.count) + ".partial")
 
     def write(self, table: pa.Table) -> None:
-        """Write a block of records (RECORD_SCHEMA); rows go to the file of their ``split``.
-
-        Rows are buffered and written in row groups of exactly ``row_group_size`` rows, so the
-        bytes of a shard do not depend on how the caller cut its blocks (batch size)."""
+        """Write records (RECORD_SCHEMA) to their split's file, in row groups of exactly
+        ``row_group_size`` rows (a shard's bytes do not depend on the batch size)."""
         import pyarrow.compute as pc
 
         table = table.select(RECORD_SCHEMA.names)
@@ -115,8 +105,7 @@ class ParquetShardWriter:
                 self._flush(split, final=False)
 
     def write_split(self, split: str, table: pa.Table) -> None:
-        """Write a table known to hold rows of ``split`` only, as it comes (no filtering: a filter
-        copies every string column; no re-chunking: the caller sizes its row groups)."""
+        """Write rows of ``split`` only, as they come (no filter copy, no re-chunking)."""
         schema = self.schema or RECORD_SCHEMA
         table = cast_records(table.select(schema.names), schema, self.data)
         self._current = self._final(split)
@@ -150,8 +139,8 @@ class ParquetShardWriter:
         return split in self._writers or self._pending_rows[split] > 0
 
     def finish(self) -> None:
-        """Write the rest and close the partial files (:meth:`publish` renames them). A split without
-        rows gets no file: Hugging Face ``datasets`` refuses a split made of empty files."""
+        """Write the rest and close the partial files; a split without rows gets no file (``datasets``
+        refuses a split of empty files)."""
         for split in SPLITS:
             if self._has_rows(split):
                 self._flush(split, final=True)
@@ -159,8 +148,7 @@ class ParquetShardWriter:
                 self._writers[split].close()
 
     def publish(self, stats: dict | None = None) -> None:
-        """Rename the finished files into place, then write the done marker (whose row counts say
-        which splits have no file)."""
+        """Rename the finished files into place, then write the done marker."""
         for split in SPLITS:  # renamed once all are complete: a failure leaves no final-named file
             if self._has_rows(split):
                 publish(self._partial(split), self._final(split))

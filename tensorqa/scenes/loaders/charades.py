@@ -29,11 +29,7 @@ _ACTION_ID = re.compile(r"c\d{3}")
 
 @dataclass(frozen=True)
 class CharadesVideo:
-    """One row of a Charades CSV.
-
-    actions: ``(class index, start secs, end secs)`` per interval, ordered by (start, end, class);
-    the class index is the position in ``vocab().actions`` (``c092`` -> 92).
-    """
+    """One row of a Charades CSV; actions: ``(class index, start s, end s)`` by (start, end, class)."""
 
     video_id: str
     split: str
@@ -65,11 +61,8 @@ def read_charades_csv(
 ) -> list[CharadesVideo]:
     """Read one or several Charades CSVs into :class:`CharadesVideo` rows, in file order.
 
-    split: used for files whose name contains neither "train" nor "test".
-    reversed_intervals: ``"swap"`` | ``"drop"`` | ``"error"`` for intervals with end < start.
-    Raises TensorQAError (file, line, problem) for a missing file, missing columns, a malformed
-    action entry or length, an unknown action class, or a video id seen twice.
-    """
+    split: for files named neither train nor test; reversed_intervals: "swap" | "drop" | "error".
+    A bad file, column, entry, class or repeated id is a TensorQAError naming file and line."""
     if reversed_intervals not in REVERSED_POLICIES:
         raise TensorQAError(f"reversed_intervals must be one of {REVERSED_POLICIES}, not {reversed_intervals!r}")
     if isinstance(paths, (str, os.PathLike)):
