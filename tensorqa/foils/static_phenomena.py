@@ -1,21 +1,17 @@
-"""What each phenomenon can say about each static (CLEVR) scene of a StaticBatch, as tensors (no loop
-over scenes for the candidate work): the static twin of ``phenomena.candidates``.
+"""What each phenomenon can say about each static (CLEVR) scene of a StaticBatch, as tensors: the static
+twin of ``phenomena.candidates``. Descriptions are the keys of ``static_programs.KEYS`` (K = 324):
+``match: bool[B, N, K]`` the objects a key picks out, ``count: int64[B, K]`` how many. Per instrument:
 
-Descriptions are the keys of ``static_programs.KEYS`` (K = 324): ``match: bool[B, N, K]`` says which
-objects a description picks out, ``count: int64[B, K]`` how many. Per instrument, a :class:`Rows`:
+    existence               a key; flag: "there is" (count > 0), else "there is no"
+    counting-*              a key, n its count; foil_ok bool[P, NUMERALS]
+    plurals                 a key, n its count (1 or >= 2); flag: "several"
+    relations, actant-swap  a, b = the subject's and anchor's keys (both unique), n = r (the subject is
+                            r of the anchor); relations: foil_ok bool[P, 4] the relations false for
+                            the pair; actant-swap: the anchor is not r of the subject
+    foil-it                 a present key with a shape, n its shape; foil_ok bool[P, 3] the shapes
+                            whose key picks out nothing
 
-    existence               a key; flag: the caption says "there is" (count > 0), else "there is no"
-    counting-*              a key, n its count; foil_ok bool[P, NUMERALS]: the numerals a foil may say
-    plurals                 a key, n its count (1 or >= 2); flag: the caption says "several"
-    relations, actant-swap  a = the subject's key, b = the anchor's (both unique in the scene), n = the
-                            relation r (the subject is r of the anchor); relations: foil_ok bool[P, 4]
-                            the relations false for the pair; actant-swap: the anchor is not r of the
-                            subject, so swapping the two is false
-    foil-it                 a key with a shape, present; n its shape; foil_ok bool[P, 3] the shapes
-                            whose key (same other words) picks out nothing
-
-Grounding (``ground``): per row (index, description) of each object the caption is about. Random choices use
-``noise(seed, stream, scene index, ...)``, so the same seed gives the same pairs whatever the batch size.
+``ground``: per row, (index, description) of each object the caption is about.
 """
 
 from __future__ import annotations

@@ -1,56 +1,25 @@
-"""Scene graphs -> AGQA's stsgs pickle layout (``AGQA_{train,test}_stsgs.pkl``), so that AGQA program
-executors (STAIR's ``SceneGraphExecuter``, AGQA's own tooling) can run programs on our graphs.
+"""Scene graphs -> AGQA's stsgs pickle layout (``AGQA_{train,test}_stsgs.pkl``, docs/reference/agqa.md
+§2.2), so AGQA program executors (STAIR's ``SceneGraphExecuter``, AGQA's tooling) run on our graphs.
 
-File: ``pickle`` (protocol 4) of ``{video_id: {vertex_id: vertex dict}}``. Vertices point at each
-other (``next``, ``prev``, ``while``, relation ``objects``, ...), so each video is a cyclic graph of
-plain dicts; pickle keeps the sharing, ``pickle.load`` gives it back. Vertex kinds, in the order
-they are inserted into a video's dict:
-
-* frame ``'000031'`` (6-digit Charades frame number), ascending: ``id``, ``secs``, ``type`` =
-  ``'frame'``, ``metadata`` (the split), ``objects`` / ``attention`` / ``contact`` / ``spatial`` /
-  ``verb`` as ``{'names': [class ids], 'vertices': [vertices]}``, ``actions`` (action vertices whose
-  instance covers the frame), ``next`` / ``prev`` (adjacent frames or None).
-* action ``'c092/1'`` (Charades class / instance number, counted per class in start order), by
-  start: the fields of the real dumps, in their order. ``phrase`` is AGQA's English
-  (``vocab().action_phrases``), ``start`` / ``end`` / ``length`` are seconds, ``all_f`` the
-  ascending frame ids with start <= secs <= end, ``object_id`` ``'oN'`` or None, ``verb_id``
-  ``'vNNN'``, ``next_instance`` / ``prev_instance`` the neighbours of the same class,
-  ``next_discrete`` / ``prev_discrete`` the nearest instances that do not overlap it, ``while`` the
-  instances that do.
-* object ``'o17/000031'``, by frame then class: ``class`` ``'o17'``, ``attention`` / ``contact`` /
-  ``spatial`` / ``verb`` (lists of the relation vertices that hold it), ``visible`` True, ``bbox``
-  None, ``frame_num``, ``secs``, ``next`` / ``prev``.
-* relation ``'r7/000031'`` / ``'v029/000031'``, grouped attention, contact, spatial, verb, each by
-  frame then class: ``type`` = the relation kind, ``class`` ``'r7'`` / ``'v029'``, ``objects`` (a plain
-  list of object vertices), ``frame``, ``secs``, ``next`` / ``prev``.
+File: ``pickle`` (protocol 4) of ``{video_id: {vertex_id: vertex dict}}``, a cyclic graph of plain
+dicts (pickle keeps the sharing). Vertices are inserted frames (ascending), actions (by start),
+objects (by frame then class), then relations grouped attention, contact, spatial, verb (each by
+frame then class), with the fields of the real dumps in their order.
 
 Choices (AGQA does not document them):
 
-* ``secs`` must be > 0 (executors estimate a video's fps as mean(frame / secs)); a keyframe stored
-  at secs <= 0 is written at :data:`MIN_SECS` (1 ms, well under one frame at 24 fps). ``all_f``,
-  frame ``actions`` and every other time comparison use the written secs, so the file agrees with
-  itself and a reader that recomputes coverage from ``secs`` gets ``all_f``.
-* Seconds are written as the shortest decimal that reads back as the same float32 (1.3, not
-  1.2999999523), so a reader gets exactly the stored values.
-* An object class gets a vertex at a frame where it is annotated (``obj``) or where some relation
-  holds with it: a relation vertex needs object vertices. Reading the file back therefore gives
-  ``obj | rel.any(-1)``, which equals ``obj`` for every scene the loaders and the augmenter make.
-* ``next`` / ``prev`` of an object or relation vertex is the same class at the adjacent keyframe,
-  None when the class is absent there (no skipping over gaps).
-* Two instances overlap when their closed intervals meet (start_j <= end_i and end_j >= start_i),
-  as for keyframe coverage. ``while`` lists the overlapping ones in start order; ``next_discrete``
-  is the first instance starting after the end, ``prev_discrete`` the one ending last before the
-  start (ties: the later in start order).
-* An action's ``objects`` / ``attention`` / ``contact`` / ``spatial`` / ``verb`` gather the vertices
-  of its keyframes (``all_f``), in frame then class order, as ``{'names', 'vertices'}`` with
-  ``names[i]`` the class of ``vertices[i]``. An instance that covers no keyframe keeps an empty
-  ``all_f`` (executors that read ``all_f[0]`` cannot localize it; the instance is still written so
-  that the file holds the whole scene).
-* ``frame_num`` of an object vertex is the frame id string, like ``frame`` of a relation vertex.
-* Pickling follows the links depth first, so a long video needs deep recursion: the dump runs in
-  a worker thread with a large stack and a raised recursion limit (both restored afterwards).
-  The whole graph is in memory while it is written, as it is when a reader loads it; pass
-  ``video_ids`` to export part of a store.
+* ``secs`` must be > 0 (executors estimate fps as mean(frame / secs)): a keyframe at secs <= 0 is
+  written at :data:`MIN_SECS`, and every time comparison (``all_f``, frame ``actions``) uses the
+  written secs. Seconds are the shortest decimal that reads back as the same float32.
+* An object gets a vertex where it is annotated or where a relation holds with it (a relation vertex
+  needs one), so reading back gives ``obj | rel.any(-1)`` (``obj`` for every scene we make).
+* ``next`` / ``prev`` of an object or relation vertex: the same class at the adjacent keyframe, None
+  when absent there. Instances overlap when their closed intervals meet; ``while`` lists them in start
+  order, ``next_discrete`` is the first to start after the end, ``prev_discrete`` the last to end
+  before the start (ties: the later in start order). An action's ``objects`` / relation groups gather
+  its keyframes' vertices; an instance covering no keyframe keeps an empty ``all_f``.
+* Pickling recurses once per nested container: the dump runs in a worker thread with a large stack
+  and a raised recursion limit (both restored). Pass ``video_ids`` to export part of a store.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
-"""The HDF5 scene-graph store: padded tensors for many videos in one file.
+"""The HDF5 scene-graph store: padded tensors for many videos in one file (written by
+:mod:`tensorqa.scenes.store_writer`).
 
 Layout (format ``tensorqa.scenes``, version 1). V videos, F = longest video's keyframes,
-N = most action instances, O objects, R relations (R <= 64, so a keyframe's relations to one
-object pack into one int64 word; O <= 64, so a keyframe's objects do too)::
+N = most action instances, O objects, R relations (R, O <= 64: one int64 word per bit set)::
 
     /video_id     S<w>[V]       /split        S5[V] ("train" / "test")
     /num_frames   int32[V]      /num_inst     int32[V]
@@ -12,10 +12,8 @@ object pack into one int64 word; O <= 64, so a keyframe's objects do too)::
     /inst_cls     int16[V, N]   /inst_start   float32[V, N]   /inst_end float32[V, N]
     attrs: format, format_version, vocab_hash, vocab_json, source, meta_json
 
-Video ids are stored at full length: the width w is the longest id's (at least 8, the width of
-stores written before ids were checked, which readers open alike). Every dataset is chunked by blocks of videos and gzip-compressed with the shuffle filter, so
-reading a block of videos is one slice per dataset. Files are written to ``<path>.partial`` and
-renamed when complete: an interrupted write never leaves a file that looks finished.
+Ids are stored at full length (at least 8 bytes wide); datasets are chunked by blocks of videos
+(gzip, shuffle), so reading a block is one slice per dataset.
 """
 
 from __future__ import annotations
