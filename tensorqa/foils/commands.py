@@ -132,15 +132,12 @@ def foil_stats(folder: str) -> dict:
 
 
 def format_foil_stats(s: dict) -> str:
-    lines = [f"{s['pairs']:,} caption/foil pairs; text-only unigram acc_r % (fitted on the set / cross-fitted)",
-             f"{'instrument':<24}{'pairs':>8}{'unigram':>10}{'crossfit':>10}"]
-    base, cross = s["text_only_unigram_acc_r"], s["text_only_unigram_acc_r_crossfit"]
-    for name, n in s["pairs_per_instrument"].items():
-        lines.append(f"{name:<24}{n:>8,}{base[name]:>10}{cross[name]:>10}")
-    lines.append(f"{'overall':<24}{s['pairs']:>8,}{base['overall']:>10}{cross['overall']:>10}")
-    lines.append(f"{'phenomenon':<24}{'pairs':>8}{'unigram':>10}{'crossfit':>10}")
-    base, cross = s["text_only_unigram_acc_r_per_phenomenon"], s["text_only_unigram_acc_r_per_phenomenon_crossfit"]
-    for name, n in s["pairs_per_phenomenon"].items():
-        lines.append(f"{name:<24}{n:>8,}{base[name]:>10}{cross[name]:>10}")
+    lines = [f"{s['pairs']:,} caption/foil pairs; text-only unigram acc_r % (fitted on the set / cross-fitted)"]
+    for by, suffix in (("instrument", ""), ("phenomenon", "_per_phenomenon")):
+        base, cross = s[f"text_only_unigram_acc_r{suffix}"], s[f"text_only_unigram_acc_r{suffix}_crossfit"]
+        lines.append(f"{by:<24}{'pairs':>8}{'unigram':>10}{'crossfit':>10}")
+        lines += [f"{name:<24}{n:>8,}{base[name]:>10}{cross[name]:>10}" for name, n in s[f"pairs_per_{by}"].items()]
+        if by == "instrument":
+            lines.append(f"{'overall':<24}{s['pairs']:>8,}{base['overall']:>10}{cross['overall']:>10}")
     lines += [f"note: {name}: {text}" for name, text in s.get("notes", {}).items()]
     return "\n".join(lines)

@@ -153,8 +153,9 @@ def evaluate(program: str, scene: VideoScene) -> str | None:
     return answer if isinstance(answer, str) else None  # Undefined -> None
 
 
-def holds(text: Text, scene: VideoScene) -> bool | None:
-    """True / False where the program is defined on the video, None where it is not."""
+def holds(text: Text, scene: VideoScene, evaluate=evaluate) -> bool | None:
+    """True / False where the program is defined on the scene, None where it is not (``evaluate``:
+    this module's, or the static scenes' twin)."""
     got = evaluate(text.program, scene)
     if got is None:
         return None

@@ -14,7 +14,7 @@ import json
 
 from tensorqa.clevr.keys import all_keys
 from tensorqa.clevr.scalar import INVALID, run_program
-from tensorqa.foils.programs import Text
+from tensorqa.foils.programs import Text, holds as video_holds
 from tensorqa.scenes.static_batch import ATTRS, RELATIONS, clevr_vocab
 
 KEYS = all_keys().numpy()  # [K, 4]: CLEVR's filter keys, the engine's order (clevr.keys)
@@ -100,9 +100,4 @@ def evaluate(program: str, scene) -> str | None:
 
 
 def holds(text: Text, scene) -> bool | None:
-    got = evaluate(text.program, scene)
-    if got is None:
-        return None
-    if text.answer == "several":
-        return int(got) >= 2
-    return got == text.answer
+    return video_holds(text, scene, evaluate)
