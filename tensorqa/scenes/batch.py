@@ -47,6 +47,23 @@ class VideoScene:
         self.inst_start = np.asarray(self.inst_start, dtype=np.float32)
         self.inst_end = np.asarray(self.inst_end, dtype=np.float32)
 
+    @classmethod
+    def from_lists(cls, video_id: str, frame_ids: np.ndarray, frame_secs: np.ndarray, rel: tuple, obj: tuple,
+                   instances: list, split: str) -> "VideoScene":
+        """A sorted scene from a loader's lists: frame_ids int64[F] ascending; rel (frames, objects,
+        relations) and obj (frames, objects) lists of facts by frame number; instances [(class, start, end)]."""
+        v = vocab()
+        F = len(frame_ids)
+        rel_t = np.zeros((F, v.num_objects, v.num_relations), dtype=bool)
+        obj_t = np.zeros((F, v.num_objects), dtype=bool)
+        # one fancy assignment per tensor: frame numbers -> positions in the sorted frame list
+        rel_t[np.searchsorted(frame_ids, rel[0]), rel[1], rel[2]] = True
+        obj_t[np.searchsorted(frame_ids, obj[0]), obj[1]] = True
+        inst = np.array(instances, dtype=np.float64).reshape(-1, 3)
+        return cls(video_id=video_id, frame_ids=frame_ids, frame_secs=frame_secs, rel=rel_t, obj=obj_t,
+                   inst_cls=inst[:, 0].astype(np.int64), inst_start=inst[:, 1], inst_end=inst[:, 2],
+                   split=split).sorted()
+
     @property
     def num_frames(self) -> int:
         return len(self.frame_ids)

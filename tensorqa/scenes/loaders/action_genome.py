@@ -155,31 +155,14 @@ def _scan_objects(annotations: dict, path: Path, videos: dict[str, _VideoAcc]) -
 
 
 def _scene(video_id: str, acc: _VideoAcc, charades: CharadesVideo, fps: float) -> VideoScene:
-    v = vocab()
     if len(acc.frames) > MAX_KEYFRAMES:
         raise TensorQAError(f"video {video_id!r}: {len(acc.frames):,} keyframes in Action Genome; "
                             f"a video holds at most {MAX_KEYFRAMES:,}")
     frame_ids = np.array(sorted(acc.frames), dtype=np.int64)
     if len(frame_ids) and not frame_ids[-1] / fps <= MAX_SECONDS:
         raise TensorQAError(f"video {video_id!r}: frame {frame_ids[-1]} at {fps} fps lies past {MAX_SECONDS:,} s")
-    F = len(frame_ids)
-    rel = np.zeros((F, v.num_objects, v.num_relations), dtype=bool)
-    obj = np.zeros((F, v.num_objects), dtype=bool)
-    # one fancy assignment per tensor: frame numbers -> positions in the sorted frame list
-    rel[np.searchsorted(frame_ids, acc.rel_f), acc.rel_o, acc.rel_r] = True
-    obj[np.searchsorted(frame_ids, acc.obj_f), acc.obj_o] = True
-    inst = np.array(charades.actions, dtype=np.float64).reshape(-1, 3)
-    return VideoScene(
-        video_id=video_id,
-        frame_ids=frame_ids,
-        frame_secs=frame_ids / fps,
-        rel=rel,
-        obj=obj,
-        inst_cls=inst[:, 0].astype(np.int64),
-        inst_start=inst[:, 1],
-        inst_end=inst[:, 2],
-        split=acc.split or charades.split,
-    ).sorted()
+    return VideoScene.from_lists(video_id, frame_ids, frame_ids / fps, (acc.rel_f, acc.rel_o, acc.rel_r),
+                                 (acc.obj_f, acc.obj_o), charades.actions, acc.split or charades.split)
 
 
 def load_action_genome(

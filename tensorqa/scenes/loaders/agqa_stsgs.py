@@ -174,7 +174,6 @@ class _Reader:
         g.inst.append((a, start, end))
 
     def scene(self, video_id, g: _Graph, split: str) -> VideoScene:
-        v = self.vocab
         for count, what, limit in ((len(g.frames), "keyframes", MAX_KEYFRAMES), (len(g.inst), "actions", MAX_INSTANCES)):
             if count > limit:
                 raise TensorQAError(f"{self.path}: video {video_id!r}: {count:,} {what}; a video holds at most {limit:,}")
@@ -188,23 +187,8 @@ class _Reader:
         if g.hidden:  # relations to an object that is out of view at that frame say nothing
             keep = [(f, o) not in g.hidden for f, o in zip(rel_f, rel_o)]
             rel_f, rel_o, rel_r = ([x for x, k in zip(xs, keep) if k] for xs in (rel_f, rel_o, rel_r))
-        F = len(frame_ids)
-        rel = np.zeros((F, v.num_objects, v.num_relations), dtype=bool)
-        obj = np.zeros((F, v.num_objects), dtype=bool)
-        rel[np.searchsorted(frame_ids, rel_f), rel_o, rel_r] = True
-        obj[np.searchsorted(frame_ids, g.obj_f), g.obj_o] = True
-        inst = np.array(g.inst, dtype=np.float64).reshape(-1, 3)
-        return VideoScene(
-            video_id=video_id,
-            frame_ids=frame_ids,
-            frame_secs=np.array([g.frames[f] for f in frame_ids.tolist()], dtype=np.float32),
-            rel=rel,
-            obj=obj,
-            inst_cls=inst[:, 0].astype(np.int64),
-            inst_start=inst[:, 1],
-            inst_end=inst[:, 2],
-            split=split,
-        ).sorted()
+        secs = np.array([g.frames[f] for f in frame_ids.tolist()], dtype=np.float32)
+        return VideoScene.from_lists(video_id, frame_ids, secs, (rel_f, rel_o, rel_r), (g.obj_f, g.obj_o), g.inst, split)
 
 
 def load_agqa_stsgs(path: PathLike, split: str | None = None, reversed_intervals: str = "swap") -> list[VideoScene]:
