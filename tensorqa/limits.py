@@ -26,10 +26,9 @@ MAX_SCENE_OBJECTS = 62  # CLEVR objects per scene: a scene's object sets are int
 # reference, so a small crafted file could otherwise make the loader walk billions
 PICKLE_ENTRY_MARGIN = 1_000_000
 # work and memory loading a pickle may take (the unpickler and the loader, in a child process under
-# rlimits): a floor plus a rate per byte of the file. Hashing a tuple key is not cached and recurses
-# into its items, so a 236-byte tuple shared 2^32 times over (t(k+1) = (tk, tk)) costs minutes of
-# CPU inside the C unpickler; a real AGQA stsgs pickle loads at about 6 MB/s on a loaded 2-core
-# machine and takes about 10x its size in memory, so the rates leave a margin of 10x or more
+# rlimits): a floor plus a rate per byte of the file. Hashing a tuple key recurses uncached, so a
+# small tuple shared 2^32 times over costs minutes inside the C unpickler; the rates leave a real
+# stsgs pickle a margin of 10x or more
 PICKLE_CPU_FLOOR = 1  # seconds of CPU
 PICKLE_CPU_PER_MB = 2  # seconds of CPU per MiB of the file
 PICKLE_MEMORY_FLOOR = 2 * 2**30  # bytes of address space on top of the process's own

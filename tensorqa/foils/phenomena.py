@@ -1,12 +1,10 @@
-"""What each phenomenon can say about each video of a SceneBatch, as tensors (no loop over videos).
+"""What each phenomenon can say about each video of a SceneBatch, as tensors (no loop over videos),
+built on the engine's primitives (filter, relate, count, localize).
 
 ``candidates(batch, first_index, seed)`` returns, per instrument, a :class:`Rows` of caption choices
-(one per video where the video supports the instrument) with the foil words allowed for each
-(``foil_ok: bool[P, W]``, every one false on the video and not true under a synonym); ``generate``
-draws the foil words over the whole set so that word frequencies match.
-
-Random choices use ``noise(seed, stream, video index, ...)``, a hash of the video's index in the store,
-so the same seed gives the same pairs whatever the batch size.
+with the foil words allowed for each (``foil_ok: bool[P, W]``, every one false on the video and not
+true under a synonym); ``generate`` draws the foil words over the whole set. Random choices use
+``noise(seed, stream, video index, ...)``, so the same seed gives the same pairs whatever the batch size.
 """
 
 from __future__ import annotations

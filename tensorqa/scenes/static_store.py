@@ -1,14 +1,11 @@
-"""The HDF5 store of static scenes (CLEVR), on the conventions of ``scenes/store.py``.
-
-Layout (format ``tensorqa.static_scenes``, version 1). S scenes, N = most objects::
+"""The HDF5 store of static scenes (CLEVR), on the conventions of ``scenes/store.py``. Layout (format
+``tensorqa.static_scenes``, version 1; S scenes, N = most objects)::
 
     /image_filename S[S]   /split S[S]   /num_objects int32[S]
     /attrs    int8[S, N, 4]   class ids (size, color, material, shape)
     /rel_bits int8[S, N, N]   bit r set: j is relation r of i
     /coords   float32[S, N, 3]
     attrs: format, format_version, benchmark ("clevr"), vocab_hash, vocab_json, source, info_json
-
-Written to ``<path>.partial`` and renamed when complete; validated on open.
 """
 
 from __future__ import annotations

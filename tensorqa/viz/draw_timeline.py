@@ -1,13 +1,8 @@
-"""Drawing ``tensorqa show``'s figure from :func:`timeline.timeline_data` (matplotlib, Agg).
-
-Two panels over the same seconds axis: action instances as bars (top), the person–object relation
-grid (bottom: one row per object, one cell per annotated keyframe), keyframes as ticks under both.
-A cell spans its keyframe's share of the axis (half way to each neighbour) and is split into one
-stripe per relation kind, coloured where a relation of that kind holds, so that every kind shows,
-not only the first. With a question: its localization window shaded over both panels, the cells
-where the asked relation holds marked with a black dot, the answer object's row banded and its
-label marked, the grounding's keyframes (red ticks on top), objects, relations and action
-instances (red outlines), and the question's text, program and answer above."""
+"""Drawing ``tensorqa show``'s figure from :func:`timeline.timeline_data` (matplotlib, Agg): action bars
+over the person–object relation grid (a row per object, a cell per annotated keyframe, one stripe per
+relation kind so every kind shows), on one seconds axis. With a question: its window shaded, the
+asked relation's cells dotted, the answer's row banded, the grounding outlined in red, its text above.
+"""
 
 from __future__ import annotations
 

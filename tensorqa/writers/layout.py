@@ -1,9 +1,5 @@
-"""The pool folder in the Hugging Face layout: shard and done-marker names, resuming a run, the
-pool-level facts the done markers record, the dataset card, and reading a pool back as one table.
-
-    OUT/README.md                                   dataset card with a ``configs`` block
-    OUT/data/<split>-<i:05d>-of-<K:05d>.parquet     shard i of K, one file per split with rows
-    OUT/data/.done-<i:05d>-of-<K:05d>.json          written last: shard i is complete
+"""The pool folder in the Hugging Face layout (:mod:`tensorqa.writers`): shard and done-marker names,
+resuming a run, the pool-level facts the markers record, the dataset card, reading a pool back.
 """
 
 from __future__ import annotations

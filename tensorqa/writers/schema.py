@@ -13,8 +13,7 @@ from tensorqa.errors import TensorQAError
 # One row per question. AGQA's released fields (reference §2.3) plus the ingredients that balancing
 # and the splits need, so that those passes never re-parse programs or question text. Every column
 # but sg_grounding is never null ("" marks an unused slot) and is declared so: Parquet then stores
-# no definition levels for it (faster writing: benchmarks/RESULTS.md, 'writers') and readers see
-# non-nullable fields.
+# no definition levels for it (faster writing) and readers see non-nullable fields.
 _FIELDS = [
     ("question_id", pa.string()),      # "<video>-<n>", n = rank of the question within its video
     ("video_id", pa.string()),
@@ -73,8 +72,7 @@ VOCABULARY_COLUMNS = frozenset(("template", "answer", "ans_type", "semantic", "s
                                 "window_action2", "window_action_ref", "window_action2_ref", "relation", "object",
                                 "object_ref", "object_ref_relation", "object2", "object2_ref", "object2_ref_relation",
                                 "action", "action_ref", "action2", "action2_ref"))
-# Small integer columns that Parquet writes faster plain (zstd then squeezes their runs) than
-# dictionary-encoded, for a few KB more (measurements: benchmarks/RESULTS.md, 'writers').
+# Small integer columns Parquet writes faster plain (zstd squeezes their runs) than dictionary-encoded;
 # ``frame`` (up to 64 values) stays dictionary-encoded.
 PLAIN_COLUMNS = frozenset(("steps", "is_direct", "indirect", "i_obj", "i_rel", "i_act", "i_temp"))
 # Page statistics (min / max, for readers' row-group pruning) only where a reader filters: they
