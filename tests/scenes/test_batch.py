@@ -48,3 +48,20 @@ def test_to_device_keeps_everything():
     rng = np.random.default_rng(4)
     b = SceneBatch.from_scenes([random_scene(rng, "V0")])
     assert b.to("cpu").equal(b) and b.to("cpu").device.type == "cpu"
+
+
+def test_video_scene_from_lists_places_facts_by_frame_number():
+    from tensorqa.scenes.batch import VideoScene
+
+    v = vocab()
+    bag, cup = v.object_index("bag"), v.object_index("cup/glass/bottle")
+    holding = v.relation_index("holding")
+    # facts are given by Charades frame number (31, 91), not by position
+    s = VideoScene.from_lists("V1", np.array([31, 91]), np.array([1.3, 3.8]), ([91, 31], [bag, cup], [holding, holding]),
+                              ([91], [bag]), [(5, 2.0, 4.0), (3, 0.5, 9.0), (7, 0.5, 1.0)], "test")
+    assert s.frame_ids.tolist() == [31, 91] and s.split == "test"
+    assert np.argwhere(s.rel).tolist() == [[0, cup, holding], [1, bag, holding]]
+    assert np.argwhere(s.obj).tolist() == [[1, bag]]
+    # instances ordered by (start, end, class)
+    assert s.inst_cls.tolist() == [7, 3, 5] and s.inst_start.tolist() == [0.5, 0.5, 2.0]
+    assert s.inst_end.tolist() == [1.0, 9.0, 4.0]
