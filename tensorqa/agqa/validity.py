@@ -48,6 +48,9 @@ class Cells:
         (window position on ``grid.windows`` for "window")."""
         return self.grid.axis_ids(name)
 
+    def full(self, t: torch.Tensor) -> torch.Tensor:
+        return t.expand(self.shape)
+
     def has(self, name: str) -> bool:
         return name in self.grid.axes
 
