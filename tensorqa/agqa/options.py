@@ -71,6 +71,21 @@ def checked_run_options(device: str, batch_videos: int | None, max_videos: int |
     return batch_videos
 
 
+def checked_generate_options(threads: int | None, seed, num_shards: int | None, device: str,
+                             batch_videos: int | None, max_videos: int | None, out):
+    """(block size, output folder) after refusing impossible ``generate`` options: what the entry
+    point and a shard run share."""
+    from tensorqa.outputs import check_output_folder
+
+    if threads is not None and threads < 1:
+        raise TensorQAError(f"--threads must be at least 1, got {threads}")
+    check_seed(seed)
+    if num_shards is not None and num_shards < 1:
+        raise TensorQAError(f"--num-shards must be at least 1, got {num_shards}")
+    batch_videos = checked_run_options(device, batch_videos, max_videos)
+    return batch_videos, check_output_folder(out, what="the pool is a folder")
+
+
 MAX_SEED = 2**63 - 1
 
 

@@ -7,10 +7,9 @@ from __future__ import annotations
 import os
 
 from tensorqa.agqa.jobs import auto_jobs, generate_jobs
-from tensorqa.agqa.options import check_seed, checked_run_options
+from tensorqa.agqa.options import checked_generate_options
 from tensorqa.agqa.pipeline import generate_shard
 from tensorqa.errors import TensorQAError
-from tensorqa.outputs import check_output_folder
 
 
 def generate(store: str | os.PathLike, out: str | os.PathLike, templates: list[str] | None = None,
@@ -31,13 +30,7 @@ def generate(store: str | os.PathLike, out: str | os.PathLike, templates: list[s
     pyarrow, as the command line does: otherwise Arrow's allocator hands the text and Parquet
     buffers back to the kernel after every block, and each block faults them in again
     (``benchmarks/RESULTS.md``, "Allocator set-up")."""
-    if threads is not None and threads < 1:
-        raise TensorQAError(f"--threads must be at least 1, got {threads}")
-    check_seed(seed)
-    if num_shards is not None and num_shards < 1:
-        raise TensorQAError(f"--num-shards must be at least 1, got {num_shards}")
-    batch_videos = checked_run_options(device, batch_videos, max_videos)
-    out = check_output_folder(out, what="the pool is a folder")
+    batch_videos, out = checked_generate_options(threads, seed, num_shards, device, batch_videos, max_videos, out)
     if jobs == "auto":
         jobs = auto_jobs(device)
     elif not isinstance(jobs, int):

@@ -62,6 +62,7 @@ from tensorqa.agqa.balancing.output import PoolOutput, prepare_output
 from tensorqa.agqa.balancing.report import category_histograms, distribution_stats, format_balance_report
 from tensorqa.agqa.balancing.scan import (BATCH_ROWS, RECORD_BATCH_ROWS, Codebook, as_numpy, check_columns, count_rows,
                              iter_batches, pool_files, used_words)
+from tensorqa.agqa.balancing.scan import check_split_rows
 from tensorqa.agqa.balancing.select import select_in_cells
 from tensorqa.agqa.balancing.smoothing import SmoothingRule, binary_targets, smooth_counts, uniform_counts
 from tensorqa.agqa.balancing.structural import STRUCTURE_SHARES, structural_targets
@@ -419,9 +420,7 @@ def balance_pool(pool: str | os.PathLike, out: str | os.PathLike, config: Balanc
                     if not mask.any():
                         continue
                     table = pa.Table.from_batches([batch]).filter(pa.array(mask))
-                    if not pc.all(pc.equal(table["split"], split)).as_py():
-                        raise TensorQAError(f"{files[split][0].parent}: a {split} shard holds rows whose 'split' "
-                                            f"is not {split!r}")
+                    check_split_rows(table["split"], split, files[split][0].parent)
                     output.add(split, table)
         output.close({"balance": config.as_dict(), "rows": {s: r["rows"] for s, r in report["splits"].items()},
                       "store": pool_store(pool),  # the scene store, for decompose

@@ -88,6 +88,12 @@ def check_columns(files: Sequence[Path], columns: Sequence[str]) -> None:
                 raise TensorQAError(f"{f}: column {c!r} is missing (expected tensorqa.writers.RECORD_SCHEMA)")
 
 
+def check_split_rows(split_column, split: str, where) -> None:
+    """Refuse a ``split`` shard (of the pool folder ``where``) holding a row of another split."""
+    if not pc.all(pc.equal(split_column, split)).as_py():
+        raise TensorQAError(f"{where}: a {split} shard holds rows whose 'split' is not {split!r}")
+
+
 def count_rows(files: Sequence[Path]) -> int:
     return sum(open_shard(f).metadata.num_rows for f in files)
 
