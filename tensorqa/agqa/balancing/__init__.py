@@ -1,5 +1,6 @@
 """Building blocks of ``tensorqa.agqa.balancing.balance`` and ``tensorqa.agqa.splits``: columnar passes over Parquet pools.
 
+* ``config``     — the switches of ``balance`` and its presets;
 * ``scan``       — pool shards, column batches, small string codebooks;
 * ``hashing``    — 64-bit hashes of string columns (group keys, seeded priorities);
 * ``hashindex``  — hash -> dense code maps, vectorized over batches;
