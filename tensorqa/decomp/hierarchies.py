@@ -155,14 +155,8 @@ def _rows_of(hier: np.ndarray, ids: np.ndarray, node_key: np.ndarray, node_order
     return np.where((ids >= 0) & (node_key[rows] == want), rows, -1).astype(np.int64)
 
 
-def load_hierarchies(path: str | os.PathLike, progress: bool = False, workers: int | None = None) -> Hierarchies:
-    """Read an AGQA-Decomp folder (``<video_id>.json`` files plus optional ``isolated.json``).
-
-    Files other than ``*.json`` are ignored. A folder without any video file, a malformed file,
-    or a hierarchy that names a question missing from its own ``subquestion`` object is a
-    TensorQAError naming the file. Files are parsed by ``workers`` processes (default: one per
-    usable CPU for a large folder, none for a small one); the tables do not depend on it.
-    """
+def _folder(path) -> tuple[Path, list[Path], Path]:
+    """(the hierarchy folder, its video files in name order, the isolated questions' file)."""
     root = Path(path)
     if not root.exists():
         raise TensorQAError(f"{root}: no such directory")
@@ -174,7 +168,40 @@ def load_hierarchies(path: str | os.PathLike, progress: bool = False, workers: i
     iso_path = root / ISOLATED_FILE
     if not files and not iso_path.exists():
         raise TensorQAError(f"{root}: no <video_id>.json hierarchy files")
+    return root, files, iso_path
 
+
+def _edge_layout(n_rule: np.ndarray, n_child: np.ndarray):
+    """Per edge (child of a rule): (rule, parent, position in the rule's list int32, arity int32)."""
+    rule_parent = np.repeat(np.arange(len(n_rule)), n_rule)
+    edge_rule = np.repeat(np.arange(len(n_child)), n_child)
+    rule_start = np.cumsum(n_child) - n_child
+    position = (np.arange(len(edge_rule)) - rule_start[edge_rule]).astype(np.int32)
+    return edge_rule, rule_parent[edge_rule], position, n_child[edge_rule].astype(np.int32)
+
+
+def _counts(parts: list[dict], name: str) -> np.ndarray:
+    """One numeric field of every parsed file, concatenated."""
+    return np.concatenate([d[name] for d in parts]) if parts else np.zeros(0, np.int64)
+
+
+def _column(parts: list[dict], name: str, t: pa.DataType = pa.string()) -> pa.ChunkedArray:
+    """One column of every parsed file, concatenated."""
+    return _cat([d[name] for d in parts], t)
+
+
+def _coded(codes: np.ndarray, values: pa.Array) -> pa.DictionaryArray:
+    """``values[codes]`` as a dictionary column (no string copied)."""
+    return pa.DictionaryArray.from_arrays(pa.array(codes, pa.int32()), values)
+
+
+def load_hierarchies(path: str | os.PathLike, progress: bool = False, workers: int | None = None) -> Hierarchies:
+    """Read an AGQA-Decomp folder (``<video_id>.json`` files plus optional ``isolated.json``; other
+    files are ignored). A folder without any video file, a malformed file, or a hierarchy naming a
+    question missing from its own ``subquestion`` object is a TensorQAError naming the file. Files
+    are parsed by ``workers`` processes (default: one per usable CPU for a large folder, none for a
+    small one); the tables do not depend on it."""
+    root, files, iso_path = _folder(path)
     parts = read_videos(files, workers, progress)
 
     videos = [p.stem for p in files]
@@ -182,28 +209,20 @@ def load_hierarchies(path: str | os.PathLike, progress: bool = False, workers: i
     hierarchy_video = np.repeat(np.arange(len(files), dtype=np.int32), n_hier_file)
     main_keys = pa.concat_arrays([d["main_keys"] for d in parts]) if parts else pa.array([], pa.string())
 
-    def counts(name):
-        return np.concatenate([d[name] for d in parts]) if parts else np.zeros(0, np.int64)
-
     # distinct question keys of each file, and each node's row among them
     key_values = pa.chunked_array([d["key_values"] for d in parts], type=pa.string())
     key_offset = np.cumsum([0] + [len(d["key_values"]) for d in parts])[:-1]
-    node_key_row = np.concatenate([d["key_id"] + o for d, o in zip(parts, key_offset)]) if parts else \
-        np.zeros(0, np.int64)
-
-    n_sub, n_par, n_rule, n_child = counts("n_sub"), counts("n_par"), counts("n_rule"), counts("n_child")
+    node_key_row = np.concatenate([np.zeros(0, np.int64)] + [d["key_id"] + o for d, o in zip(parts, key_offset)])
+    n_sub, n_par, n_rule, n_child = (_counts(parts, k) for k in ("n_sub", "n_par", "n_rule", "n_child"))
     H = len(main_keys)
 
-    def col(name, t=pa.string()):
-        return _cat([d[name] for d in parts], t)
-
-    text, types = col("text"), col("type")
+    text, types = _column(parts, "text"), _column(parts, "type")
     node_hier = np.repeat(np.arange(H, dtype=np.int32), n_sub)
     N = len(node_hier)
 
     # (hierarchy, text) -> node row: file-local text ids, one integer sort
     T = max([d["n_text"] for d in parts] + [1])
-    text_id = counts("text_id").astype(np.int32) if parts else np.zeros(0, np.int32)
+    text_id = _counts(parts, "text_id").astype(np.int32) if parts else np.zeros(0, np.int32)
     node_key = node_hier.astype(np.int64) * T + text_id
     node_order = np.argsort(node_key, kind="stable")
 
@@ -219,23 +238,16 @@ def load_hierarchies(path: str | os.PathLike, progress: bool = False, workers: i
                             f"is not among its subquestions")
 
     par_hier = np.repeat(np.arange(H, dtype=np.int32), n_par)
-    parent_id = counts("parent_id")
+    parent_id = _counts(parts, "parent_id")
     par_row = _rows_of(par_hier, parent_id, node_key, node_order, T)
     if (par_row < 0).any():
         not_found(par_row, par_hier, parent_id, "hierarchy question", "parents_missing")
     is_parent = np.zeros(N, bool)
     is_parent[par_row] = True
 
-    # edges: parent of each rule, rule of each child
-    rule_parent = np.repeat(np.arange(len(n_rule)), n_rule)
-    edge_rule = np.repeat(np.arange(len(n_child)), n_child)
-    edge_parent = rule_parent[edge_rule]
-    E = len(edge_rule)
-    rule_start = np.cumsum(n_child) - n_child
-    position = (np.arange(E) - rule_start[edge_rule]).astype(np.int32)
-    arity = n_child[edge_rule].astype(np.int32)
+    edge_rule, edge_parent, position, arity = _edge_layout(n_rule, n_child)
     edge_hier = par_hier[edge_parent]
-    child_id = counts("child_id")
+    child_id = _counts(parts, "child_id")
     child_row = _rows_of(edge_hier, child_id, node_key, node_order, T)
     if (child_row < 0).any():
         not_found(child_row, edge_hier, child_id, "child question", "children_missing")
@@ -243,22 +255,18 @@ def load_hierarchies(path: str | os.PathLike, progress: bool = False, workers: i
 
     video_names = pa.array(videos, type=pa.string())
 
-    def video_col(hier):
-        return pa.DictionaryArray.from_arrays(pa.array(hierarchy_video[hier], pa.int32()), video_names)
-
-    def main_col(hier):
-        return pa.DictionaryArray.from_arrays(pa.array(hier, pa.int32()), main_keys)
-
     nodes = pa.table([
-        pa.array(node_hier, pa.int32()), video_col(node_hier), main_col(node_hier), text, types,
-        _collapsed(types) if N else pa.array([], pa.string()), col("answer"), col("key"), col("program"),
+        pa.array(node_hier, pa.int32()), _coded(hierarchy_video[node_hier], video_names), _coded(node_hier, main_keys),
+        text, types, _collapsed(types) if N else pa.array([], pa.string()),
+        *(_column(parts, k) for k in ("answer", "key", "program")),
         pa.array(is_parent, pa.bool_()), pa.array(text_id, pa.int32()),
     ], schema=NODE_SCHEMA)
     flat_text = text.combine_chunks() if N else pa.array([], pa.string())
     edges = pa.table([
-        pa.array(edge_hier, pa.int32()), video_col(edge_hier), main_col(edge_hier),
+        pa.array(edge_hier, pa.int32()), _coded(hierarchy_video[edge_hier], video_names), _coded(edge_hier, main_keys),
         # parent / child texts: the node text column indexed by row (no copy of the strings)
-        pa.DictionaryArray.from_arrays(pa.array(parent_row), flat_text), pc.take(col("rules"), pa.array(edge_rule)),
+        pa.DictionaryArray.from_arrays(pa.array(parent_row), flat_text),
+        pc.take(_column(parts, "rules"), pa.array(edge_rule)),
         pa.DictionaryArray.from_arrays(pa.array(child_row), flat_text), pa.array(position), pa.array(arity),
         pa.array(parent_row), pa.array(child_row),
     ], schema=EDGE_SCHEMA)
