@@ -108,10 +108,6 @@ class _PoolQuestions:
         return self.table.take(pa.array(self.order[a:self.stop[i]])).to_pylist()
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    write_atomic(path, text)
-
-
 def decompose(pool: str | os.PathLike, out: str | os.PathLike, store: str | os.PathLike | None = None,
               split: str = "all", limit: int | None = None, fmt: str = "both", semantics: str = "agqa",
               progress: bool = True, workers: int = 1) -> dict:
@@ -150,51 +146,15 @@ def decompose(pool: str | os.PathLike, out: str | os.PathLike, store: str | os.P
         if missing:
             raise TensorQAError(f"{src.path}: no video {missing[0]!r} ({len(missing)} of the pool's "
                                 f"{len(questions)} videos are missing): is it the store the pool was generated from?")
-        stage = out.with_name(out.name + ".partial")
-        if stage.is_symlink():
-            raise TensorQAError(f"{stage}: is a symbolic link; refusing to write through it (remove the link)")
-        parts = stage / "decompose" / "parts"
-        params = {"pool": str(pool.resolve()), "store": str(Path(store).resolve()), "split": split, "limit": limit,
-                  "format": fmt, "semantics": sem.name, "vocab": vocab().hash}
-        params_file = stage / "decompose" / "params.json"
-        if stage.exists():
-            old = json.loads(params_file.read_text()) if params_file.exists() else None
-            if old != params:
-                if old is None:
-                    raise TensorQAError(f"{stage}: exists but was not written by tensorqa decompose; remove it")
-                remove_tree(stage)  # an interrupted run with other parameters: start again
-        output_folder(parts, stage)  # no link planted below the stage
-        if fmt in ("agqa-json", "both"):
-            output_folder(stage / HIERARCHIES_DIR, stage)
-        _write_atomic(params_file, json.dumps(params, sort_keys=True))
+        stage, parts, params = _stage(out, pool, store, split, limit, fmt, sem)
         write_json = fmt in ("agqa-json", "both")
         todo = [i for i, v in enumerate(questions.videos) if not (parts / f"{v}.json").exists()]
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(questions), initial=len(questions) - len(todo), desc="decompose", unit="video",
-                   disable=not progress, dynamic_ncols=True)
         for i in todo:
             v = questions.videos[i]
             if v.startswith("."):
                 raise TensorQAError(f"{pool}: video id {v!r} cannot name a file")
             file_name(v, pool, "video id")
-        tasks = ((questions.videos[i], questions.rows(i)) for i in todo)
-        if workers == 1:
-            for v, rows in tasks:
-                _decompose_one(v, rows, src.scene(v), sem, stage, parts, write_json)
-                bar.update()
-        else:
-            # spawn, not fork: forking a process whose torch / Arrow thread pools hold locks can hang
-            ctx = multiprocessing.get_context("spawn")
-            from tensorqa.threads import torch_threads
-
-            init = (str(store), sem.name, str(stage), write_json, torch_threads(workers))
-            with ctx.Pool(workers, initializer=_worker_init, initargs=init) as mp:
-                for _ in mp.imap_unordered(_worker_run, tasks, chunksize=4):
-                    bar.update()
-                mp.close()
-                mp.join()  # the workers end here, so that their CPU time counts (cpu_seconds)
-        bar.close()
+        _run_videos(questions, todo, src, store, sem, stage, write_json, workers, progress)
     finally:
         src.close()
 
@@ -203,6 +163,55 @@ def decompose(pool: str | os.PathLike, out: str | os.PathLike, store: str | os.P
         out.rmdir()  # empty (checked above)
     os.replace(stage, out)
     return report
+
+
+def _stage(out: Path, pool: Path, store, split: str, limit, fmt: str, sem) -> tuple[Path, Path, dict]:
+    """(``OUT.partial``, its parts folder, the run's parameters): a stage of a run with other
+    parameters is started again; one not written by decompose is refused."""
+    stage = out.with_name(out.name + ".partial")
+    if stage.is_symlink():
+        raise TensorQAError(f"{stage}: is a symbolic link; refusing to write through it (remove the link)")
+    parts = stage / "decompose" / "parts"
+    params = {"pool": str(pool.resolve()), "store": str(Path(store).resolve()), "split": split, "limit": limit,
+              "format": fmt, "semantics": sem.name, "vocab": vocab().hash}
+    params_file = stage / "decompose" / "params.json"
+    if stage.exists():
+        old = json.loads(params_file.read_text()) if params_file.exists() else None
+        if old != params:
+            if old is None:
+                raise TensorQAError(f"{stage}: exists but was not written by tensorqa decompose; remove it")
+            remove_tree(stage)  # an interrupted run with other parameters: start again
+    output_folder(parts, stage)  # no link planted below the stage
+    if fmt in ("agqa-json", "both"):
+        output_folder(stage / HIERARCHIES_DIR, stage)
+    write_atomic(params_file, json.dumps(params, sort_keys=True))
+    return stage, parts, params
+
+
+def _run_videos(questions: _PoolQuestions, todo: list[int], src, store, sem, stage: Path, write_json: bool,
+                workers: int, progress: bool) -> None:
+    """Decompose the videos ``todo`` into the stage, in this process or in ``workers`` processes."""
+    from tqdm import tqdm
+
+    bar = tqdm(total=len(questions), initial=len(questions) - len(todo), desc="decompose", unit="video",
+               disable=not progress, dynamic_ncols=True)
+    tasks = ((questions.videos[i], questions.rows(i)) for i in todo)
+    if workers == 1:
+        for v, rows in tasks:
+            _decompose_one(v, rows, src.scene(v), sem, stage, stage / "decompose" / "parts", write_json)
+            bar.update()
+    else:
+        # spawn, not fork: forking a process whose torch / Arrow thread pools hold locks can hang
+        ctx = multiprocessing.get_context("spawn")
+        from tensorqa.threads import torch_threads
+
+        init = (str(store), sem.name, str(stage), write_json, torch_threads(workers))
+        with ctx.Pool(workers, initializer=_worker_init, initargs=init) as mp:
+            for _ in mp.imap_unordered(_worker_run, tasks, chunksize=4):
+                bar.update()
+            mp.close()
+            mp.join()  # the workers end here, so that their CPU time counts (cpu_seconds)
+    bar.close()
 
 
 def cpu_seconds() -> float:
@@ -218,8 +227,8 @@ def cpu_seconds() -> float:
 def _decompose_one(v: str, rows: list[dict], scene, sem, stage: Path, parts: Path, write_json: bool) -> None:
     res = decompose_video(v, rows, scene, sem)
     if write_json and res.hierarchies:
-        _write_atomic(stage / HIERARCHIES_DIR / f"{v}.json", json.dumps(res.hierarchies))
-    _write_atomic(parts / f"{v}.json", json.dumps({
+        write_atomic(stage / HIERARCHIES_DIR / f"{v}.json", json.dumps(res.hierarchies))
+    write_atomic(parts / f"{v}.json", json.dumps({
         "isolated": res.isolated, "nodes": res.nodes, "edges": res.edges, "dags": res.dags, "stats": res.stats}))
 
 
@@ -259,7 +268,7 @@ def _finish(stage: Path, parts: Path, videos: list[str], params: dict, fmt: str,
         fallbacks.update(s["fallbacks"])
         collisions += s["text_collisions"]
     if fmt in ("agqa-json", "both"):
-        _write_atomic(stage / HIERARCHIES_DIR / "isolated.json", json.dumps(isolated))
+        write_atomic(stage / HIERARCHIES_DIR / "isolated.json", json.dumps(isolated))
     if fmt in ("parquet", "both"):
         output_folder(stage / "parquet", stage)
         for name, schema in (("nodes", NODE_SCHEMA), ("edges", EDGE_SCHEMA), ("dags", DAG_SCHEMA)):
@@ -284,7 +293,7 @@ def _finish(stage: Path, parts: Path, videos: list[str], params: dict, fmt: str,
         "cpu_seconds": round(cpu_seconds, 2),  # this process and its workers
         "params": params,
     }
-    _write_atomic(stage / "decompose" / "report.json", json.dumps(report, indent=1))
+    write_atomic(stage / "decompose" / "report.json", json.dumps(report, indent=1))
     shutil.rmtree(parts)
     return report
 
