@@ -1,34 +1,16 @@
-"""One video's questions as AGQA-Decomp DAGs of sub-questions with exact answers.
+"""One video's questions as AGQA-Decomp DAGs of sub-questions with exact answers:
+``decompose_video(video_id, questions, scene, semantics) -> VideoDecomposition``.
 
-    decompose_video(video_id, questions, scene, semantics) -> VideoDecomposition
-
-Each question's program is split along the decomposition table of :mod:`.subquestions` (each
-parent is the composition of its children under an AGQA-Decomp composition rule), and every
-sub-question is answered by executing its program on the video's scene graph: AGQA-Decomp could
-only propagate answers down its graphs and needed annotators for the "no" answers. Programs are
-run by the scalar reference executor (:func:`tensorqa.engine.scalar.run_program`); the four kinds that
-are not AGQA syntax (object presence and the three collections) are evaluated here with the same
-keyframe and window rules (:func:`tensorqa.engine.scalar.localize_frames`).
-
-A composition is kept only when it is exact on the video:
-
-* every child has an answer (a sub-question that does not exist on the video, e.g. "after X"
-  when X ends the video, is not asked);
-* the answers satisfy the consistency rule the official evaluation checks for that composition
-  (:func:`consistency_violations`, the same conditions as :mod:`.metrics` with ground truth as
-  predictions).
-
-Where the table lists fallback children (a before/after comparison whose "after X" or "before X"
-does not exist; a first / last choose whose first / last object has no answer or is neither of
-the pair), the first exact list of children is used. Most compositions hold by construction; the
-ones that do not are left out and counted in the report, so the ground truth satisfies every rule:
-Between (the official check reads "between A and B" as "after A" and "before B", which a relation
-seen before A ends and again after B starts satisfies without being between them) and, under
-AGQA's semantics, an objTime Choose whose object is only in "other relationship" on the other
-side (objTime's "interacting" excludes that relation, objExists' includes it).
-
-Identical sub-questions of one video are one node: one text, one key (``<video>-d<n>``; a
-sub-question that is itself a question of the pool keeps its question's text and ``question_id``).
+Each program is split along :mod:`.subquestions`' table, and every sub-question is answered by
+running its program on the scene (the scalar executor; object presence and the three collections,
+which are not AGQA syntax, are evaluated here with the same window rules). A composition is kept
+only when every child has an answer and the answers pass the official consistency check for it
+(:func:`consistency_violations`); otherwise the table's fallback children are tried, and a
+composition left without exact children is counted in the report (chiefly Between, whose official
+check a relation seen before A ends and after B starts satisfies, and, under AGQA's semantics, an
+objTime Choose whose object is only in "other relationship" on the other side). Identical
+sub-questions of a video are one node with one text and key (``<video>-d<n>``; a pool question
+keeps its own text and ``question_id``).
 """
 
 from __future__ import annotations
@@ -51,10 +33,6 @@ from tensorqa.agqa.templates.catalogue import template_spec
 from tensorqa.scenes.vocab import vocab
 from tensorqa.decomp.constants import BANNED_TYPES, EQUALS_PARENT_TYPE, EQUALS_PROGRAM_SLICE, IC_CHECKER, YES_NO_TYPES
 from tensorqa.decomp.subquestions import PRESENT, SubQuestion, compositions, from_program, reference_question, texts
-
-
-# ============================================================================================
-# consistency: the official checks with ground truth as predictions
 
 
 def consistency_violations(parent_type: str, rule: str, answer, kids: list[tuple], equals_texts=None) -> list[str]:
@@ -127,10 +105,6 @@ def consistency_violations(parent_type: str, rule: str, answer, kids: list[tuple
     if (q == "no" or not holds) and not (q == "no" and not holds):
         bad.append(f"{rule} No")
     return bad
-
-
-# ============================================================================================
-# one video
 
 
 @dataclass(eq=False)

@@ -277,13 +277,9 @@ def _balance_split(codes: _SplitCodes, config: BalanceConfig, read_priority) -> 
 # -- the pass -----------------------------------------------------------------------------------
 def balance_pool(pool: str | os.PathLike, out: str | os.PathLike, config: BalanceConfig | None = None, *,
                  preset: str = "agqa", progress: bool = False) -> dict:
-    """Balance a pool (Hugging Face layout) into ``out`` (same layout and schema); returns the report.
-
-    ``config`` defaults to ``PRESETS[preset]``. The report (also in ``out/README.md``) has, per split,
-    the row counts after each step, the temporal-change label counts, per category (template family
-    and structural type) the questions, answer entropy and majority baseline before / after, and the
-    structural mix before / after.
-    """
+    """Balance a pool (Hugging Face layout) into ``out`` (same layout and schema); returns the report
+    (also in ``out/README.md``): per split, the rows after each step, the label counts, per category the
+    questions, answer entropy and majority baseline before / after, and the structural mix."""
     from tqdm import tqdm
 
     config = config or balance_config(preset)
