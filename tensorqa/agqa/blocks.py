@@ -1,11 +1,9 @@
-"""One block of videos -> its question records: every template's grid, the validity masks, the reference
-enumeration (object references, indirect-object actions, in slots and localizations), numbering, frame
-variants and rendering.
+"""One block of videos -> its question records: grids, validity masks, references (in slots and
+localizations), numbering, frame variants and rendering.
 
-Determinism: a video's questions depend only on the video (compact grid axes are per video), the
-seed and the template list; question ids ``<video>-<n>`` number them in template order then grid
-order; frame variants hash (seed, video, template, n). So the pool is the same whatever the block
-size, device or number of shards."""
+A video's questions depend only on the video, the seed and the templates (ids ``<video>-<n>`` in
+template then grid order; frame variants hash seed, video, template and n), so the pool is the same
+whatever the block size, device or shard count."""
 
 from __future__ import annotations
 
@@ -32,11 +30,9 @@ ANSWER_KINDS = ("yes/no", "before/after", "object", "action")
 
 def generate_block(batch, templates: list[str], rel_obj_counts: torch.Tensor, semantics, seed: int,
                    times: StageTimes, with_cells: bool = False) -> "pa.Table | tuple[pa.Table, CellBlock]":
-    """The RECORD_SCHEMA table of one batch of videos (with ``with_cells``: and its CellBlock, row
-    for row, for the stages that read the ids generation computed: grounding).
-
-    Stage seconds are host clock readings; on CUDA each reading first waits for the GPU's queued
-    work, so a stage is charged for its own kernels rather than the next stage's first sync."""
+    """The RECORD_SCHEMA table of one batch of videos (``with_cells``: and its CellBlock, row for row,
+    for grounding). On CUDA each stage clock reading first waits for the GPU, so a stage is charged for
+    its own kernels."""
     clock = _stage_clock(batch.device)
     ctx = GridContext(batch, semantics)
     keys = np.array([video_key(v) for v in batch.video_ids], dtype=np.int64)

@@ -77,21 +77,14 @@ def _batch_of(scenes, names: list[str], get: Callable[[str], VideoScene | None])
 
 def grounding_column(records: pa.Table, scenes, semantics: Semantics | str = "agqa", block_videos: int = 64,
                      reference_relations: dict[str, np.ndarray] | None = None) -> pa.Array | pa.ChunkedArray:
-    """sg_grounding of every record: strings [M] (an Array, or a ChunkedArray past 256K rows per
-    block), one JSON object text per row, in row order (``{"start-end": [vertex ids], ...}``,
-    ``json.dumps`` spacing).
+    """sg_grounding of every record: strings [M] (a ChunkedArray past 256K rows per block), one JSON
+    object text per row, in row order.
 
-    records: a RECORD_SCHEMA table (at least the non-optional :data:`COLUMNS`). scenes: the scenes
-    the records were generated from (``SceneBatch``, ``{video_id: VideoScene}`` or ``SceneStore``).
-    semantics: the semantics they were generated with. block_videos: videos whose scene tables are
-    held at once (about ``block_videos * F * 2 KiB`` for F keyframes); their rows are grounded
-    ``text.CHUNK_ROWS`` at a time. Rows already grouped by video (as the generator writes them) are
-    read in place; otherwise they are gathered video by video and the result is put back in row
-    order. A pool-scale table is best grounded block by block, as the generator writes it.
-    reference_relations: the relation each indirect-object action's reference goes through, per
-    action slot (int64[M], ``CellBlock.action_reference_relations``), when the caller generated
-    the records; otherwise it is read back from the program text.
-    """
+    records: a RECORD_SCHEMA table (at least the non-optional :data:`COLUMNS`); scenes and semantics:
+    those the records were generated from. block_videos: videos whose scene tables are held at once
+    (about ``block_videos * F * 2 KiB``); rows not grouped by video are gathered video by video and put
+    back in order. reference_relations: int64[M] per action slot (``CellBlock.action_reference_relations``)
+    when the caller generated the records; otherwise read back from the programs."""
     missing = [c for c in COLUMNS if c not in OPTIONAL_COLUMNS and c not in records.column_names]
     if missing:
         raise TensorQAError(f"sg_grounding: records lack column(s) {missing}")

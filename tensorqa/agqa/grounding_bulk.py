@@ -88,13 +88,10 @@ def _lists(st: SceneTables, req: np.ndarray) -> pa.Array:
 
 
 def id_lists(rows: Rows, st: SceneTables, sem: Semantics) -> tuple[dict[str, np.ndarray], pa.Array]:
-    """({list name: int64[M] atom of each row's list}, the block's distinct list bodies).
-
-    Atoms index ``json_static`` followed by the bodies. Lists: object, object2, relation, window
-    (its keyframes), video (all keyframes), ``inner:<slot>`` (the object reference inside an
-    indirect-object action) and ``instance:<slot>`` (``"cNNN/1"``) for the action slots; an
-    unused list is the empty string (atom 0). Each distinct (source, video, o, o2, r, run) is
-    built once: requests are packed into one int64 key each and deduplicated."""
+    """({list name: int64[M] atom of each row's list}, the block's distinct list bodies); atoms index
+    ``json_static`` then the bodies. Lists: object, object2, relation, window, video, ``inner:<slot>``
+    and ``instance:<slot>``; an unused one is atom 0 (""). Each distinct (source, video, o, o2, r, run)
+    is built once, deduplicated on one packed int64 key."""
     t = tables()
     M, b, o1, o2, r, cat = rows.M, rows.b, rows.o1, rows.o2, rows.r, rows.category
     zero = np.zeros(M, np.int64)

@@ -102,12 +102,9 @@ def videos_used(src, max_videos: int | None) -> int:
 
 
 def selected_videos(src, max_videos: int | None, seed: int = 0) -> np.ndarray:
-    """int64[n], increasing: the store positions of the videos ``generate`` reads. All of them, or
-    ``max_videos`` that keep the store's split proportions: each split gets its share of
-    ``max_videos`` (largest remainders, a tie to the alphabetically first split; at least one video for a split that has some, while
-    ``max_videos`` allows), drawn uniformly from the split's videos by a generator seeded with
-    ``seed``. So the same store, count and seed give the same videos, and a store whose test videos
-    come last still gives a test split."""
+    """int64[n], increasing: the store positions of the videos ``generate`` reads: all, or
+    ``max_videos`` in the store's split proportions (largest remainders, ties to the alphabetically
+    first split, at least one per split while possible), drawn by a generator seeded with ``seed``."""
     n = videos_used(src, max_videos)
     if n == len(src):
         return np.arange(n, dtype=np.int64)

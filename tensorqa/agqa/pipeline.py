@@ -1,10 +1,7 @@
-"""``generate`` for one shard: a scene store -> AGQA's unbalanced question pool, streamed in blocks of
-videos (:func:`.blocks.generate_block`) into the shard's writer; memory is bounded by the block size.
-
-Shards: shard i of K takes the i-th contiguous range of the run's videos (all of the store's, or
-``max_videos`` of them in the store's split proportions: :func:`.options.selected_videos`); ``--num-shards`` and
-``--shard-index`` default from torchrun's WORLD_SIZE and RANK. Several processes on one machine:
-:mod:`.jobs`; the entry point that picks between them: :mod:`.run`."""
+"""``generate`` for one shard: a scene store -> AGQA's unbalanced pool, streamed in blocks of videos
+(:func:`.blocks.generate_block`) into the shard's writer. Shard i of K takes the i-th contiguous
+range of the run's videos (:func:`.options.selected_videos`); ``--num-shards`` / ``--shard-index``
+default from torchrun's WORLD_SIZE and RANK. Processes on one machine: :mod:`.jobs`."""
 
 from __future__ import annotations
 

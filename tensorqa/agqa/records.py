@@ -1,12 +1,6 @@
-"""Question records, built columnar: grid cells -> id columns -> rendered text (pyarrow kernels).
-
-A :class:`CellBlock` holds one row per question as integer columns (video, template, slot ids,
-time kind and actions, references, answer). Text columns (question, program, local keys, ids) are
-rows of lexicon ids (:mod:`.text`): every string a record holds is in one shared lexicon (frame
-fragments, vocabulary phrases, reference phrases, localizations) or in a small per-block extension
-(video ids, question numbers, localizations around indirect-object actions), and each column is
-one ``take``; there is no Python format call per question.
-"""
+"""Question records, built columnar: grid cells -> id columns (:class:`CellBlock`) -> text. Every
+string of a record is in one shared lexicon or a small per-block extension, so each text column
+is one ``take`` of lexicon ids (:mod:`.text`), with no Python format call per question."""
 
 from __future__ import annotations
 
@@ -226,11 +220,9 @@ def _window_index(rows: CellBlock) -> np.ndarray:
 
 
 def _indirect_windows(tx: Texts, rows: CellBlock, variant: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, pa.Array]:
-    """Localizations around indirect-object actions: (rows bool[M], index int64[n] of each such row
-    in ``texts``, texts: their distinct localization phrases (``variant`` given) or programs).
-
-    Few distinct ones per block, so each is rendered once (before X, X, between, Y, after) and the
-    rows point at it: the question and program then take one atom for their window."""
+    """Localizations around indirect-object actions: (rows bool[M], index int64[n] of each such row in
+    ``texts``, texts). Few are distinct per block, so each is rendered once (phrase with ``variant``,
+    else program) and the rows point at it."""
     indirect = (rows.window_x_ref > 0) | (rows.window_y_ref > 0)
     sel = np.flatnonzero(indirect)
     if not len(sel):

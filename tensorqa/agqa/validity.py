@@ -1,11 +1,6 @@
-"""Validity rules (docs/reference/agqa_semantics.md §b) as boolean masks over an answer grid.
-
-The grid says where a program *has* an answer; these masks say where AGQA would *ask* it:
-not-in-action, valid object-relation pairs (from the dataset's own co-occurrence counts),
-confusable-object ambiguity, distinct pairs, negative relations, transition actions, and each
-template's own qualifiers. One function per template in ``QUALIFIERS``; each returns
-bool[B, *n] of the grid's shape. Everything is a tensor op over the whole grid.
-"""
+"""Validity rules (docs/reference/agqa_semantics.md §b) as boolean masks over an answer grid: where
+AGQA would *ask* what the grid can answer. One rule per template (``QUALIFIERS``), each bool[B, *n]
+of the grid's shape, all tensor ops."""
 
 from __future__ import annotations
 
@@ -319,11 +314,9 @@ def valid_cells(template_program: str, grid: AnswerGrid, ctx: GridContext, rel_o
 
 def rule_cells(template_program: str, grid: AnswerGrid, ctx: GridContext, rel_obj_counts: torch.Tensor,
                windows: tuple[str, ...]) -> tuple[torch.Tensor, torch.Tensor | None, Cells]:
-    """(keep, pairs, cells): ``keep`` bool[B, *n], the cells that are defined, real, of an allowed
-    time kind and pass the template's rules, with both orders of a pair; ``pairs``, a mask of
-    the first order of each pair, by id (broadcastable; None when the template has no two-item
-    slot or the semantics keeps ordered pairs). ``keep & pairs`` is :func:`valid_cells`, the direct
-    cells ``generate`` and ``ablate`` ask."""
+    """(keep, pairs, cells): ``keep`` bool[B, *n], the defined cells of an allowed time kind passing the
+    template's rules, both orders of a pair; ``pairs``, the first order of each pair by id (None without
+    a two-item slot or under ordered pairs). ``keep & pairs`` is :func:`valid_cells`."""
     c = Cells(grid, ctx, rel_obj_counts)
     extra = c.window_allowed(windows) if grid.windows is not None else torch.ones((), dtype=torch.bool, device=c.device)
     pairs = None

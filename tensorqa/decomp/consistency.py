@@ -1,22 +1,8 @@
-"""AGQA-Decomp internal consistency (IC, ``compute_ic.py``) and its correlation with accuracy
-(``ic_acc_correlation.py``): each consistency rule a boolean formula over per-composition columns
-of :mod:`tensorqa.decomp.encoding`, quirks of the official code included on purpose.
-
-IC compares predictions only. Parents: hierarchy keys of a non-banned type, deduplicated by text
-per video; "valid" children are non-banned yes/no types; q is the parent's prediction, c1 / c2 the
-first two children's. Each rule is checked in both directions (the later ``compute_ic.py``):
-Interaction / After / Before / While (q = yes needs every valid child yes; a valid child no needs
-q = no); And / Between (both directions need all children yes / some child no); Xor (c1 yes and c2
-no); Equals under "Object Equals" parents (a leaf c1: c2 must be program(c1)[10:-1] and c1 yes; the
-two directions are not mirror images, as in the original); Choose (before / after names the child
-that says yes; otherwise the child whose first Equals child reads "<q> exist"). First, Last, Longer
-and Shorter Choose are never checked (N/A). Score per rule = 1 - wrong / fired; per composition and
-per parent type (``PARENT_TO_RULES``) the mean of its rules' scores, N/A if one never fired.
-
-The correlation: per hierarchy, accuracy over its non-banned answered sub-questions and IC over
-every non-banned parent (no deduplication), with the older one-check-per-composition variant of
-the rules; Pearson's r over hierarchies with both defined.
-"""
+"""AGQA-Decomp internal consistency (``compute_ic.py``, its later revision checking both
+directions) and its correlation with accuracy (``ic_acc_correlation.py``, with the older one-check
+rules and no deduplication), quirks included (docs/reference/agqa.md §2.7): each rule a boolean
+formula over :mod:`.encoding`'s per-composition columns. The Equals rule's two directions are not
+mirror images, as in the original; First, Last, Longer and Shorter Choose are never checked."""
 
 from __future__ import annotations
 
