@@ -47,10 +47,7 @@ def _sum_by_float(group: np.ndarray, values: np.ndarray) -> np.ndarray:
     return np.bincount(group, weights=values, minlength=(int(group.max()) + 1) if len(group) else 0)
 
 
-# ============================================================================================
-# CA / RWR / RWR-n
-
-
+# -- CA / RWR / RWR-n -------------------------------------------------------------------------------
 def ca_rwr(enc: Encoded) -> dict:
     """{"by_composition"|"by_parent": {"ca"|"rwr": {name: (correct, total)}, "rwr_n": {name: {n: (c, t)}}}}."""
     N = len(enc.ans)

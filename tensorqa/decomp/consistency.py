@@ -18,12 +18,9 @@ from tensorqa.decomp.predictions import MISSING, NONE
 
 
 def _consistency_checks(enc: Encoded, inst_mask: np.ndarray, variant: str):
-    """Fired consistency checks of the compositions in ``inst_mask``.
-
-    variant "both": ``compute_ic.py`` (each rule checked in both directions);
-    variant "single": ``ic_acc_correlation.py`` (one check per composition, an if / elif chain).
-    Returns (composition index int64 [K], rule index into CONSISTENCY_RULES int64 [K], wrong bool [K]).
-    """
+    """Fired consistency checks of the compositions in ``inst_mask``: (composition int64[K], rule
+    int64[K] into CONSISTENCY_RULES, wrong bool[K]). variant "both": ``compute_ic.py``; "single":
+    ``ic_acc_correlation.py`` (one check per composition)."""
     I = len(enc.i_parent)
     empty = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, bool))
     if I == 0:

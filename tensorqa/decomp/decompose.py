@@ -1,23 +1,11 @@
-"""``tensorqa decompose``: every question of a pool becomes a DAG of sub-questions with exact answers,
-written to disk (one video at a time by :func:`tensorqa.decomp.video.decompose_video`, in one or
-several processes) with the run's report.
+"""``tensorqa decompose``: every question of a pool becomes a DAG of sub-questions with exact answers
+(one video at a time, :func:`.video.decompose_video`, in one or several processes).
 
-    decompose(pool, out, store, ...) -> report dict
-
-Output folder (written to ``OUT.partial`` and renamed to ``OUT`` when complete; a rerun resumes
-the videos already done in ``OUT.partial``). ``OUT/hierarchies/`` is exactly AGQA-Decomp's folder
-(nothing but ``<video_id>.json`` files and ``isolated.json``: the official evaluation reads every
-entry of it), and the Parquet tables and run metadata lie beside it::
-
-    OUT/hierarchies/<video_id>.json   {main key: {"subquestion": {text: {type, answer, program, key}},
-                                        "hierarchy": {text: {rule: [child texts]}}}}     (agqa-json)
-    OUT/hierarchies/isolated.json     [{type, answer, key, question, program, video_id}]: questions
-                                      without a composition                               (agqa-json)
-    OUT/parquet/nodes.parquet   one row per distinct sub-question per video              (parquet)
-    OUT/parquet/edges.parquet   one row per (parent, rule, child position)
-    OUT/parquet/dags.parquet    one row per question: its DAG's size, or isolated
-    OUT/decompose/report.json   counts, composition rules, left-out compositions, timing
-"""
+Written to ``OUT.partial`` (a rerun resumes it) and renamed to ``OUT`` when complete:
+``OUT/hierarchies/`` is exactly AGQA-Decomp's folder (``<video_id>.json`` and ``isolated.json``,
+nothing else: the official evaluation reads every entry); ``OUT/parquet/{nodes,edges,dags}.parquet``
+(per distinct sub-question, per (parent, rule, child position), per question);
+``OUT/decompose/report.json`` (counts, rules, left-out compositions, timing)."""
 
 from __future__ import annotations
 
@@ -64,10 +52,7 @@ DAG_SCHEMA = pa.schema([
 ])
 
 
-# ============================================================================================
-# a pool
-
-
+# -- a pool -----------------------------------------------------------------------------------------
 class _PoolQuestions:
     """The questions of a pool split grouped by video, in the pool's order; a video's rows become
     Python dicts only when asked for (the table stays columnar)."""
@@ -111,14 +96,10 @@ class _PoolQuestions:
 def decompose(pool: str | os.PathLike, out: str | os.PathLike, store: str | os.PathLike | None = None,
               split: str = "all", limit: int | None = None, fmt: str = "both", semantics: str = "agqa",
               progress: bool = True, workers: int = 1) -> dict:
-    """Decompose every question of ``pool`` (rows of ``split``: train / test / all; the first
-    ``limit`` videos) into ``out``; returns the report (also ``out/decompose/report.json``).
-
-    store: the scene store the pool was generated from (default: the one the pool records).
-    fmt: "agqa-json", "parquet" or "both". A complete ``out`` is never overwritten.
-    workers: processes decomposing videos side by side (each video's files are its own, so the
-    output does not depend on it).
-    """
+    """Decompose the questions of ``pool`` (``split``: train / test / all; the first ``limit`` videos)
+    into ``out``; returns the report. store: default, the one the pool records; fmt: "agqa-json",
+    "parquet" or "both"; a complete ``out`` is never overwritten. ``workers`` processes do not change
+    the output."""
     from tensorqa.scenes.store import open_store
 
     t0, c0 = time.perf_counter(), cpu_seconds()

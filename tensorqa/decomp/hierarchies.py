@@ -1,32 +1,14 @@
-"""Read an AGQA-Decomp hierarchy folder into flat columnar tables.
+"""Read an AGQA-Decomp hierarchy folder (docs/reference/agqa.md §2.6: ``<video_id>.json`` files of
+``{main_key: {"subquestion": {text: {...}}, "hierarchy": {parent text: {rule: [child texts]}}}}``
+and an optional ``isolated.json``) into flat pyarrow tables, in file order (files by name, then
+JSON order). A "hierarchy" is one main question of one file. ``key`` is kept as the string of its
+JSON value (the official lookup went through JSON) and a non-string ``answer`` as its JSON text.
 
-Layout (``docs/reference/agqa.md`` §2.6)::
-
-    DIR/<video_id>.json   {main_key: {"subquestion": {text: {type, answer, program, key, ...}},
-                                      "hierarchy":   {parent text: {rule: [child text, ...]}}}}
-    DIR/isolated.json     [{type, answer, key, ...}, ...]   questions of no hierarchy (optional)
-
-Sub-questions are named by their question text; ``key`` is the question id that predictions use.
-A "hierarchy" below is one main question of one video file (one ``main_key``).
-
-The tables (pyarrow, one row per entry, in file order: files sorted by name, then main keys,
-then sub-questions / parents / rules / children in their JSON order):
-
-``nodes``     hierarchy int32, video, main_key (dictionary strings), text, type, collapsed,
-              answer (null = JSON null), key, program (null if absent), is_parent bool
-              (the text is a key of that main question's "hierarchy" object), text_id int32
-              (equal within a video for equal texts: the id of the text in its file).
-``edges``     hierarchy int32, video, main_key, parent, rule, child (parent / child: dictionary
-              strings over the node texts), position int32 (index of the child in the rule's
-              list), arity int32 (length of that list), parent_row / child_row int64 (rows of
-              ``nodes`` in the same hierarchy).
-``isolated``  type, collapsed, answer, key.
-
-Values keep their JSON meaning except where a column must be one type: a question ``key`` is
-the string form of the JSON value (the official code looks predictions up in a map that went
-through JSON, whose keys are strings), and a non-string ``answer`` (a list, a number) is stored
-as its JSON text.
-"""
+``nodes``: hierarchy, video, main_key, text, type, collapsed, answer, key, program, is_parent (a key
+of that main question's "hierarchy"), text_id (equal for equal texts of a file). ``edges``:
+hierarchy, video, main_key, parent, rule, child (dictionaries over the node texts), position and
+arity in the rule's list, parent_row / child_row (rows of ``nodes``). ``isolated``: type,
+collapsed, answer, key."""
 
 from __future__ import annotations
 
@@ -140,12 +122,9 @@ def _cat(chunks: list[pa.Array], type: pa.DataType) -> pa.ChunkedArray:
 
 def _rows_of(hier: np.ndarray, ids: np.ndarray, node_key: np.ndarray, node_order: np.ndarray,
              n_text: int) -> np.ndarray:
-    """Node rows of (hierarchy, file-local text id) pairs; -1 where the text is not a sub-question
-    of that hierarchy.
-
-    hier: int32 [M]; ids: int [M] (-1 = unknown); node_key: int64 [N] = hierarchy * n_text + text
-    id, sorted by ``node_order``. Returns int64 [M].
-    """
+    """int64[M] node rows of (hierarchy int32[M], file-local text id int[M]) pairs, -1 where the text
+    is not a sub-question of that hierarchy; node_key: int64[N] hierarchy * n_text + text id, sorted
+    by ``node_order``."""
     ids = np.asarray(ids, np.int64)
     if len(node_key) == 0:
         return np.full(len(ids), -1, np.int64)

@@ -179,11 +179,8 @@ def _read_video(path: Path) -> dict:
 
 
 def read_videos(files: list[Path], workers: int | None, progress: bool) -> list[dict]:
-    """Read video files, in ``workers`` processes (results in file order).
-
-    workers None: as many as this process may use CPUs, but only for a folder big enough
-    (>= 16 files and > 64 MiB of JSON) to repay starting them.
-    """
+    """Read video files in ``workers`` processes (results in file order); None: the usable CPUs, but
+    only for a folder big enough (>= 16 files and > 64 MiB) to repay starting them."""
     if workers is None:
         big = len(files) >= 16 and sum(p.stat().st_size for p in files) > 64 * 2**20
         cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)

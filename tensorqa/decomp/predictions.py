@@ -41,13 +41,9 @@ class Predictions:
 
 
 def load_predictions(source) -> Predictions:
-    """Predictions from a file or an in-memory object.
-
-    Accepted: the official list ``[{"csv_q_id": id, "prediction": answer, ...}, ...]`` (what
-    HCRN's ``validate.py`` writes) or a plain ``{key: prediction}`` map (what the official
-    ``preprocess.py`` derives from it). Ids are compared as strings. A non-string prediction is
-    compared through its JSON text.
-    """
+    """Predictions from a file or object: the official list ``[{"csv_q_id": id, "prediction": answer},
+    ...]`` (HCRN's ``validate.py``) or a ``{key: prediction}`` map; ids compared as strings, non-string
+    predictions through their JSON text."""
     if isinstance(source, Predictions):
         return source
     if isinstance(source, (str, os.PathLike)):

@@ -1,33 +1,19 @@
-"""Sub-question kinds of the question decomposition, as data: program shape, AGQA-Decomp type,
-question wordings, and which sub-questions each kind is composed of.
+"""Sub-question kinds of the decomposition, as data: program shape, AGQA-Decomp type, wordings, and
+the children each kind is composed of.
 
-A sub-question is a *kind* plus slot values (:class:`SubQuestion`). The kinds are the program
-shapes of AGQA's templates (``program_shapes.PROGRAM_SHAPES``, keyed by the generator's names,
-e.g. ``objRelExists``) plus four that no template asks:
+A sub-question is a kind plus slot values (:class:`SubQuestion`). Kinds are AGQA's program shapes
+plus four no template asks: ``objPresent`` (the object appears; printed ``objExists(<object>)``
+because the Object Equals check reads ``program[10:-1]``) and the collections ``objsWith`` /
+``objsAll`` / ``actsAll`` that first / last / what questions pick from (list answers, banned types).
 
-* ``objPresent``: does an object appear in the video (in some keyframe, or related to the person
-  there). Its program is printed ``objExists(<object>)``: AGQA-Decomp's Object Equals consistency
-  check reads the object as ``program[10:-1]`` of this child (``constants.EQUALS_PROGRAM_SLICE``).
-* ``objsWith`` / ``objsAll`` / ``actsAll``: the collections ``Iterate(<window>, Filter(frame,
-  [relations, <relation>, objects]))`` / ``[objects]`` / ``[actions]`` that the first / last /
-  "what" questions pick from; their answers are lists (AGQA-Decomp's banned Object / Action types).
-
-``COMPOSITIONS`` below is the decomposition table: for each kind, its composition rules and the
-children of each (for a few kinds also fallback children, used when the first ones have no answer
-on the video or do not compose exactly there), written ``kind(slot, slot=source, ...)``. A bare
-slot name copies the parent's slot; ``slot=other`` copies the parent's ``other`` slot;
-``window=video`` is the whole video; ``window=before action2`` / ``window=after action`` /
-``window=while action`` localize around the parent's action. ``object?`` is the question about
-the parent's object: ``objPresent`` for a plain object, the reference's own question
-(``objFirst`` / ``objLast`` / ``objWhat`` over the video) for an indirect reference.
-``action-object?`` is the same for the object reference inside an indirect-object action
-``ToAction(verb, <reference>)``.
-
-Every kind with a ``<window>`` that can be localized also gets a temporal composition (``LOCALIZED``):
-``X(W = before|after|while A)`` -[Before|After|While]-> [``X'(video)``, ``actExists(A)``] and
-``X(W = between A and B)`` -[Between]-> [``X'(after A)``, ``X'(before B)``], where ``X'`` is ``X``
-itself, or for a one-answer query the collection it picks from (``objWhat`` -> ``objsWith``).
-"""
+``COMPOSITIONS``: per kind, its rules and children (then fallback children), written
+``kind(slot, slot=source, ...)``: a bare slot copies the parent's; ``window=video`` is the whole
+video, ``window=before action2`` etc. localize around the parent's action; ``object?`` asks about
+the parent's object (``objPresent``, or a reference's own objFirst / objLast / objWhat);
+``action-object?`` the same for the object inside ``ToAction(verb, <reference>)``. A localized kind
+also gets a temporal composition (``LOCALIZED``): Before / After / While -> [``X'(video)``,
+``actExists(A)``], Between -> [``X'(after A)``, ``X'(before B)``], ``X'`` being ``X`` or, for a
+one-answer query, the collection it picks from."""
 
 from __future__ import annotations
 

@@ -36,15 +36,11 @@ from tensorqa.decomp.subquestions import PRESENT, SubQuestion, compositions, fro
 
 
 def consistency_violations(parent_type: str, rule: str, answer, kids: list[tuple], equals_texts=None) -> list[str]:
-    """The consistency rules a composition breaks when every answer is taken as the prediction.
-
-    parent_type / rule / answer: the parent's raw type, the composition rule, its answer.
-    kids: per child (raw type, answer, program, has its own compositions).
-    equals_texts: for Choose, per child the text of the first child of its two-child Equals
-    composition (None where it has none). Same conditions as :mod:`.metrics` (``compute_ic.py``,
-    both directions); rules it never checks (First, Last, Longer / Shorter Choose, banned parents)
-    return []. A two-child rule with another number of children is a violation (metrics refuses it).
-    """
+    """The consistency rules a composition breaks with every answer taken as the prediction (the
+    conditions of :mod:`.consistency`, both directions; unchecked rules and banned parents give []).
+    kids: per child (raw type, answer, program, has compositions); equals_texts: for Choose, per child
+    the text of the first child of its two-child Equals composition, or None. A two-child rule with
+    another number of children is a violation."""
     checker = IC_CHECKER.get(rule)
     if checker is None or parent_type in BANNED_TYPES:
         return []
@@ -119,14 +115,9 @@ class _Node:
 
 @dataclass
 class VideoDecomposition:
-    """The DAGs of one video's questions.
-
-    hierarchies: {main key: {"subquestion": {...}, "hierarchy": {...}}} (the per-video JSON file)
-    isolated:    questions without a composition, as ``isolated.json`` entries
-    nodes / edges / dags: rows of the Parquet tables (dicts with their schema's fields)
-    stats:       dag_nodes (per DAG), rules (Counter over DAGs), dropped ({"rule|reason": n}, distinct
-                 compositions), text_collisions
-    """
+    """The DAGs of one video's questions: ``hierarchies`` (the per-video JSON), ``isolated`` entries,
+    rows of the Parquet tables, and ``stats`` (dag_nodes, rules, dropped {"rule|reason": n}, fallbacks,
+    text_collisions)."""
 
     video_id: str
     hierarchies: dict = field(default_factory=dict)
@@ -295,12 +286,8 @@ def _built_from_answer(d: _VideoDecomposer, q: dict):
 
 
 def decompose_video(video_id: str, questions: list[dict], scene: VideoScene, semantics="agqa") -> VideoDecomposition:
-    """Decompose one video's questions.
-
-    questions: dicts with question_id, template, question, program, answer (pool rows, pool order).
-    scene: the video's scene graph as the pool was generated from it (a packed store's scene).
-    Raises TensorQAError when a question's program does not give the pool's answer on the scene.
-    """
+    """Decompose one video's questions (pool rows with question_id, template, question, program,
+    answer, in pool order) on its scene; a program whose answer differs from the pool's raises."""
     d = _VideoDecomposer(video_id, scene, semantics)
     mains = []
     for q in questions:  # the questions' own texts first, so that sub-questions never take them
