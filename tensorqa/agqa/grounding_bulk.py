@@ -14,40 +14,14 @@ from tensorqa.errors import TensorQAError
 from tensorqa.engine.semantics import Semantics
 from tensorqa.scenes.vocab import vocab
 from tensorqa.agqa.grounding_text import (
-    ACTION_SLOTS,
-    CHOOSE,
-    EXISTS_OBJ,
-    OBJ_REL,
-    REL_ANY,
-    SIDE_OBJ,
-    SIDE_REL,
-    STRETCH,
-    VARIANT_SHIFT,
-    VIDEO_OPENING_SPAN,
-    ZERO_WIDTH_SHIFT,
-    frame_parts,
-    string_scalar,
-)
+    ACTION_SLOTS, CHOOSE, EXISTS_OBJ, OBJ_REL, REL_ANY, SIDE_OBJ, SIDE_REL, STRETCH, VARIANT_SHIFT,
+    VIDEO_OPENING_SPAN, ZERO_WIDTH_SHIFT, frame_parts, string_scalar)
 from tensorqa.agqa.text import gather_text
 
 
 from tensorqa.agqa.grounding_rows import (
-    JSON_EMPTY,
-    JSON_END,
-    JSON_INSTANCE,
-    Rows,
-    SRC_FRAMES,
-    SRC_INTERACT_EXISTS,
-    SRC_INTERACT_TIME,
-    SRC_OBJ_REL,
-    SRC_PAIR_REL,
-    SRC_REL_ANY,
-    SceneTables,
-    MAX_FRAME_VARIANTS,
-    keyframes_in,
-    stretches,
-    tables,
-)
+    JSON_EMPTY, JSON_END, JSON_INSTANCE, Rows, SRC_FRAMES, SRC_INTERACT_EXISTS, SRC_INTERACT_TIME, SRC_OBJ_REL,
+    SRC_PAIR_REL, SRC_REL_ANY, SceneTables, MAX_FRAME_VARIANTS, keyframes_in, stretches, tables)
 
 _READS = {  # the request fields (o, o2, r) each source reads; the others are zeroed so equal lists meet
     SRC_OBJ_REL: (True, False, True), SRC_PAIR_REL: (True, True, True), SRC_REL_ANY: (False, False, True),

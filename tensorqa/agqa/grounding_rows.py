@@ -22,29 +22,12 @@ from tensorqa.engine.program_shapes import PROGRAM_SHAPES
 from tensorqa.scenes.batch import SceneBatch
 from tensorqa.engine.semantics import ANY_PRESENT, Semantics, interaction_relations
 from tensorqa.agqa.templates import (
-    ACTION_REFERENCE_FRAMES,
-    OBJECT_REFERENCE_FRAMES,
-    TEMPLATES,
-    WINDOW_FRAMES,
-)
+    ACTION_REFERENCE_FRAMES, OBJECT_REFERENCE_FRAMES, TEMPLATES, WINDOW_FRAMES)
 from tensorqa.scenes.vocab import vocab
 from tensorqa.agqa.grounding_text import (
-    EVIDENCE_OF_PROGRAM,
-    FORWARD_PROGRAMS,
-    ACTION_SLOTS,
-    CHOOSE,
-    REF_KINDS,
-    SIDE_OBJ,
-    SIDE_REL,
-    STRETCH,
-    VIDEO_OPENING,
-    action_reference_layout,
-    action_reference_text,
-    frame_parts,
-    string_scalar,
-    object_phrases,
-    object_reference_phrases,
-)
+    EVIDENCE_OF_PROGRAM, FORWARD_PROGRAMS, ACTION_SLOTS, CHOOSE, REF_KINDS, SIDE_OBJ, SIDE_REL, STRETCH,
+    VIDEO_OPENING, action_reference_layout, action_reference_text, frame_parts, string_scalar, object_phrases,
+    object_reference_phrases)
 
 
 # sources of id lists; a request is one int64 row (source, video, o, o2, r, lo, hi)

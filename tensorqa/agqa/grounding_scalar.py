@@ -17,30 +17,10 @@ from tensorqa.engine.semantics import Semantics
 from tensorqa.agqa.templates import TEMPLATES
 from tensorqa.scenes.vocab import vocab
 from tensorqa.agqa.grounding_text import (
-    EVIDENCE_OF_PROGRAM,
-    FORWARD_PROGRAMS,
-    ACT_EXISTS,
-    ACTION_SLOTS,
-    ACTIONS,
-    CHOOSE,
-    EXISTS_OBJ,
-    NOTHING,
-    REL_ANY,
-    SIDE_OBJ,
-    SIDE_REL,
-    STRETCH,
-    VIDEO_OPENING,
-    VIDEO_OPENING_SPAN,
-    ZERO_WIDTH_SHIFT,
-    action_reference_layout,
-    action_reference_relations,
-    action_reference_text,
-    frame_parts,
-    vocabulary_ids,
-    object_phrases,
-    object_reference_phrases,
-    window_parts,
-)
+    EVIDENCE_OF_PROGRAM, FORWARD_PROGRAMS, ACT_EXISTS, ACTION_SLOTS, ACTIONS, CHOOSE, EXISTS_OBJ, NOTHING,
+    REL_ANY, SIDE_OBJ, SIDE_REL, STRETCH, VIDEO_OPENING, VIDEO_OPENING_SPAN, ZERO_WIDTH_SHIFT,
+    action_reference_layout, action_reference_relations, action_reference_text, frame_parts, vocabulary_ids,
+    object_phrases, object_reference_phrases, window_parts)
 
 
 class ScalarGroundingVideo:

@@ -13,11 +13,7 @@ from tensorqa.errors import TensorQAError
 from tensorqa.engine.program import Call, Items, Node, Word, match, parse_program
 from tensorqa.engine.program_shapes import PROGRAM_SHAPES
 from tensorqa.agqa.templates import (
-    ACTION_REFERENCE_FRAMES,
-    OBJECT_REFERENCE_FRAMES,
-    TEMPLATES,
-    WINDOW_FRAMES,
-)
+    ACTION_REFERENCE_FRAMES, OBJECT_REFERENCE_FRAMES, TEMPLATES, WINDOW_FRAMES)
 from tensorqa.scenes.vocab import indefinite, vocab
 
 # the record columns the grounding reads; the optional ones default to "" (direct / unnamed)

@@ -20,20 +20,8 @@ from tensorqa.writers import RECORD_SCHEMA, coded_schema
 from tensorqa.agqa.validity import Cells
 from tensorqa.agqa.text import compose, gather_text
 from tensorqa.agqa.record_texts import (  # noqa: F401  (re-exported: the record constants)
-    MAX_STEPS,
-    REF_AXES,
-    REF_VARIANTS,
-    SLOT_NAMES,
-    TEMPLATE_NAMES,
-    Texts,
-    WINDOW_STEPS,
-    ID_PATTERN,
-    frame_pattern,
-    group_pattern,
-    local_pattern,
-    program_pattern,
-    texts,
-)
+    MAX_STEPS, REF_AXES, REF_VARIANTS, SLOT_NAMES, TEMPLATE_NAMES, Texts, WINDOW_STEPS, ID_PATTERN,
+    frame_pattern, group_pattern, local_pattern, program_pattern, texts)
 
 
 @dataclass
