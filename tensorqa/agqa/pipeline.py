@@ -34,15 +34,10 @@ def generate_shard(store: str | os.PathLike, out: str | os.PathLike, templates: 
                    include_retired: bool = False, progress: bool = True, max_videos: int | None = None,
                    kernels: str = "auto", grounding: bool | None = None, threads: int | None = None,
                    on_block: Callable[[int, int], None] | None = None, lock: bool = True) -> dict:
-    """Generate shard ``shard_index`` of ``num_shards`` of the unbalanced pool of ``store`` into
-    ``out`` (Hugging Face layout, or AGQA JSON), in this process; returns the shard's statistics.
-
-    ``threads``: torch CPU threads. ``on_block(videos, questions)``: called after each block is
-    written. ``grounding``: fill ``sg_grounding`` (:mod:`.grounding`); default on for AGQA JSON, off
-    for Parquet. ``kernels``: "auto" runs the Triton kernels (:mod:`tensorqa.kernels`) on CUDA where
-    they measured faster than torch, "on" / "off" force them; the output is the same either way.
-    ``lock``: hold the shard's lock in ``out`` (:func:`shard_lock_name`) while it is written, so a
-    second run of the same shard is refused (the ``--jobs`` parent holds its shards' locks)."""
+    """Generate shard ``shard_index`` of ``num_shards`` of the pool of ``store`` into ``out`` in this
+    process; returns its statistics. ``grounding``: fill ``sg_grounding`` (default: AGQA JSON only).
+    ``kernels``: "auto" runs the Triton kernels on CUDA where they measured faster; the output is the
+    same either way. ``lock``: hold the shard's lock while writing (the ``--jobs`` parent holds them)."""
     batch_videos, out = checked_generate_options(threads, seed, num_shards, device, batch_videos, max_videos, out)
     if threads is not None:
         torch.set_num_threads(threads)

@@ -120,14 +120,10 @@ DEFAULT_MAX_STEPS = 5
 
 @dataclass(frozen=True)
 class SplitConfig:
-    """Options of the split pass.
-
-    steps_threshold: M of ``more_steps = steps > M``: one int, or {template: M} (others:
-        ``DEFAULT_MAX_STEPS``). AGQA's per-template table is not public (semantics §d step 7); 5
-        agrees with the released records (YSKX3-8, YSKX3-9, LSKA2-2205) and keeps every template's
-        direct form (at most 5 base steps) in train.
-    train_videos: video ids that make up train (all others: test); None keeps the pool's split.
-    """
+    """Options of the split pass. steps_threshold: M of ``more_steps = steps > M``, one int or
+    {template: M} (others ``DEFAULT_MAX_STEPS``); AGQA's table is not public (§d step 7), and 5 agrees
+    with the released records and keeps every direct form in train. train_videos: the train videos
+    (others test); None keeps the pool's split."""
 
     novel: NovelCompositions = field(default_factory=NovelCompositions.agqa)
     steps_threshold: int | Mapping[str, int] = DEFAULT_MAX_STEPS

@@ -62,15 +62,9 @@ ISOLATED_SCHEMA = pa.schema([
 
 @dataclass(frozen=True)
 class Hierarchies:
-    """One AGQA-Decomp folder as flat tables (see the module docstring for the columns).
-
-    videos:     the video id of each file, in reading order
-    main_keys:  pa.string [H], the main question key of each hierarchy
-    hierarchy_video: int32 [H], index into ``videos`` of each hierarchy
-    key_values: pa.string [K], the distinct question keys of each file, file after file
-    node_key_row: int64 [N], the row of each node's key in ``key_values``
-    texts_per_video: an upper bound of the node ``text_id`` (distinct texts of the largest file)
-    """
+    """One AGQA-Decomp folder as flat tables (columns: the module docstring). main_keys: string[H];
+    hierarchy_video: int32[H] into ``videos`` (one per file); key_values: string[K], each file's
+    distinct question keys; node_key_row: int64[N] into them; texts_per_video: a bound of ``text_id``."""
 
     nodes: pa.Table
     edges: pa.Table

@@ -23,12 +23,9 @@ MISSING = -2   # code of "no prediction for this key"; equal to nothing, itself 
 
 @dataclass(frozen=True)
 class Predictions:
-    """Predictions keyed by question id.
-
-    keys: pa.string [P], distinct (for a repeated key the last entry wins, as in the official
-    ``preprocess.py`` dict); values: pa.string [P], null = a JSON null prediction;
-    entries: entries read before deduplication; source: file name or "<object>".
-    """
+    """Predictions keyed by question id: keys string[P], distinct (a repeated key: the last entry
+    wins, as in the official ``preprocess.py``); values string[P] (null: a JSON null); entries read
+    before deduplication; source: file name or "<object>"."""
 
     keys: pa.Array
     values: pa.Array
