@@ -9,7 +9,7 @@ from __future__ import annotations
 from tensorqa.decomp.accuracy import accuracy_by_type, ca_rwr
 from tensorqa.decomp.consistency import internal_consistency, ic_accuracy_correlation
 from tensorqa.decomp.constants import QUESTION_TYPES
-from tensorqa.decomp.encoding import dictionary_codes, encode_hierarchies, first_rows, ordered, percent, score  # noqa: F401 (dictionary_codes, first_rows: re-exported)
+from tensorqa.decomp.encoding import encode_hierarchies, ordered, percent, score
 from tensorqa.decomp.hierarchies import as_hierarchies
 from tensorqa.decomp.predictions import MISSING, NONE, Predictions, load_predictions
 from tensorqa.decomp.reports import format_coverage, format_report, write_report
