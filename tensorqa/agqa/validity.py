@@ -280,26 +280,10 @@ def _obj_time(c: Cells) -> torch.Tensor:
     return o != c.t.action_object[a]
 
 
-RULES = {  # rule name (TemplateSpec.validity) -> the rule
-    "obj_exists": _obj_exists,
-    "obj_rel_exists": _obj_rel_exists,
-    "rel_exists": _rel_exists,
-    "act_exists": _act_exists,
-    "and_xor": _and_xor,
-    "obj_what_general": _obj_what_general,
-    "obj_what": _obj_what,
-    "choose": _choose,
-    "act_answer_not_window_action": _act_answer_not_window_action,
-    "episode": _episode,
-    "episode_verify": _episode_verify,
-    "act_first": _act_first,
-    "act_last": _act_last,
-    "length": _length,
-    "superlative": _superlative,
-    "act_time": _act_time,
-    "rel_time": _rel_time,
-    "obj_time": _obj_time,
-}
+RULES = {f.__name__[1:]: f for f in (  # rule name (TemplateSpec.validity) -> the rule
+    _obj_exists, _obj_rel_exists, _rel_exists, _act_exists, _and_xor, _obj_what_general, _obj_what, _choose,
+    _act_answer_not_window_action, _episode, _episode_verify, _act_first, _act_last, _length, _superlative,
+    _act_time, _rel_time, _obj_time)}
 # template program -> its rule (read from the catalogue's TemplateSpec.validity)
 QUALIFIERS = {spec.program: RULES[spec.validity] for spec in TEMPLATES.values()}
 

@@ -36,40 +36,16 @@ COLLECTIONS: dict[str, str] = {
 }
 PRESENT_PROGRAM = "objExists({object})"  # 10 characters before the object: see the module docstring
 
-# kind -> (AGQA-Decomp type over the whole video, type when localized: "{}" = After/Before/While/Between)
-TYPES: dict[str, tuple[str, str]] = {
-    PRESENT: ("Object Exists", "Object Exists"),
-    "relExists": ("Relation Exists", "Exists {}"),
-    "objRelExists": ("Interaction", "Interaction {}"),
-    "objExists": ("Interaction", "Interaction {}"),   # "interacting with": contact with the object
-    "actExists": ("Interaction", "Interaction {}"),   # an action is a person-object interaction in AGQA
-    "andObjRelExists": ("And", "And"),
-    "xorObjRelExists": ("Xor", "Xor"),
-    "objWhatGeneral": ("Object", "Object {}"),
-    "objWhat": ("Object", "Object {}"),
-    "objsWith": ("Object", "Object {}"),
-    "objsAll": ("Object", "Object {}"),
-    "actWhatAfterAll": ("Action", "Action {}"),
-    "actWhatBefore": ("Action", "Action {}"),
-    "actsAll": ("Action", "Action {}"),
-    "objFirst": ("First Object", "First Object"),
-    "objLast": ("Last Object", "Last Object"),
-    "actFirst": ("First Action", "First Action"),
-    "actLast": ("Last Action", "Last Action"),
-    "objFirstVerify": ("Object Equals", "Object Equals"),
-    "objLastVerify": ("Object Equals", "Object Equals"),
-    "actLengthLongerVerify": ("Action Equals", "Action Equals"),
-    "actLengthShorterVerify": ("Action Equals", "Action Equals"),
-    "objWhatChoose": ("Choose", "Choose"),
-    "objFirstChoose": ("Choose", "Choose"),
-    "objLastChoose": ("Choose", "Choose"),
-    "actTime": ("Choose", "Choose"),
-    "relTime": ("Choose", "Choose"),
-    "objTime": ("Choose", "Choose"),
-    "actLengthLongerChoose": ("Longer Choose", "Longer Choose"),
-    "actLengthShorterChoose": ("Shorter Choose", "Shorter Choose"),
-    "actLongest": ("Longest Action", "Longest Action"),
-    "actShortest": ("Shortest Action", "Shortest Action"),
+_TYPE_KINDS: dict[str, tuple[str, ...]] = {  # AGQA-Decomp type over the whole video -> its kinds
+    "Object Exists": (PRESENT,), "Relation Exists": ("relExists",),
+    # "interacting with" is contact with the object; an action is a person-object interaction in AGQA
+    "Interaction": ("objRelExists", "objExists", "actExists"), "And": ("andObjRelExists",), "Xor": ("xorObjRelExists",),
+    "Object": ("objWhatGeneral", "objWhat", "objsWith", "objsAll"), "Action": ("actWhatAfterAll", "actWhatBefore", "actsAll"),
+    "First Object": ("objFirst",), "Last Object": ("objLast",), "First Action": ("actFirst",), "Last Action": ("actLast",),
+    "Object Equals": ("objFirstVerify", "objLastVerify"), "Action Equals": ("actLengthLongerVerify", "actLengthShorterVerify"),
+    "Choose": ("objWhatChoose", "objFirstChoose", "objLastChoose", "actTime", "relTime", "objTime"),
+    "Longer Choose": ("actLengthLongerChoose",), "Shorter Choose": ("actLengthShorterChoose",),
+    "Longest Action": ("actLongest",), "Shortest Action": ("actShortest",),
 }
 
 # The decomposition table: kind -> ((composition rule, children, [fallback children, ...]), ...).
@@ -125,6 +101,10 @@ LOCALIZED: dict[str, str] = {
     "objsWith": "objsWith", "objsAll": "objsAll", "actsAll": "actsAll",
     "objWhat": "objsWith", "objWhatGeneral": "objsAll", "actWhatAfterAll": "actsAll", "actWhatBefore": "actsAll",
 }
+# kind -> (type over the whole video, type when localized: "{}" = After / Before / While / Between)
+TYPES: dict[str, tuple[str, str]] = {
+    kind: (t, ("Exists {}" if kind == "relExists" else t + " {}") if kind in LOCALIZED else t)
+    for t, kinds in _TYPE_KINDS.items() for kind in kinds}
 
 # Wordings of the kinds no template asks (the others use their template's frames, frame 0 first).
 # Every objPresent wording keeps "{object} exist": AGQA-Decomp's Choose Object check looks for
