@@ -5,7 +5,6 @@ tables it reads come from :mod:`.grounding_rows`."""
 
 from __future__ import annotations
 
-
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -17,8 +16,6 @@ from tensorqa.agqa.grounding_text import (
     ACTION_SLOTS, CHOOSE, EXISTS_OBJ, OBJ_REL, REL_ANY, SIDE_OBJ, SIDE_REL, STRETCH, VARIANT_SHIFT,
     VIDEO_OPENING_SPAN, ZERO_WIDTH_SHIFT, frame_parts, string_scalar)
 from tensorqa.agqa.text import gather_text
-
-
 from tensorqa.agqa.grounding_rows import (
     JSON_EMPTY, JSON_END, JSON_INSTANCE, Rows, SRC_FRAMES, SRC_INTERACT_EXISTS, SRC_INTERACT_TIME, SRC_OBJ_REL,
     SRC_PAIR_REL, SRC_REL_ANY, SceneTables, MAX_FRAME_VARIANTS, keyframes_in, stretches, tables)

@@ -157,7 +157,6 @@ def refuse_other_shard_counts(out, count: int) -> None:
     count there (its shard locks are held): the per-shard locks alone would let both go on, and
     the folder would mix two pools. A lock file nobody holds (left by a killed run) is ignored."""
     import fcntl
-    import re
     from pathlib import Path
 
     for path in sorted(Path(out).glob(".lock-*-of-*")):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 
-
 from tensorqa.agqa.templates import TEMPLATES
 from tensorqa.writers import iter_pool, pool_fact
 
