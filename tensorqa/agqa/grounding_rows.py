@@ -22,29 +22,12 @@ from tensorqa.engine.program_shapes import PROGRAM_SHAPES
 from tensorqa.scenes.batch import SceneBatch
 from tensorqa.engine.semantics import ANY_PRESENT, Semantics, interaction_relations
 from tensorqa.agqa.templates import (
-    ACTION_REFERENCE_FRAMES,
-    OBJECT_REFERENCE_FRAMES,
-    TEMPLATES,
-    WINDOW_FRAMES,
-)
+    ACTION_REFERENCE_FRAMES, OBJECT_REFERENCE_FRAMES, TEMPLATES, WINDOW_FRAMES)
 from tensorqa.scenes.vocab import vocab
 from tensorqa.agqa.grounding_text import (
-    EVIDENCE_OF_PROGRAM,
-    FORWARD_PROGRAMS,
-    ACTION_SLOTS,
-    CHOOSE,
-    REF_KINDS,
-    SIDE_OBJ,
-    SIDE_REL,
-    STRETCH,
-    VIDEO_OPENING,
-    action_reference_layout,
-    action_reference_text,
-    frame_parts,
-    string_scalar,
-    object_phrases,
-    object_reference_phrases,
-)
+    EVIDENCE_OF_PROGRAM, FORWARD_PROGRAMS, ACTION_SLOTS, CHOOSE, REF_KINDS, SIDE_OBJ, SIDE_REL, STRETCH,
+    VIDEO_OPENING, action_reference_layout, action_reference_text, frame_parts, string_scalar, object_phrases,
+    object_reference_phrases)
 
 
 # sources of id lists; a request is one int64 row (source, video, o, o2, r, lo, hi)
@@ -54,12 +37,9 @@ MAX_FRAME_VARIANTS = 64  # frame variants per template (records.render's group k
 
 @functools.cache
 def tables() -> dict[str, Any]:
-    """Constant tables of the bulk path.
-
-    ``lexicon``: every string a question is re-rendered from (slot phrases, frame literals), one
-    pyarrow array addressed by ``base[section] + index`` or ``literal[text]``, with ``length``
-    int64 per entry. ``json_static``: the fixed atoms of the JSON texts (``JSON_END``,
-    ``JSON_EMPTY``, then ``'"cNNN/1"'`` per action from ``JSON_INSTANCE``, "" for none)."""
+    """Constant tables of the bulk path: ``lexicon``, every string a question is re-rendered from, one
+    array addressed by ``base[section] + index`` or ``literal[text]`` with int64 ``length``; and
+    ``json_static``, the fixed atoms of the JSON texts (``JSON_END``, ``JSON_EMPTY``, ``"cNNN/1"`` per action)."""
     v = vocab()
     R, A = v.num_relations, v.num_actions
     counts = {len(f) for f in OBJECT_REFERENCE_FRAMES.values()}
@@ -250,11 +230,9 @@ _REFERENCE_RELATION = r"\[relations, (?P<relation>[^,\]]+), objects\]"
 
 
 def _reference_relations(records: pa.Table, template: np.ndarray, aref: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """{action slot: int64[M] relation of its indirect-object action's reference (-1: direct)}.
-
-    Read from the program text without parsing it: the k-th ``ToAction(`` of a program belongs to
-    the k-th indirect action slot in the template's order (:func:`_action_slot_order`), and the
-    reference's relation is the first ``[relations, R, objects]`` after it."""
+    """{action slot: int64[M] relation of its indirect-object action's reference (-1: direct)}, read
+    from the program text without parsing: the k-th ``ToAction(`` is the k-th indirect action slot
+    (:func:`_action_slot_order`), its relation the first ``[relations, R, objects]`` after it."""
     M = records.num_rows
     out = {s: np.full(M, -1, np.int64) for s in ACTION_SLOTS}
     rows = np.flatnonzero(np.any([aref[s] > 0 for s in ACTION_SLOTS], 0))

@@ -20,11 +20,8 @@ TEMPLATE_NAMES = tuple(TEMPLATES)
 # steps a localization adds (docs/reference/agqa_semantics.md §b.3): whole video 0, before/after/while 2, between 3
 WINDOW_STEPS = np.array([0, 2, 2, 2, 3], dtype=np.int64)
 MAX_STEPS = 8
-# English noun phrase of each object where "a <name>" does not read well
 SLOT_NAMES = ("object", "object2", "relation", "action", "action2")
 REF_AXES = ("object", "object2", "action", "action2", "window_x", "window_y")  # slots that may hold an object reference
-
-
 REF_VARIANTS = 3
 TIME_NAMES = ("all",) + tuple(KIND_NAMES[1:])  # released local's time field: whole video -> "all"
 
