@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 
-from tensorqa.engine.scalar import run_program
+from tensorqa.agqa.executor import run_program
 from tensorqa.scenes.store import open_store
 
 

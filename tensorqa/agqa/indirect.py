@@ -22,9 +22,9 @@ from dataclasses import dataclass, replace
 
 import torch
 
-from tensorqa.engine.grid import GridContext, evaluate
-from tensorqa.engine.semantics import NEVER_INDIRECT_OBJECT
-from tensorqa.engine.program_shapes import PROGRAM_SHAPES
+from tensorqa.agqa.grid import GridContext, evaluate
+from tensorqa.agqa.semantics import NEVER_INDIRECT_OBJECT
+from tensorqa.agqa.shapes import PROGRAM_SHAPES
 from tensorqa.scenes.vocab import vocab
 from tensorqa.agqa.validity import KIND_CODE, vocab_tables
 

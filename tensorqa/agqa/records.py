@@ -18,8 +18,7 @@ import numpy as np
 import pyarrow as pa
 import torch
 
-from tensorqa.engine.grid import ANSWER_KINDS
-from tensorqa.engine.primitives.localize import KIND_NAMES
+from tensorqa.agqa.grid import ANSWER_KINDS
 from tensorqa.agqa.templates import TEMPLATES
 from tensorqa.scenes.vocab import vocab
 from tensorqa.writers import RECORD_SCHEMA, coded_schema
@@ -41,6 +40,7 @@ from tensorqa.agqa.record_texts import (  # noqa: F401  (re-exported: the record
     window_strings,
     texts,
 )
+from tensorqa.engine.windows import WINDOW_KINDS
 
 
 @dataclass
@@ -54,7 +54,7 @@ class CellBlock:
     relation: np.ndarray
     action: np.ndarray
     action2: np.ndarray
-    window: np.ndarray  # time kind (KIND_NAMES index)
+    window: np.ndarray  # time kind (WINDOW_KINDS index)
     window_x: np.ndarray
     window_y: np.ndarray
     answer: np.ndarray
@@ -360,7 +360,7 @@ def render(block: CellBlock, video_ids: tuple[str, ...], splits: tuple[str, ...]
         "local": local, "ans_type": per_template([sp.ans_type for sp in specs]),
         "steps": pa.array(steps.astype(np.int8)), "semantic": per_template([sp.semantic for sp in specs]),
         "structural": per_template([sp.structural for sp in specs]), "program": program,
-        "window": coded(KIND_NAMES, block.window),
+        "window": coded(WINDOW_KINDS, block.window),
         "window_action": coded(v.actions, block.window_x), "window_action2": coded(v.actions, block.window_y),
         "window_action_ref": coded(ref_names, block.window_x_ref),
         "window_action2_ref": coded(ref_names, block.window_y_ref),

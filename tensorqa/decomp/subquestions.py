@@ -2,7 +2,7 @@
 question wordings, and which sub-questions each kind is composed of.
 
 A sub-question is a *kind* plus slot values (:class:`SubQuestion`). The kinds are the program
-shapes of AGQA's templates (``program_shapes.PROGRAM_SHAPES``, keyed by the generator's names,
+shapes of AGQA's templates (``agqa/shapes.PROGRAM_SHAPES``, keyed by the generator's names,
 e.g. ``objRelExists``) plus four that no template asks:
 
 * ``objPresent``: does an object appear in the video (in some keyframe, or related to the person
@@ -37,8 +37,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from tensorqa.errors import TensorQAError
-from tensorqa.engine.program import Call, Items, Node, Slot, Word, localize, match, parse_program
-from tensorqa.engine.program_shapes import PROGRAM_SHAPES
+from tensorqa.agqa.program import Call, Items, Node, Slot, Word, localize, match, parse_program
+from tensorqa.agqa.shapes import PROGRAM_SHAPES
 from tensorqa.agqa.templates.catalogue import ACTION_REFERENCE_FRAMES, OBJECT_REFERENCE_FRAMES, WINDOW_FRAMES, template_spec
 from tensorqa.scenes.vocab import indefinite, vocab
 

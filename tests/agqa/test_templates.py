@@ -21,7 +21,8 @@ from tensorqa.agqa.templates import (
     check_frame,
     template_spec,
 )
-from tensorqa.agqa.templates.catalogue import GLOBAL_CATEGORIES, LOCAL_SLOTS, REFERENCE_KINDS, WINDOW_KINDS
+from tensorqa.agqa.templates.catalogue import GLOBAL_CATEGORIES, LOCAL_SLOTS, REFERENCE_KINDS
+from tensorqa.engine.windows import WINDOW_KINDS
 
 # Table 14 of the AGQA paper, row order, as transcribed in docs/reference/agqa.md.
 TABLE14_ORDER = [
@@ -206,7 +207,7 @@ def test_template_spec_lookup_accepts_both_names():
 
 
 def test_programs_name_program_shapes_entries():
-    shapes = importlib.import_module("tensorqa.engine.program_shapes")
+    shapes = importlib.import_module("tensorqa.agqa.shapes")
     assert len({t.program for t in TEMPLATES.values()}) == 28
     for spec in TEMPLATES.values():
         shape = shapes.PROGRAM_SHAPES[spec.program]

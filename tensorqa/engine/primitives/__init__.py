@@ -27,14 +27,14 @@ from tensorqa.engine.primitives.exists import exists, has_item
 from tensorqa.engine.primitives.filter import actions_in, contacted, objects_present, present_objects, present_relations, relate, \
     relations_present, window_any
 from tensorqa.engine.primitives.first_last import act_first, act_last, act_what, choose_episode, first_episode, last_episode
-from tensorqa.engine.primitives.localize import KIND_NAMES, CompareWindows, Windows, compare_windows, localize, present_actions
+from tensorqa.engine.primitives.localize import CompareWindows, Windows, compare_windows, localize, present_actions
 from tensorqa.engine.primitives.order import act_order, side_of
 from tensorqa.engine.primitives.query import and_, choose, equals, only_item, xor
 from tensorqa.engine.primitives.registry import ablate, lookup, override, use
 
 __all__ = [
     "registry", "lookup", "use", "override", "ablate",
-    "Windows", "CompareWindows", "KIND_NAMES", "localize", "compare_windows", "present_actions",
+    "Windows", "CompareWindows", "localize", "compare_windows", "present_actions",
     "window_any", "relate", "relations_present", "objects_present", "contacted", "actions_in",
     "present_objects", "present_relations",
     "exists", "has_item", "count",

@@ -13,13 +13,34 @@ import functools
 import numpy as np
 import torch
 
+from tensorqa.errors import TensorQAError
 from tensorqa.scenes.batch import SceneBatch
-from tensorqa.engine.semantics import interaction_relations
+from tensorqa.scenes.vocab import vocab
 from tensorqa.engine.primitives.localize import Windows
 from tensorqa.engine.primitives.scans import prefix_count, read_rows
 from tensorqa.engine.primitives.registry import register
 
 CHUNK_ELEMENTS = 1 << 25  # float32 elements of one [B, w, X] product block (128 MiB)
+
+# Interaction ("contacted") rules of docs/reference/agqa_semantics.md §c.1.
+CONTACT_EXCEPT_NOT_CONTACTING = "contact_except_not_contacting"  # objExists: r10-r26 minus r18
+CONTACT_EXCEPT_NOT_CONTACTING_OR_OTHER = "contact_except_not_contacting_or_other"  # objTime: minus r18, r19
+ANY_PRESENT = "any_present"  # objWhatGeneral: obj[f, o], whatever relates it
+
+
+def interaction_relations(rule: str) -> np.ndarray | None:
+    """bool[R]: the relations that make an object "interacted with" under ``rule``; None for
+    ``ANY_PRESENT`` (that rule reads ``obj[f, o]`` instead of relations)."""
+    if rule == ANY_PRESENT:
+        return None
+    v = vocab()
+    mask = v.relation_mask("contact").copy()
+    mask[v.relation_index("notcontacting")] = False
+    if rule == CONTACT_EXCEPT_NOT_CONTACTING_OR_OTHER:
+        mask[v.relation_index("otherrelationship")] = False
+    elif rule != CONTACT_EXCEPT_NOT_CONTACTING:
+        raise TensorQAError(f"semantics: unknown interaction rule {rule!r}")
+    return mask
 
 
 def window_any(windows: "Windows | torch.Tensor", facts: torch.Tensor) -> torch.Tensor:
@@ -104,7 +125,7 @@ def objects_present(batch: SceneBatch, windows: Windows) -> torch.Tensor:
 def interacted_frames(batch: SceneBatch, rule: str) -> torch.Tensor:
     """bool[B, F, O]: the person interacts with object o at keyframe f under a §c.1 rule.
 
-    rule: one of ``tensorqa.engine.semantics``' interaction rules (``any_present`` reads ``obj``).
+    rule: one of ``tensorqa.agqa.semantics``' interaction rules (``any_present`` reads ``obj``).
     """
     runs = _relation_runs(rule)
     if runs is None:

@@ -28,9 +28,8 @@ from tensorqa.scenes.vocab import vocab
 from tensorqa.engine.primitives.registry import ablation, register
 from tensorqa.engine.windows import WINDOW_KINDS
 
-# Window kinds (Windows.kind); the names are AGQA's temporal words, "video" for the whole video.
+# Window kinds (Windows.word indexes WINDOW_KINDS): the temporal words, "video" for the whole video.
 VIDEO, BEFORE, AFTER, WHILE, BETWEEN = range(5)
-KIND_NAMES = WINDOW_KINDS  # a window row's word indexes this
 
 
 @dataclass(frozen=True)
@@ -244,7 +243,7 @@ def window_frames(kind: int, ci_x: ClassInstances, ci_y: ClassInstances | None, 
 def localize(batch: SceneBatch, semantics) -> Windows:
     """Every localization window of every video (docs/reference/agqa_semantics.md §a.1), on a compact axis.
 
-    batch: SceneBatch (B videos, F keyframes); semantics: a ``tensorqa.engine.semantics.Semantics``.
+    batch: SceneBatch (B videos, F keyframes); semantics: a ``tensorqa.agqa.semantics.Semantics``.
     Returns :class:`Windows` with W = the batch's largest number of offered windows (>= 1: the
     whole video is always offered, also in a video without keyframes, where it is empty).
     """
@@ -294,7 +293,7 @@ def _ablate(batch: SceneBatch, w: Windows, semantics) -> Windows:
     """Apply the registry's temporal ablations: a window asked as ``word`` gets the frames of
     ``ablation(word)`` around the same action(s). Which questions exist (``valid``) and what they
     say (``word``, ``action``) stay; only the frames the answer reads change."""
-    swaps = {k: KIND_NAMES.index(ablation(name)) for k, name in enumerate(KIND_NAMES)
+    swaps = {k: WINDOW_KINDS.index(ablation(name)) for k, name in enumerate(WINDOW_KINDS)
              if ablation(name) != name}
     if not swaps:
         return w

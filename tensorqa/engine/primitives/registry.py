@@ -31,7 +31,6 @@ from tensorqa.engine.windows import WINDOW_KINDS
 
 BACKENDS = ("torch", "kernel", "scalar")
 VECTOR_BACKENDS = ("torch", "kernel")  # what use() may switch the vectorized runs to
-TEMPORAL_WORDS = WINDOW_KINDS  # the words an ablation may swap
 
 _impls: dict[str, dict[str, Callable]] = {}  # primitive name -> backend -> function
 _aliases: dict[str, str] = {}  # AGQA function name -> primitive name
@@ -171,10 +170,10 @@ def override(name: str, fn: Callable) -> _Undo:
 def ablate(name: str, replacement: str) -> _Undo:
     """Make ``name`` mean ``replacement``: a temporal word (``ablate("before", "while")``) or a
     primitive name (lookups of ``name`` return ``replacement``'s implementation)."""
-    if name in TEMPORAL_WORDS or replacement in TEMPORAL_WORDS:
-        if name not in TEMPORAL_WORDS or replacement not in TEMPORAL_WORDS:
+    if name in WINDOW_KINDS or replacement in WINDOW_KINDS:
+        if name not in WINDOW_KINDS or replacement not in WINDOW_KINDS:
             raise TensorQAError(f"registry: cannot ablate {name!r} into {replacement!r}: both must be temporal words "
-                                f"({', '.join(TEMPORAL_WORDS)}) or both primitives")
+                                f"({', '.join(WINDOW_KINDS)}) or both primitives")
         if name == "video":
             raise TensorQAError("registry: the whole video has no action to localize around; it cannot be ablated")
         if replacement == "between" and name != "between":

@@ -12,13 +12,12 @@ from __future__ import annotations
 import numpy as np
 
 from tensorqa.engine.primitives.registry import register
-from tensorqa.engine.scalar.video import NoAnswer, ScalarVideo
-from tensorqa.engine.semantics import Semantics
+from tensorqa.engine.scalar.video import NoAnswer, ScalarVideo, Switches
 from tensorqa.scenes.vocab import vocab
 
 
 @register("superlative", backend="scalar")
-def superlative(video: ScalarVideo, sem: Semantics, longest: bool) -> int:
+def superlative(video: ScalarVideo, sem: Switches, longest: bool) -> int:
     margin = np.float32(sem.duration_margin_s)
     insts = sorted(video.instances, key=lambda i: i.end - i.start)
     if len(insts) < 2:
@@ -35,7 +34,7 @@ def superlative(video: ScalarVideo, sem: Semantics, longest: bool) -> int:
 
 
 @register("length_compare", backend="scalar")
-def length_compare(video: ScalarVideo, sem: Semantics, a: int, b: int, longest: bool) -> int:
+def length_compare(video: ScalarVideo, sem: Switches, a: int, b: int, longest: bool) -> int:
     lengths = []
     for x in (a, b):
         insts = video.instances_of(x)

@@ -33,15 +33,14 @@ import math
 import numpy as np
 
 from tensorqa.engine.primitives.registry import register
-from tensorqa.engine.scalar.video import NoAnswer, ScalarVideo, Window
-from tensorqa.engine.semantics import Semantics
+from tensorqa.engine.scalar.video import NoAnswer, ScalarVideo, Window, Switches
 
 
 def _objects_over(video: ScalarVideo, frames: list[int], r: int) -> np.ndarray:
     return video.rel[frames, :, r].any(0) if frames else np.zeros(video.rel.shape[1], bool)
 
 
-def episode_stretch(video: ScalarVideo, sem: Semantics, w: Window, r: int, forward: bool) -> list[int]:
+def episode_stretch(video: ScalarVideo, sem: Switches, w: Window, r: int, forward: bool) -> list[int]:
     """The keyframes of relation r's first (forward) or last (backward) stretch in W: the evidence
     rule of objFirst / objLast, which the grounding of their records reads too."""
     frames = w.frames
@@ -63,16 +62,16 @@ def episode_stretch(video: ScalarVideo, sem: Semantics, w: Window, r: int, forwa
 
 
 @register("first_episode", backend="scalar")
-def first_episode(video: ScalarVideo, sem: Semantics, w: Window, r_stretch: int, r_objects: int) -> np.ndarray:
+def first_episode(video: ScalarVideo, sem: Switches, w: Window, r_stretch: int, r_objects: int) -> np.ndarray:
     return _objects_over(video, episode_stretch(video, sem, w, r_stretch, True), r_objects)
 
 
 @register("last_episode", backend="scalar")
-def last_episode(video: ScalarVideo, sem: Semantics, w: Window, r_stretch: int, r_objects: int) -> np.ndarray:
+def last_episode(video: ScalarVideo, sem: Switches, w: Window, r_stretch: int, r_objects: int) -> np.ndarray:
     return _objects_over(video, episode_stretch(video, sem, w, r_stretch, False), r_objects)
 
 
-def choose_stretch(video: ScalarVideo, sem: Semantics, w: Window, o1: int, o2: int, r: int,
+def choose_stretch(video: ScalarVideo, sem: Switches, w: Window, o1: int, o2: int, r: int,
                    forward: bool) -> tuple[int, list[int]]:
     """(chosen object, keyframes of its stretch): the evidence rule of objFirstChoose /
     objLastChoose, which the grounding of their records reads too."""
@@ -93,7 +92,7 @@ def choose_stretch(video: ScalarVideo, sem: Semantics, w: Window, o1: int, o2: i
 
 
 @register("choose_episode", backend="scalar")
-def choose_episode(video: ScalarVideo, sem: Semantics, w: Window, o1: int, o2: int, r: int, forward: bool) -> int:
+def choose_episode(video: ScalarVideo, sem: Switches, w: Window, o1: int, o2: int, r: int, forward: bool) -> int:
     item, group = choose_stretch(video, sem, w, o1, o2, r, forward)
     seen = _objects_over(video, group, r)
     if seen[o1] and seen[o2]:
@@ -101,14 +100,14 @@ def choose_episode(video: ScalarVideo, sem: Semantics, w: Window, o1: int, o2: i
     return item
 
 
-def _first_time(video: ScalarVideo, sem: Semantics, f0: int) -> np.float32:
+def _first_time(video: ScalarVideo, sem: Switches, f0: int) -> np.float32:
     if f0 == 0:
         return np.float32(0.0)
     return video.secs[f0] - np.float32(sem.act_first_slack_s)
 
 
 @register("act_first", backend="scalar")
-def act_first(video: ScalarVideo, sem: Semantics, w: Window) -> int:
+def act_first(video: ScalarVideo, sem: Switches, w: Window) -> int:
     if not w.frames:
         raise NoAnswer("actFirst: the window has no keyframe")
     f0 = w.frames[0]
@@ -134,7 +133,7 @@ def act_first(video: ScalarVideo, sem: Semantics, w: Window) -> int:
 
 
 @register("act_last", backend="scalar")
-def act_last(video: ScalarVideo, sem: Semantics, w: Window) -> int:
+def act_last(video: ScalarVideo, sem: Switches, w: Window) -> int:
     if not w.frames:
         raise NoAnswer("actLast: the window has no keyframe")
     fl = w.frames[-1]
@@ -164,7 +163,7 @@ def act_last(video: ScalarVideo, sem: Semantics, w: Window) -> int:
 
 
 @register("act_what", backend="scalar")
-def act_what(video: ScalarVideo, sem: Semantics, w: Window) -> int:
+def act_what(video: ScalarVideo, sem: Switches, w: Window) -> int:
     if not w.frames:
         raise NoAnswer("actWhat: the window has no keyframe")
     if w.kind in ("video", "after"):  # actWhatAfterAll

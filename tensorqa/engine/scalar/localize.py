@@ -19,12 +19,11 @@ keyframes strictly before its first keyframe (``compare_before_includes_x`` incl
 from __future__ import annotations
 
 from tensorqa.engine.primitives.registry import register
-from tensorqa.engine.scalar.video import Instance, NoAnswer, ScalarVideo, Window
-from tensorqa.engine.semantics import Semantics
+from tensorqa.engine.scalar.video import Instance, NoAnswer, ScalarVideo, Window, Switches
 from tensorqa.scenes.vocab import vocab
 
 
-def _check_localizable(x: int, sem: Semantics) -> None:
+def _check_localizable(x: int, sem: Switches) -> None:
     if vocab().actions[x] in sem.never_localize:
         raise NoAnswer(f"{vocab().actions[x]} never localizes")
 
@@ -37,7 +36,7 @@ def _first_instance(video: ScalarVideo, x: int) -> Instance:
 
 
 @register("localize", backend="scalar")
-def localize(video: ScalarVideo, sem: Semantics, kind: str, x: int | None = None, y: int | None = None) -> Window:
+def localize(video: ScalarVideo, sem: Switches, kind: str, x: int | None = None, y: int | None = None) -> Window:
     """The window ``kind`` ("video", "before", "after", "while", "between") around action x (and y)."""
     if kind == "video":
         return Window("video", list(range(video.num_frames)))
@@ -61,7 +60,7 @@ def localize(video: ScalarVideo, sem: Semantics, kind: str, x: int | None = None
     raise ValueError(f"unknown window kind {kind!r}")
 
 
-def _between(video: ScalarVideo, sem: Semantics, x: int, y: int) -> Window:
+def _between(video: ScalarVideo, sem: Switches, x: int, y: int) -> Window:
     if not sem.between_enabled:
         raise NoAnswer("between is switched off")
     _check_localizable(x, sem)
@@ -81,7 +80,7 @@ def _between(video: ScalarVideo, sem: Semantics, x: int, y: int) -> Window:
 
 
 @register("compare_windows", backend="scalar")
-def compare_windows(video: ScalarVideo, sem: Semantics, anchor: int) -> tuple[list[int], list[int], list[int]]:
+def compare_windows(video: ScalarVideo, sem: Switches, anchor: int) -> tuple[list[int], list[int], list[int]]:
     """(before, during, after) keyframe positions around the anchor action's only instance."""
     anchors = video.instances_of(anchor)
     if len(anchors) != 1:

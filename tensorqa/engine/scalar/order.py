@@ -14,8 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorqa.engine.primitives.registry import register
-from tensorqa.engine.scalar.video import NoAnswer, ScalarVideo
-from tensorqa.engine.semantics import Semantics
+from tensorqa.engine.scalar.video import NoAnswer, ScalarVideo, Switches
 from tensorqa.scenes.vocab import NO_OBJECT, vocab
 
 Windows = tuple[list[int], list[int], list[int]]
@@ -34,7 +33,7 @@ def side_of(occurs: np.ndarray, windows: Windows) -> str:
 
 
 @register("act_order", backend="scalar")
-def act_order(video: ScalarVideo, sem: Semantics, x: int, windows: Windows) -> str:
+def act_order(video: ScalarVideo, sem: Switches, x: int, windows: Windows) -> str:
     before, during, after = windows
     xs = video.instances_of(x)
     if len(xs) != 1:
@@ -53,7 +52,7 @@ def act_order(video: ScalarVideo, sem: Semantics, x: int, windows: Windows) -> s
     raise NoAnswer("actTime: the actions overlap")
 
 
-def _persists(video: ScalarVideo, sem: Semantics, x: int, frames: list[int]) -> bool:
+def _persists(video: ScalarVideo, sem: Switches, x: int, frames: list[int]) -> bool:
     """actTime's persistence check: x's (object, verb relation) occurs in one of ``frames``."""
     if not sem.act_time_persistence_check:
         return False

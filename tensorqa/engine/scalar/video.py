@@ -11,13 +11,16 @@ Instances are ordered by (start, end, class), so "first" / "last" instance follo
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Any, Mapping
 
 import numpy as np
 
 from tensorqa.errors import TensorQAError
-from tensorqa.engine.semantics import ANY_PRESENT, interaction_relations
+from tensorqa.engine.primitives.filter import ANY_PRESENT, interaction_relations
 from tensorqa.scenes.batch import SceneBatch, VideoScene
+
+# a benchmark's semantic switches, read by attribute (AGQA's: ``agqa.semantics.Semantics``)
+Switches = Any
 
 
 @dataclass(frozen=True)

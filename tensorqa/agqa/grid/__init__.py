@@ -33,8 +33,8 @@ directly; skeleton text is matched once against the 28 AGQA program shapes; plan
 registry, so ``registry.use`` / ``override`` / ``ablate`` take effect without recompiling. A
 :class:`GridContext` holds what skeletons share on one batch (windows, the window x object x
 relation contraction, first / last episodes) so that evaluating all 28 costs little more than the
-largest few (``grid_context``); the evaluators, one per shape family, are in ``grid_evaluators``,
-the result type in ``answer_grid``. Why the window axis is flat (memory): ``benchmarks/RESULTS.md``,
+largest few (``grid.context``); the evaluators, one per shape family, are in ``grid.evaluators``,
+the result type in ``grid.answers``. Why the window axis is flat (memory): ``benchmarks/RESULTS.md``,
 "Grid memory".
 """
 
@@ -49,16 +49,16 @@ import torch
 
 from tensorqa.errors import TensorQAError
 from tensorqa.engine.primitives import registry
-from tensorqa.engine.answer_grid import ANSWER_KINDS, NO, YES, AnswerGrid, action_word, answer_text  # noqa: F401  (public here)
-from tensorqa.engine.grid_context import GridContext, RelationAxes, gather_axis  # noqa: F401  (GridContext is public here)
-from tensorqa.engine.grid_evaluators import EVALUATORS
-from tensorqa.engine.primitives.localize import KIND_NAMES, VIDEO
-from tensorqa.engine.program import Call, Items, Node, Slot, Word, match, parse_program
-from tensorqa.engine.program_shapes import PROGRAM_SHAPES, SHAPES, ShapeSpec
+from tensorqa.agqa.grid.answers import ANSWER_KINDS, NO, YES, AnswerGrid, action_word, answer_text  # noqa: F401  (public here)
+from tensorqa.agqa.grid.context import GridContext, RelationAxes, gather_axis  # noqa: F401  (GridContext is public here)
+from tensorqa.agqa.grid.evaluators import EVALUATORS
+from tensorqa.engine.primitives.localize import VIDEO
+from tensorqa.agqa.program import Call, Items, Node, Slot, Word, match, parse_program
+from tensorqa.agqa.shapes import PROGRAM_SHAPES, SHAPES, ShapeSpec
 from tensorqa.scenes.batch import SceneBatch, by_identity
-from tensorqa.engine.semantics import AGQA, Semantics, get_semantics
+from tensorqa.agqa.semantics import AGQA, Semantics, get_semantics
 from tensorqa.scenes.vocab import vocab
-from tensorqa.engine.windows import ONE_ACTION_WINDOWS
+from tensorqa.engine.windows import ONE_ACTION_WINDOWS, WINDOW_KINDS
 
 DOMAINS = ("present", "all")
 
@@ -67,7 +67,7 @@ DOMAINS = ("present", "all")
 # Shapes and plans
 # --------------------------------------------------------------------------------------------------
 
-# shape -> its evaluator (the EVALUATORS entry), read from program_shapes.SHAPES; which
+# shape -> its evaluator (the EVALUATORS entry), read from shapes.SHAPES; which
 # primitives a shape calls is recorded from a run (shape_primitives), not written down.
 SHAPE_EVALUATORS: dict[str, str] = {name: spec.evaluator for name, spec in SHAPES.items()}
 PAIR_SHAPES = frozenset(name for name, spec in SHAPES.items() if spec.pair)
@@ -174,7 +174,7 @@ def _bind_window(node: Node, skeleton: str) -> tuple[int | None, tuple[int | Non
         else:
             raise TensorQAError(f"grid: unsupported window {str(node)!r} in {skeleton!r}")
         ids = [None if isinstance(a, Slot) else _resolve_word("action", a, skeleton) for a in acts]
-        return KIND_NAMES.index(word), (ids[0], ids[1] if len(ids) > 1 else None)
+        return WINDOW_KINDS.index(word), (ids[0], ids[1] if len(ids) > 1 else None)
     raise TensorQAError(f"grid: unsupported window {str(node)!r} in {skeleton!r}")
 
 
@@ -279,7 +279,7 @@ def _run(plan: Plan, ctx: GridContext) -> AnswerGrid:
         values = {"window": wpos}
         rest = axes[1:]
     else:
-        video = ctx._get("video_axis", lambda: torch.arange(B, device=answer.device))
+        video = ctx.cached("video_axis", lambda: torch.arange(B, device=answer.device))
         names = ("video",) + names
         values = {}
         rest = axes
@@ -304,10 +304,10 @@ def _run(plan: Plan, ctx: GridContext) -> AnswerGrid:
         real = _outer(masks, video)
     if defined is None:
         defined = real if real.shape == answer.shape else real.expand(answer.shape)
-    elif not filtered and not fixed and any(defined is t for t in ctx._get("shared_defined", list)):
+    elif not filtered and not fixed and any(defined is t for t in ctx.cached("shared_defined", list)):
         # a result two templates share (objWhatChoose / objFirstChoose): one shared mask too
         ok = defined
-        defined = by_identity(ctx._get("defined", list), (ok, real), lambda: ok & real)
+        defined = by_identity(ctx.cached("defined", list), (ok, real), lambda: ok & real)
     else:
         defined = defined & real
     return AnswerGrid(answer=answer, defined=defined, real=real, axes=names, video=video, values=values,
@@ -330,7 +330,7 @@ def _real(ctx: GridContext, video: torch.Tensor, valids: list[torch.Tensor]) -> 
     combination of axes: the five pair templates share one [V, Kr, Ko, Ko] mask, the object-relation
     templates one [V, Kr, Ko]. Matched by identity (the context holds the tensors, so an identity
     is never reused while the entry lives); the grids that share it must not modify it."""
-    return by_identity(ctx._get("real", list), (video, *valids),
+    return by_identity(ctx.cached("real", list), (video, *valids),
                        lambda: _outer([valid[video] for valid in valids], video))
 
 

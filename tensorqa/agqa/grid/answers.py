@@ -8,11 +8,12 @@ from dataclasses import dataclass, field, replace
 
 import torch
 
-from tensorqa.engine.primitives.localize import KIND_NAMES, Windows
-from tensorqa.engine.program import Node, Word, localize as localize_node
-from tensorqa.engine.semantics import AGQA, Semantics
+from tensorqa.engine.primitives.localize import Windows
+from tensorqa.agqa.program import Node, Word, localize as localize_node
+from tensorqa.agqa.semantics import AGQA, Semantics
 from tensorqa.errors import TensorQAError
 from tensorqa.scenes.vocab import vocab
+from tensorqa.engine.windows import WINDOW_KINDS
 
 YES, NO = 1, 0
 ANSWER_KINDS = ("yes/no", "before/after", "object", "action")
@@ -168,7 +169,7 @@ def answer_text(kind: str, value: int) -> str:
 
 
 def _window_node(windows: Windows, b: int, w: int) -> Node:
-    word = KIND_NAMES[int(windows.word[b, w])]
+    word = WINDOW_KINDS[int(windows.word[b, w])]
     x, y = (int(a) for a in windows.action[b, w])
     if word == "video":
         return localize_node("video", "")

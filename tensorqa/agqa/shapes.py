@@ -1,7 +1,7 @@
 """The program skeleton of each AGQA template, in AGQA's own program syntax with typed slots.
 
 ``PROGRAM_SHAPES[template]`` is the program AGQA prints for that template, with its arguments
-replaced by slots (``tensorqa.engine.program.parse_program`` reads them; ``Node.substitute`` fills them):
+replaced by slots (``tensorqa.agqa.program.parse_program`` reads them; ``Node.substitute`` fills them):
 
 * ``<object>``, ``<object2>``: an object word (``blanket``) or an object reference, e.g. the first
   object held: ``Query(class, OnlyItem(IterateUntil(forward, video, Exists(holding, Filter(frame,
@@ -132,7 +132,7 @@ class ShapeSpec:
     """What the engine knows of one program shape (template programs are keyed by these names).
 
     program:   the skeleton text (``PROGRAM_SHAPES``).
-    evaluator: the grid evaluator that answers it (``engine/grid.py``'s table). actWhatAfterAll and
+    evaluator: the grid evaluator that answers it (``agqa/grid/evaluators.py``' table). actWhatAfterAll and
                actWhatBefore print one program and share an evaluator (the window's word picks the rule).
     forward:   for first / last shapes, whether the scan runs forward (first) or backward (last).
     longer:    for the length shapes, whether the longer (max) or the shorter (min) wins.

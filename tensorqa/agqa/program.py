@@ -18,7 +18,7 @@ Syntax (AGQA 2.0 ``program`` field)::
 
 Arguments are separated by ``", "`` when printed; ``str(parse_program(p)) == p`` for every program
 AGQA prints. Between is ``Localize(between, [X, Y])`` in AGQA's data; ``Localize(between, X, Y)``
-is accepted as well and prints back as written (see ``program_shapes``).
+is accepted as well and prints back as written (see ``agqa/shapes``).
 
 Errors are :class:`TensorQAError` with the 0-based character position of the offending text,
 e.g. ``program: unknown function 'Exsts' at position 0``.
@@ -49,7 +49,6 @@ KEYWORDS: frozenset[str] = frozenset({
     "max", "min", "start", "end",
 })
 
-TEMPORAL_WORDS = LOCALIZE_WORDS
 
 _SLOT = re.compile(r"<([A-Za-z_]+[0-9]*)>")
 _DELIMS = "()[],"
@@ -193,7 +192,7 @@ def localize(kind: str, action: Node | str, action2: Node | str | None = None) -
     AGQA's ``Localize(between, [X, Y])``. Actions may be Nodes or program text."""
     if kind in ("video", "all"):
         return WHOLE_VIDEO
-    if kind not in TEMPORAL_WORDS:
+    if kind not in LOCALIZE_WORDS:
         raise TensorQAError(f"unknown time kind {kind!r} (expected video, before, after, while or between)")
     a = parse_program(action) if isinstance(action, str) else action
     if kind != "between":

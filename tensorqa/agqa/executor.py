@@ -26,14 +26,14 @@ from __future__ import annotations
 
 from tensorqa.errors import TensorQAError
 from tensorqa.engine.primitives import registry
-from tensorqa.engine.program import Call, Items, Node, Slot, Word, parse_program, verb_index
+from tensorqa.agqa.program import Call, Items, Node, Slot, Word, parse_program, verb_index
 from tensorqa.engine.scalar.video import Entity, NoAnswer, ScalarVideo, Undefined, Window, scene_of
-from tensorqa.engine.semantics import AGQA, Semantics, get_semantics, resolve_to_action
+from tensorqa.agqa.semantics import AGQA, Semantics, get_semantics, resolve_to_action
 from tensorqa.scenes.batch import VideoScene
 from tensorqa.scenes.vocab import vocab
 from tensorqa.engine.windows import ONE_ACTION_WINDOWS
 
-twin = registry.scalar
+from tensorqa.engine.scalar import twin  # noqa: E402  (importing it registers the twins)
 
 
 # -- shape helpers -----------------------------------------------------------------------------------------
@@ -389,6 +389,16 @@ class VideoExecutor:
         except NoAnswer as u:
             return Undefined(str(u))
         return [self.video.frame_ids[f] for f in w.frames]
+
+    def compare_frames(self, action: Node | str) -> "tuple[list[int], list[int], list[int]] | Undefined":
+        """(before, during, after) keyframes (frame numbers) of the compare windows around an action
+        (§a.2, the ``compare_windows`` twin), or Undefined when they are not defined on this video."""
+        node = parse_program(action) if isinstance(action, str) else action
+        try:
+            sides = twin("compare_windows")(self.video, self.semantics, self._walker.action(node))
+        except NoAnswer as u:
+            return Undefined(str(u))
+        return tuple([self.video.frame_ids[f] for f in side] for side in sides)
 
 
 def run_program(program: Node | str, source, video_id: str | None = None,
