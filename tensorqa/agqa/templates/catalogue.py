@@ -102,6 +102,10 @@ class TemplateSpec:
     validity:      its validity rule, a name of ``agqa/validity.RULES`` (docs/reference/agqa_semantics.md §b).
     evidence:      how its sg_grounding picks evidence keyframes and what it grounds (a name of
                    ``agqa/grounding_text.EVIDENCE``).
+    reference_rule: which reference rules (agqa/indirect.reference_rule) its object references
+                   obey beyond the plain ones: "touching" (§b.1 objRelExists' touching
+                   restriction), "and_xor" (that, and the own-relation clause only under
+                   ``Semantics.and_xor_reference_relation_check``), or "".
     shape:         the engine's facts of its program (``agqa/shapes.SHAPES``: grid
                    evaluator, scan direction, which length wins).
     """
@@ -126,6 +130,7 @@ class TemplateSpec:
     retired: bool = False
     validity: str = ""
     evidence: str = ""
+    reference_rule: str = ""
 
     @property
     def shape(self) -> ShapeSpec:
@@ -337,6 +342,9 @@ _RULES: dict[str, tuple[str, str]] = {
     "objTime": ("obj_time", "side-object"),
 }
 
+# per program: the reference rules beyond the plain ones (TemplateSpec.reference_rule)
+_REFERENCE_RULES: dict[str, str] = {"objRelExists": "touching", "andObjRelExists": "and_xor", "xorObjRelExists": "and_xor"}
+
 
 def _build(frames: dict[str, list[str]]) -> dict[str, TemplateSpec]:
     unknown = sorted(set(frames) - set(_ROWS))
@@ -363,6 +371,7 @@ def _build(frames: dict[str, list[str]]) -> dict[str, TemplateSpec]:
             table14_unbalanced_k=unbalanced_k, table14_balanced_k=balanced_k,
             slots=slots, frames=tuple(own), retired=name in RETIRED,
             validity=_RULES[program][0], evidence=_RULES[program][1],
+            reference_rule=_REFERENCE_RULES.get(program, ""),
         )
     return specs
 
