@@ -1,10 +1,6 @@
-"""Scalar twins of ``superlative`` and ``length_compare`` (the length templates, docs/reference/agqa_semantics.md
-§b.1), the oracle of ``engine/primitives/duration.py``.
-
-* ``superlative`` (actLongest / actShortest): at least two instances; rank every instance by
-  end - start; the top (bottom) two must differ by more than ``duration_margin_s``.
-* ``length_compare`` (the length choose / verify templates): A and B have exactly one instance
-  each and their lengths differ by more than the margin; the longer (shorter) wins.
+"""Scalar twins of ``superlative`` (at least two instances; the top two lengths differ by more
+than ``duration_margin_s``) and ``length_compare`` (one instance each, lengths differ by more than
+the margin), docs/reference/agqa_semantics.md §b.1.
 """
 
 from __future__ import annotations

@@ -1,29 +1,7 @@
-"""Scalar twins of the episode primitives (docs/reference/agqa_semantics.md §b.1), the oracle of
-``engine/primitives/first_last.py``.
-
-* ``first_episode`` (objFirst): the first keyframe of W where relation r_stretch holds; the
-  stretch runs to the first later keyframe without it, which must lie in W; AGQA's solver takes
-  the stretch through that stopping keyframe. Returns bool[O], the objects in relation r_objects
-  over the stretch (``only_item`` then wants exactly one).
-* ``last_episode`` (objLast): the last keyframe of W with r_stretch; scanning back, the nearest
-  keyframe g without it must lie in W; the stretch runs from ``obj_last_extra_keyframes``
-  keyframes before g (clamped to W) to the last occurrence.
-* ``choose_episode`` (objFirstChoose / objLastChoose, and objWhatChoose with the first-keyframe
-  rule): the first (last) keyframe of W where r holds with o1 or o2 (AGQA's solver tests "or",
-  whatever the printed XOR says); o1 if it holds there, else o2; its stretch must end inside W; if
-  the stretch (stop keyframe included with ``choose_stretch_includes_stop``) has r with both
-  objects, no answer.
-* ``act_first``: the keyframes of W within ``act_window_s`` of W's first show at most one class;
-  t = W's first keyframe time - ``act_first_slack_s`` (0 at the video's first keyframe); the
-  instance with the earliest start among those starting at or after t, unique; more than one
-  instance ends at or after t.
-* ``act_last``: the keyframes of W within ``act_window_s`` before W's last show at most one class;
-  t = W's last keyframe time (+inf at the video's end unless ``act_last_video_end_is_last_keyframe``);
-  the instance with the latest end among those ending before t, unique; more than one candidate.
-* ``act_what``: after X or the whole video (actWhatAfterAll): W's first keyframe has at most one
-  action, t as for act_first, exactly one instance ends at or after t. Before X (actWhatBefore):
-  W's last keyframe has at most one action; t = its time (+inf at the video's last keyframe);
-  exactly one instance ends strictly before t. While / between: no answer.
+"""Scalar twins of the episode and action-edge primitives (``engine/primitives/first_last.py``),
+the rules of docs/reference/agqa_semantics.md §b.1 for one video: objFirst / objLast stretches
+(``episode_stretch``), the Choose rule (``choose_stretch``; AGQA's solver tests "or" whatever the
+printed XOR says), actFirst / actLast and actWhatAfterAll / actWhatBefore.
 """
 
 from __future__ import annotations

@@ -1,19 +1,7 @@
-"""Scalar twins of ``localize`` and ``compare_windows``: the window rule (docs/reference/agqa_semantics.md §a.1,
-§a.2) for one video, the oracle of ``engine/primitives/localize.window_frames``.
-
-* ``video``: every keyframe.
-* ``before X``: from the first keyframe up to X's first keyframe, included
-  (``localize_before_includes_x``); not offered when X's first keyframe is the video's first.
-* ``after X``: the keyframes strictly after X's last keyframe; not offered when there are none.
-* ``while X``: X's first through last keyframe. Before / after / while use X's first instance.
-* ``between X and Y``: strictly after X's last keyframe (of its last instance,
-  ``between_x_instance``) and strictly before Y's first; not offered when X's keyframe is at or
-  after Y's (reversed, overlapping, shared keyframe) or when nothing lies between.
-* Actions in ``never_localize`` (c044) never localize.
-
-Compare windows (actTime / relTime / objTime): the anchor has exactly one instance; before =
-keyframes strictly before its first keyframe (``compare_before_includes_x`` includes it), during
-= its keyframes, after = strictly after its last.
+"""Scalar twins of ``localize`` and ``compare_windows`` (docs/reference/agqa_semantics.md §a.1,
+§a.2) for one video: before / after / while read X's first instance, between X's last (or first,
+``between_x_instance``) and Y's first; a window is not offered when empty or reversed, nor around
+``never_localize`` actions. Compare windows need exactly one anchor instance.
 """
 
 from __future__ import annotations

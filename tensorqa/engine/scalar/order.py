@@ -1,12 +1,6 @@
-"""Scalar twins of ``side_of`` and ``act_order`` (relTime / objTime and actTime, docs/reference/agqa_semantics.md
-§a.2), the oracle of ``engine/primitives/order.py``. Both read the compare windows (before,
-during, after) of ``compare_windows``.
-
-* ``side_of``: no answer if the relation / object occurs during the anchor; the answer is the one
-  side where it occurs, no answer if both or neither.
-* ``act_order``: x has exactly one instance; no answer if all of x's keyframes are within the
-  anchor's; "before" if all precede it (and, with ``act_time_persistence_check``, x's (object,
-  verb) relation occurs in no keyframe after the anchor), "after" symmetrically, else no answer.
+"""Scalar twins of ``side_of`` (relTime / objTime) and ``act_order`` (actTime) over the compare
+windows (docs/reference/agqa_semantics.md §a.2): the one side where the thing occurs, never
+during the anchor; actTime optionally checks that x's (object, verb) relation does not persist.
 """
 
 from __future__ import annotations
