@@ -1,14 +1,8 @@
-"""Switches for AGQA's semantic quirks (``docs/reference/agqa_semantics.md`` §a–§c and §f).
-
-Both the scalar reference executor (``engine/scalar/``) and the vectorized primitives read one
-:class:`Semantics`. ``AGQA`` (the default) reproduces the original generator, bugs included;
-``STRICT`` takes the cleaned-up option of every quirk that has one (§f). Each field's comment
-says which rule it controls, which layer reads it and the two behaviours.
-
-Quirks that §f says to reproduce with no alternative are fixed rules, not switches; they are
-documented where they are implemented (``engine/scalar/``): the ordering of windows by first
-instance / last-of-X-first-of-Y (f2, but see ``between_x_instance``), between being order
-sensitive and never offered when empty (f3), and seeded randomness (f11, a generator setting).
+"""Switches for AGQA's semantic quirks (``docs/reference/agqa_semantics.md`` §a–§c, §f), read by
+the primitives, their scalar twins and the template layer. ``AGQA`` (the default) reproduces the
+original generator, bugs included; ``STRICT`` takes the clean option of every quirk that has one.
+Each field's comment names its rule, its reader and both behaviours; the quirks §f keeps without
+an alternative are fixed rules where they are implemented.
 """
 
 from __future__ import annotations
@@ -26,7 +20,7 @@ INTERACTION_CONTEXTS = ("objExists", "objTime", "objWhatGeneral")
 
 @dataclass(frozen=True)
 class Semantics:
-    """One named switch per AGQA quirk. Field comments: rule (§ of docs/reference/agqa_semantics.md), reader."""
+    """One named switch per AGQA quirk."""
 
     name: str = "agqa"
 
