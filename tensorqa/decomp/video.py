@@ -6,9 +6,9 @@ Each question's program is split along the decomposition table of :mod:`.subques
 parent is the composition of its children under an AGQA-Decomp composition rule), and every
 sub-question is answered by executing its program on the video's scene graph: AGQA-Decomp could
 only propagate answers down its graphs and needed annotators for the "no" answers. Programs are
-run by the scalar reference executor (:func:`tensorqa.engine.scalar.run_program`); the four kinds that
+run by the scalar reference executor (:func:`tensorqa.agqa.executor.run_program`); the four kinds that
 are not AGQA syntax (object presence and the three collections) are evaluated here with the same
-keyframe and window rules (:func:`tensorqa.engine.scalar.localize_frames`).
+keyframe and window rules (:func:`tensorqa.agqa.executor.localize_frames`).
 
 A composition is kept only when it is exact on the video:
 

@@ -1,5 +1,5 @@
 """Differential tests: grid evaluation (tensorqa.agqa.grid) against the scalar reference executor
-(tensorqa.engine.scalar.run_program) on random scene graphs, for every AGQA program shape, under the
+(tensorqa.agqa.executor.run_program) on random scene graphs, for every AGQA program shape, under the
 AGQA and STRICT semantics.
 
 For each skeleton the grid is evaluated once over the whole batch; per video a few cells are
