@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 
 import torch
 
+from tensorqa.engine import rng
 from tensorqa.agqa.grid import GridContext, evaluate
 from tensorqa.agqa.semantics import NEVER_INDIRECT_OBJECT
 from tensorqa.agqa.shapes import PROGRAM_SHAPES
@@ -57,13 +58,6 @@ class References:
         return replace(self, valid=self.valid & keep)
 
 
-def _mix(x: torch.Tensor) -> torch.Tensor:
-    """A 31-bit integer hash (int64 arithmetic that never overflows into the sign)."""
-    x = (x * 1103515245 + 12345) % 2147483648
-    x = (x ^ (x >> 13)) * 1274126177 % 2147483648
-    return x ^ (x >> 16)
-
-
 def object_references(batch, ctx: GridContext, seed: int, video_keys: torch.Tensor) -> References:
     """Every video's object references (whole video only, never time-scoped)."""
     t = vocab_tables(str(batch.device))
@@ -93,7 +87,7 @@ def object_references(batch, ctx: GridContext, seed: int, video_keys: torch.Tens
     relation = r_ids.repeat(3).expand_as(referent)
     valid = referent >= 0
     # keep at most MAX_PER_KIND per (kind, referent): rank candidates by a seeded hash
-    prio = _mix(video_keys[:, None] % 2147483648 + seed * 7919 + kind * 104729 + relation * 1299709)
+    prio = rng.derive_torch(seed, "agqa.reference", video_keys[:, None], kind, relation)
     same = (kind[:, :, None] == kind[:, None, :]) & (referent[:, :, None] == referent[:, None, :]) & valid[:, None, :]
     ahead = (prio[:, None, :] < prio[:, :, None]) | ((prio[:, None, :] == prio[:, :, None]) & (relation[:, None, :] < relation[:, :, None]))
     rank = (same & ahead).sum(2)

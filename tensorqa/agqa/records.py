@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 import torch
 
+from tensorqa.engine import rng
 from tensorqa.agqa.grid import ANSWER_KINDS
 from tensorqa.agqa.templates import TEMPLATES
 from tensorqa.scenes.vocab import vocab
@@ -164,17 +165,9 @@ def _global_column(template: np.ndarray) -> pa.Array:
 def frame_variants(block: CellBlock, video_keys: np.ndarray, rank: np.ndarray, seed: int) -> np.ndarray:
     """int64[M]: the question frame of each row, a seeded hash of (video, template, rank in video)
     so that it does not depend on batch size, device or shard count."""
-    counts = np.array([len(TEMPLATES[t].frames) for t in TEMPLATE_NAMES], np.uint64)
-    with np.errstate(over="ignore"):
-        x = (video_keys[block.video].astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
-             ^ (rank.astype(np.uint64) + np.uint64(seed) * np.uint64(0xD1B54A32D192ED03))
-             ^ (block.template.astype(np.uint64) << np.uint64(48)))
-        x ^= x >> np.uint64(30)
-        x *= np.uint64(0xBF58476D1CE4E5B9)
-        x ^= x >> np.uint64(27)
-        x *= np.uint64(0x94D049BB133111EB)
-        x ^= x >> np.uint64(31)
-    return (x % counts[block.template]).astype(np.int64)
+    counts = np.array([len(TEMPLATES[t].frames) for t in TEMPLATE_NAMES], np.int64)
+    h = rng.derive(seed, "agqa.frame", video_keys[block.video], block.template, rank)
+    return rng.below(h, counts[block.template])
 
 
 def answer_strings(kind: str) -> list[str]:

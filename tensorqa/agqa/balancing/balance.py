@@ -56,7 +56,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from tensorqa.agqa.balancing.hashindex import HashIndex
-from tensorqa.agqa.balancing.hashing import hash_strings, mix64
+from tensorqa.agqa.balancing.hashing import hash_strings
+from tensorqa.engine.rng import GOLDEN, mix64
 from tensorqa.agqa.balancing.labels import LABELS, NO_TEMPORAL, temporal_labels
 from tensorqa.agqa.balancing.output import PoolOutput, prepare_output
 from tensorqa.agqa.balancing.report import category_histograms, distribution_stats, format_balance_report
@@ -151,7 +152,7 @@ TEMPLATE_NAMES: tuple[str, ...] = tuple(TEMPLATES)
 _FAMILY_OF = np.array([FAMILIES.index(TEMPLATES[t].family) for t in TEMPLATE_NAMES], np.int8)
 _STRUCTURE_OF = np.array([STRUCTURALS.index(TEMPLATES[t].structural) for t in TEMPLATE_NAMES], np.int8)
 _BINARY_OF = np.array([TEMPLATES[t].ans_type == "binary" for t in TEMPLATE_NAMES])
-_KEY_SALT = np.uint64(0x9E3779B97F4A7C15)
+_KEY_SALT = np.uint64(GOLDEN)
 
 
 @dataclass
