@@ -312,9 +312,8 @@ class _Parser:
             self.k += 1
             return items
         while True:
-            if self.peek() is None:
-                raise self.fail(f"unbalanced parentheses: {opener!r} at position {open_pos} is never closed")
-            items.append(self.expr())
+            if self.peek() is not None:
+                items.append(self.expr())
             tok = self.peek()
             if tok is None:
                 raise self.fail(f"unbalanced parentheses: {opener!r} at position {open_pos} is never closed")

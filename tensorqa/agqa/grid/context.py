@@ -1,6 +1,5 @@
-"""What every skeleton evaluated on one batch shares (``GridContext``): the windows, the compact
-object / relation / action axes, the window x object x relation contraction, first / last
-episodes, the compare windows; computed once per batch, on first use, through the registry."""
+"""What every skeleton evaluated on one batch shares (``GridContext``): windows, compact axes, the
+window x object x relation contraction, first / last episodes, compare windows."""
 
 from __future__ import annotations
 
@@ -16,10 +15,8 @@ from tensorqa.scenes.batch import SceneBatch
 
 
 class GridContext:
-    """Per-batch intermediates shared by every skeleton evaluated on one batch (windows, the
-    window x object x relation contraction, first / last episodes, compact axes), computed on
-    first use through the registry. They reflect the registry (backend, overrides, ablations) at
-    that first use: build a new context after changing it."""
+    """Per-batch intermediates shared by the skeletons evaluated on one batch, computed on first use
+    through the registry as it stands then (build a new context after changing it)."""
 
     def __init__(self, batch: SceneBatch, semantics: Semantics | str = AGQA):
         self.batch = batch
@@ -96,10 +93,8 @@ class GridContext:
         the query and verify templates."""
         def make():
             ax = self.axes(domain)
-            if forward:
-                objects, ok = registry.lookup("first_episode")(ax.occurs, ax.rel, self.flat, self.semantics)
-            else:
-                objects, ok = registry.lookup("last_episode")(ax.occurs, ax.rel, self.flat, self.semantics)
+            episode = registry.lookup("first_episode" if forward else "last_episode")
+            objects, ok = episode(ax.occurs, ax.rel, self.flat, self.semantics)
             pos, one = registry.lookup("only_item")(objects.transpose(-1, -2))  # [V, Kr]
             return ids_at(ax.oids, self.flat.video, pos), ok & one
         return self.cached(f"episodes/{domain}/{forward}", make)
