@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import torch
 
-from tensorqa.engine.grid import GridContext, evaluate
+from tensorqa.agqa.grid import GridContext, evaluate
 from tensorqa.agqa.templates import TEMPLATES
 from tensorqa.scenes.vocab import vocab
 from tensorqa.agqa.validity import rule_cells

@@ -38,7 +38,7 @@ import pyarrow.compute as pc
 
 from tensorqa.errors import TensorQAError
 from tensorqa.scenes.batch import SceneBatch, VideoScene
-from tensorqa.engine.semantics import Semantics, get_semantics
+from tensorqa.agqa.semantics import Semantics, get_semantics
 from tensorqa.agqa.grounding_bulk import assemble, id_lists
 from tensorqa.agqa.grounding_rows import Rows, SceneTables
 from tensorqa.agqa.grounding_scalar import ScalarGroundingVideo, ground_one

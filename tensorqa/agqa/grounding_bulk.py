@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from tensorqa.errors import TensorQAError
-from tensorqa.engine.semantics import Semantics
+from tensorqa.agqa.semantics import Semantics
 from tensorqa.scenes.vocab import vocab
 from tensorqa.agqa.grounding_text import (
     ACTION_SLOTS, CHOOSE, EXISTS_OBJ, OBJ_REL, REL_ANY, SIDE_OBJ, SIDE_REL, STRETCH, VARIANT_SHIFT,

@@ -17,10 +17,11 @@ import torch
 
 from tensorqa.errors import TensorQAError
 from tensorqa.engine.primitives.first_last import first_stretch, last_stretch, object_runs
-from tensorqa.engine.primitives.localize import KIND_NAMES, ClassInstances, class_instances, compare_bounds, window_frames
-from tensorqa.engine.program_shapes import PROGRAM_SHAPES
+from tensorqa.engine.primitives.localize import ClassInstances, class_instances, compare_bounds, window_frames
+from tensorqa.agqa.shapes import PROGRAM_SHAPES
 from tensorqa.scenes.batch import SceneBatch
-from tensorqa.engine.semantics import ANY_PRESENT, Semantics, interaction_relations
+from tensorqa.agqa.semantics import Semantics
+from tensorqa.engine.primitives.filter import ANY_PRESENT, interaction_relations
 from tensorqa.agqa.templates import (
     ACTION_REFERENCE_FRAMES, OBJECT_REFERENCE_FRAMES, TEMPLATES, WINDOW_FRAMES)
 from tensorqa.scenes.vocab import vocab
@@ -28,6 +29,7 @@ from tensorqa.agqa.grounding_text import (
     EVIDENCE_OF_PROGRAM, FORWARD_PROGRAMS, ACTION_SLOTS, CHOOSE, REF_KINDS, SIDE_OBJ, SIDE_REL, STRETCH,
     VIDEO_OPENING, action_reference_layout, action_reference_text, frame_parts, string_scalar, object_phrases,
     object_reference_phrases)
+from tensorqa.engine.windows import WINDOW_KINDS
 
 
 # sources of id lists; a request is one int64 row (source, video, o, o2, r, lo, hi)
@@ -60,7 +62,7 @@ def tables() -> dict[str, Any]:
     section("ref_phrase", ref_phrases)
     # indirect-object action texts [action * len(ref_phrases) + reference phrase index]
     section("action_ref", (action_reference_text(a, p) if has_frame[a] else "" for a in range(A) for p in ref_phrases))
-    pre = [WINDOW_FRAMES[k].split("{action}")[0] for k in KIND_NAMES]  # " before ", ... by time kind
+    pre = [WINDOW_FRAMES[k].split("{action}")[0] for k in WINDOW_KINDS]  # " before ", ... by time kind
     section("window_pre", pre)
     between_mid = WINDOW_FRAMES["between"].split("{action}")[1].split("{action2}")[0]  # " and "
     literal = {}
@@ -287,7 +289,7 @@ class Rows:
             self.check((self.aref[s] == 0) | (self.aref_rel[s] >= 0), np.arange(self.M), f"ToAction reference for {s}")
         self.category = t["category"][self.template]
         self.has_window = t["has_window"][self.template]
-        self.kind = np.where(self.has_window, _codes(records, "window", list(KIND_NAMES), "window kind").clip(min=0), 0)
+        self.kind = np.where(self.has_window, _codes(records, "window", list(WINDOW_KINDS), "window kind").clip(min=0), 0)
         answer = records.column("answer")
         self.before = pc.fill_null(pc.equal(answer, string_scalar("before")), False).to_numpy(zero_copy_only=False)
         self._check_actions(st)

@@ -13,7 +13,7 @@ from tensorqa.engine.scalar import twin
 from tensorqa.engine.scalar.first_last import choose_stretch, episode_stretch
 from tensorqa.engine.scalar.video import NoAnswer, ScalarVideo, Window
 from tensorqa.scenes.batch import VideoScene
-from tensorqa.engine.semantics import Semantics
+from tensorqa.agqa.semantics import Semantics
 from tensorqa.agqa.templates import TEMPLATES
 from tensorqa.scenes.vocab import vocab
 from tensorqa.agqa.grounding_text import (

@@ -14,9 +14,10 @@ from dataclasses import dataclass, replace
 import torch
 
 from tensorqa.engine import rng
-from tensorqa.engine.grid import GridContext, evaluate
-from tensorqa.engine.semantics import NEVER_INDIRECT_OBJECT
-from tensorqa.engine.program_shapes import PROGRAM_SHAPES
+from tensorqa.agqa.grid import GridContext, evaluate
+from tensorqa.agqa.semantics import NEVER_INDIRECT_OBJECT
+from tensorqa.agqa.shapes import PROGRAM_SHAPES
+from tensorqa.agqa.templates.catalogue import template_spec
 from tensorqa.scenes.vocab import vocab
 from tensorqa.agqa.validity import KIND_CODE, vocab_tables
 
@@ -119,15 +120,12 @@ def reference_rule(relation: torch.Tensor | None, through: torch.Tensor, own_rel
     return ok
 
 
-# templates whose reference rules include the touching restriction (§b.1 objRelExists)
-TOUCHING_RULE_TEMPLATES = ("objRelExists", "andObjRelExists", "xorObjRelExists")
-AND_XOR_TEMPLATES = ("andObjRelExists", "xorObjRelExists")
-
-
 def reference_rule_for(template: str, semantics) -> dict:
-    """The keyword switches of :func:`reference_rule` that apply in ``template``."""
-    own = semantics.and_xor_reference_relation_check if template in AND_XOR_TEMPLATES else True
-    return {"own_relation": own, "touching": template in TOUCHING_RULE_TEMPLATES}
+    """The keyword switches of :func:`reference_rule` that apply in ``template`` (its
+    ``TemplateSpec.reference_rule``)."""
+    rule = template_spec(template).reference_rule
+    own = semantics.and_xor_reference_relation_check if rule == "and_xor" else True
+    return {"own_relation": own, "touching": rule in ("touching", "and_xor")}
 
 
 # -- indirect-object actions (§b.3 "Actions") ---------------------------------------------------------------

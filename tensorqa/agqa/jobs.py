@@ -20,7 +20,7 @@ from dataclasses import fields
 from tqdm import tqdm
 
 from tensorqa.errors import TensorQAError
-from tensorqa.engine.semantics import get_semantics
+from tensorqa.agqa.semantics import get_semantics
 from tensorqa.scenes.store import open_store
 from tensorqa.writers import resume_shard
 from tensorqa.outputs import output_lock

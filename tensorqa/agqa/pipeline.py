@@ -19,7 +19,7 @@ from tensorqa import kernels as kernels_mod
 from tensorqa.errors import TensorQAError
 from tensorqa.memory import keep_freed_memory
 from tensorqa.outputs import output_lock
-from tensorqa.engine.semantics import get_semantics
+from tensorqa.agqa.semantics import get_semantics
 from tensorqa.scenes.store import open_store
 from tensorqa.writers import AgqaJsonShardWriter, ParquetShardWriter, resume_shard, write_dataset_card
 from tensorqa.agqa.options import (StageTimes, checked_generate_options, default_grounding, rank_device,

@@ -13,8 +13,7 @@ import pyarrow as pa
 import torch
 
 from tensorqa.engine import rng
-from tensorqa.engine.grid import ANSWER_KINDS
-from tensorqa.engine.primitives.localize import KIND_NAMES
+from tensorqa.agqa.grid import ANSWER_KINDS
 from tensorqa.agqa.templates import TEMPLATES
 from tensorqa.scenes.vocab import vocab
 from tensorqa.writers import RECORD_SCHEMA, coded_schema
@@ -23,6 +22,7 @@ from tensorqa.agqa.text import compose, gather_text
 from tensorqa.agqa.record_texts import (  # noqa: F401  (re-exported: the record constants)
     MAX_STEPS, REF_AXES, REF_VARIANTS, SLOT_NAMES, TEMPLATE_NAMES, Texts, WINDOW_STEPS, ID_PATTERN,
     frame_pattern, group_pattern, local_pattern, program_pattern, texts)
+from tensorqa.engine.windows import WINDOW_KINDS
 
 
 @dataclass
@@ -36,7 +36,7 @@ class CellBlock:
     relation: np.ndarray
     action: np.ndarray
     action2: np.ndarray
-    window: np.ndarray  # time kind (KIND_NAMES index)
+    window: np.ndarray  # time kind (WINDOW_KINDS index)
     window_x: np.ndarray
     window_y: np.ndarray
     answer: np.ndarray
@@ -345,7 +345,7 @@ def _record_table(block: CellBlock, video_ids: tuple[str, ...], splits: tuple[st
         "local": text["local"], "ans_type": per_template([sp.ans_type for sp in specs]),
         "steps": pa.array(steps.astype(np.int8)), "semantic": per_template([sp.semantic for sp in specs]),
         "structural": per_template([sp.structural for sp in specs]), "program": text["program"],
-        "window": coded(KIND_NAMES, block.window),
+        "window": coded(WINDOW_KINDS, block.window),
         "window_action": coded(v.actions, block.window_x), "window_action2": coded(v.actions, block.window_y),
         "window_action_ref": coded(ref_names, block.window_x_ref),
         "window_action2_ref": coded(ref_names, block.window_y_ref),

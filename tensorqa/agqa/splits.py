@@ -30,6 +30,7 @@ from tensorqa.agqa.balancing.output import PoolOutput, prepare_output
 from tensorqa.agqa.balancing.scan import (BATCH_ROWS, RECORD_BATCH_ROWS, as_numpy, check_columns, count_rows, iter_batches,
                              pool_files)
 from tensorqa.agqa.balancing.scan import check_split_rows
+from tensorqa.engine.windows import LOCALIZE_WORDS
 from tensorqa.errors import TensorQAError
 from tensorqa.agqa.templates.catalogue import TEMPLATES
 from tensorqa.scenes.vocab import vocab
@@ -57,7 +58,6 @@ DURATION_TEMPLATES = tuple(t for t, s in TEMPLATES.items() if s.family == "lengt
                            and s.shape.longer)
 SEQUENCING_TEMPLATES = tuple(t for t, s in TEMPLATES.items() if s.family == "time")
 SUPERLATIVE_TEMPLATES = tuple(t for t, s in TEMPLATES.items() if s.family in ("first", "last") and "relation" in s.slots)
-LOCALIZED = ("before", "after", "while", "between")
 
 
 @dataclass(frozen=True)
@@ -171,7 +171,7 @@ def composition_flags(table: pa.Table | pa.RecordBatch, config: SplitConfig) -> 
         return as_numpy(pc.is_in(joined, value_set=pa.array([f"{o}|{r}" for o, r in nc.object_relation_pairs],
                                                              pa.string()))).astype(bool)
 
-    localized = isin("window", LOCALIZED)
+    localized = isin("window", LOCALIZE_WORDS)
     seq_act = nc.sequencing_actions
     seq = localized & (isin("window_action", seq_act) | isin("window_action2", seq_act))
     seq |= isin("template", SEQUENCING_TEMPLATES) & (isin("action", seq_act) | isin("action2", seq_act))

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import torch
 
-from tensorqa.engine.grid import AnswerGrid, GridContext, evaluate
+from tensorqa.agqa.grid import AnswerGrid, GridContext, evaluate
 from tensorqa.engine.primitives import registry
 from tensorqa.engine.primitives.localize import AFTER, BEFORE, BETWEEN, VIDEO, WHILE
+from tensorqa.engine.windows import WINDOW_KINDS
 from tensorqa.agqa.templates.catalogue import TEMPLATES
 from tensorqa.scenes.vocab import vocab
 from tensorqa.agqa.validity_tables import KIND_CODE, MIN_PAIR_KEYFRAMES, vocab_tables
@@ -103,10 +104,9 @@ class Cells:
         return ~self.t.negative[r]
 
     def window_allowed(self, kinds: tuple[str, ...]) -> torch.Tensor:
-        names = ("video", "before", "after", "while", "between")
         ok = torch.zeros_like(self.kind, dtype=torch.bool)
         for k in kinds:
-            ok |= self.kind == names.index(k)
+            ok |= self.kind == WINDOW_KINDS.index(k)
         return ok
 
     def relate_count(self, r: torch.Tensor) -> torch.Tensor:
@@ -127,7 +127,7 @@ class Cells:
             vid = g.video.reshape(-1, 1).expand(shape)
             out[vid[ok], g.axis_ids("window").expand(shape)[ok], rel[ok]] = g.answer[ok]
             return out
-        return self.ctx._get(f"episode_answer:{template}", table)[self.vid, self.ids("window"), r.clamp(min=0)]
+        return self.ctx.cached(f"episode_answer:{template}", table)[self.vid, self.ids("window"), r.clamp(min=0)]
 
     def occurrence_count(self, r: torch.Tensor) -> torch.Tensor:
         """int64: keyframes of the cell's window at which relation r holds (with any object)."""
@@ -136,7 +136,7 @@ class Cells:
             occurs = (b.rel & b.frame_mask[:, :, None, None]).any(2).float()  # [B, F, R]
             n = torch.bmm(self.ctx.windows.mask.float(), occurs).round().long()  # [B, W, R]
             return torch.cat([n, torch.zeros_like(n[..., :1])], -1)
-        return self.ctx._get("occurrence_count", table)[self.vid, self.ids("window"), r]
+        return self.ctx.cached("occurrence_count", table)[self.vid, self.ids("window"), r]
 
     def relates(self, o: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
         """bool: relation r holds with object o somewhere in the cell's window."""
@@ -181,7 +181,7 @@ def _act_exists(c: Cells) -> torch.Tensor:
         by_verb = relations[:, verb_rel.clamp(min=0)] & (verb_rel >= 0)[None, :]
         return torch.cat([by_obj | by_verb, torch.zeros_like(by_obj[:, :1])], 1)
 
-    plausible = c.ctx._get("act_exists_plausible", table)[c.vid, a]
+    plausible = c.ctx.cached("act_exists_plausible", table)[c.vid, a]
     return (a != c.x) & (a != c.y) & plausible
 
 

@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 
 from tensorqa.errors import TensorQAError
 from tensorqa.outputs import atomic_path, file_name, output_folder, remove_tree, write_atomic
-from tensorqa.engine.semantics import get_semantics
+from tensorqa.agqa.semantics import get_semantics
 from tensorqa.scenes.vocab import vocab
 from tensorqa.writers import pool_store, read_pool
 from tensorqa.decomp.hierarchies import Hierarchies, as_hierarchies

@@ -23,8 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from tensorqa.errors import TensorQAError
-from tensorqa.engine.program import Call, Items, Node, Slot, Word, localize, match, parse_program
-from tensorqa.engine.program_shapes import PROGRAM_SHAPES
+from tensorqa.agqa.program import Call, Items, Node, Slot, Word, localize, match, parse_program
+from tensorqa.agqa.shapes import PROGRAM_SHAPES
 from tensorqa.agqa.templates.catalogue import ACTION_REFERENCE_FRAMES, OBJECT_REFERENCE_FRAMES, WINDOW_FRAMES, template_spec
 from tensorqa.scenes.vocab import indefinite, vocab
 

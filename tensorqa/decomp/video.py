@@ -22,13 +22,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tensorqa.errors import TensorQAError
-from tensorqa.engine.program import Node, Word, verb_index
+from tensorqa.agqa.program import Node, Word, verb_index
 
 # One executor per video (VideoExecutor): run_program rebuilds the video's tables on every call,
 # which dominated the decomposition time.
-from tensorqa.engine.scalar import Undefined, VideoExecutor
+from tensorqa.engine.scalar import Undefined
+from tensorqa.agqa.executor import VideoExecutor
 from tensorqa.scenes.batch import VideoScene
-from tensorqa.engine.semantics import get_semantics, interaction_relations, resolve_to_action
+from tensorqa.agqa.semantics import get_semantics, resolve_to_action
+from tensorqa.engine.primitives.filter import interaction_relations
 from tensorqa.agqa.templates.catalogue import template_spec
 from tensorqa.scenes.vocab import vocab
 from tensorqa.decomp.constants import BANNED_TYPES, EQUALS_PARENT_TYPE, EQUALS_PROGRAM_SLICE, IC_CHECKER, YES_NO_TYPES

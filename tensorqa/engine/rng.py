@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 GOLDEN = 0x9E3779B97F4A7C15
-_M1, _M2 = 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
+MIX1, MIX2 = 0xBF58476D1CE4E5B9, 0x94D049BB133111EB  # splitmix64's multipliers
 _MASK = (1 << 64) - 1
 
 # every seeded choice of the package, by name (the values are part of the output contract)
@@ -39,8 +39,8 @@ STREAMS = {
 def mix64_int(x: int) -> int:
     """splitmix64's finalizer on a Python int (64-bit wrapping)."""
     x &= _MASK
-    x = ((x ^ (x >> 30)) * _M1) & _MASK
-    x = ((x ^ (x >> 27)) * _M2) & _MASK
+    x = ((x ^ (x >> 30)) * MIX1) & _MASK
+    x = ((x ^ (x >> 27)) * MIX2) & _MASK
     return x ^ (x >> 31)
 
 
@@ -63,8 +63,8 @@ def mix64(x) -> np.ndarray:
     """splitmix64's finalizer on uint64 arrays (wrapping arithmetic); returns a new array."""
     x = np.asarray(x, dtype=np.uint64)
     with np.errstate(over="ignore"):
-        x = (x ^ (x >> np.uint64(30))) * np.uint64(_M1)
-        x = (x ^ (x >> np.uint64(27))) * np.uint64(_M2)
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(MIX1)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(MIX2)
     return x ^ (x >> np.uint64(31))
 
 
@@ -106,8 +106,8 @@ def _shr(x, s: int):
 
 def mix64_torch(x):
     """``mix64`` on torch int64 tensors holding the words in two's complement (any device)."""
-    x = (x ^ _shr(x, 30)) * _signed(_M1)
-    x = (x ^ _shr(x, 27)) * _signed(_M2)
+    x = (x ^ _shr(x, 30)) * _signed(MIX1)
+    x = (x ^ _shr(x, 27)) * _signed(MIX2)
     return x ^ _shr(x, 31)
 
 

@@ -10,14 +10,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from tensorqa.engine.rng import _M1, _M2
+from tensorqa.engine.rng import MIX1, MIX2
 
 
 @njit(cache=True, inline="always")
 def mix64(x):
     """splitmix64's finalizer on a uint64."""
-    x = (x ^ (x >> np.uint64(30))) * np.uint64(_M1)
-    x = (x ^ (x >> np.uint64(27))) * np.uint64(_M2)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(MIX1)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(MIX2)
     return x ^ (x >> np.uint64(31))
 
 

@@ -25,7 +25,7 @@ from tensorqa.engine.primitives.localize import (
     interval_mask,
     window_frames,
 )
-from tensorqa.engine.semantics import AGQA
+from tensorqa.agqa.semantics import AGQA
 from tensorqa.foils.lexicon import phrase_names, relation_objects
 from tensorqa.foils.programs import interaction_mask
 from tensorqa.scenes.batch import SceneBatch

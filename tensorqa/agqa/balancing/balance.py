@@ -40,7 +40,8 @@ from tensorqa.agqa.balancing.select import select_in_cells
 from tensorqa.agqa.balancing.smoothing import binary_targets, smooth_counts, uniform_counts
 from tensorqa.agqa.balancing.structural import structural_targets
 from tensorqa.errors import TensorQAError
-from tensorqa.agqa.templates.catalogue import FAMILIES, STRUCTURALS, TEMPLATES, WINDOW_KINDS
+from tensorqa.agqa.templates.catalogue import FAMILIES, STRUCTURALS, TEMPLATES
+from tensorqa.engine.windows import WINDOW_KINDS
 from tensorqa.writers import RECORD_SCHEMA, SPLITS, pool_fact, pool_store, write_dataset_card
 
 BALANCE_COLUMNS = ("template", "window", "local", "answer", "direct_group", "is_direct", "steps")
