@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import pytest
 
-from tensorqa.engine.grid import GridContext, evaluate
+from tensorqa.agqa.grid import GridContext, evaluate
 from tensorqa.engine.primitives import localize, registry
-from tensorqa.engine.program_shapes import PROGRAM_SHAPES
+from tensorqa.agqa.shapes import PROGRAM_SHAPES
 from tensorqa.scenes.batch import SceneBatch
-from tensorqa.engine.semantics import AGQA
+from tensorqa.agqa.semantics import AGQA
 
 VIDEOS = 256
 

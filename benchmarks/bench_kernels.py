@@ -18,10 +18,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tensorqa.engine.grid import GridContext
+from tensorqa.agqa.grid import GridContext
 from tensorqa.engine.primitives import registry
 from tensorqa.scenes.batch import SceneBatch
-from tensorqa.engine.semantics import AGQA, CONTACT_EXCEPT_NOT_CONTACTING
+from tensorqa.agqa.semantics import AGQA
+from tensorqa.engine.primitives.filter import CONTACT_EXCEPT_NOT_CONTACTING
 
 VIDEOS = 256
 SETTINGS = [("cpu", "torch"), ("cuda", "torch"), ("cuda", "kernel")]

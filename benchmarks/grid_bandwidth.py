@@ -12,7 +12,7 @@ the bytes it touches. This script measures both sides in one process:
   the median time of ``--repeats`` copies (on an H200 about 4.3 TB/s);
 * the bytes: each block's scene tensors read once (rel, obj, frames, instances) plus every
   template's answer grid written once (``answer``, ``defined`` and ``real`` of each
-  :class:`~tensorqa.engine.grid.AnswerGrid`, an expanded view counted at its storage's size): the least
+  :class:`~tensorqa.agqa.grid.AnswerGrid`, an expanded view counted at its storage's size): the least
   any implementation that materializes these grids must move. A second figure
   counts the scene tensors once per template (what 28 independent programs would read);
 * the time: every template evaluated over every block of the first ``--videos`` videos, the
@@ -59,9 +59,9 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
 from tensorqa import kernels as kernels_mod
-from tensorqa.engine.grid import GridContext, evaluate
-from tensorqa.engine.program_shapes import PROGRAM_SHAPES
-from tensorqa.engine.semantics import get_semantics
+from tensorqa.agqa.grid import GridContext, evaluate
+from tensorqa.agqa.shapes import PROGRAM_SHAPES
+from tensorqa.agqa.semantics import get_semantics
 from tensorqa.scenes.store import open_store
 
 SCENE_FIELDS = ("rel", "obj", "frame_secs", "frame_ids", "frame_mask", "inst_cls", "inst_start", "inst_end", "inst_mask")

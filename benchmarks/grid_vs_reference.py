@@ -1,4 +1,4 @@
-"""Programs answered per second: grid evaluation (tensorqa.engine.grid) vs the scalar reference executor.
+"""Programs answered per second: grid evaluation (tensorqa.agqa.grid) vs the scalar reference executor.
 
     python benchmarks/grid_vs_reference.py --store FILE [--synthesize N] [--videos N] [--batch B]
            [--device cpu|cuda] [--semantics agqa|strict] [--reference-programs N] [--templates a,b,...]
@@ -28,11 +28,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from tensorqa.engine.grid import GridContext, evaluate
+from tensorqa.agqa.grid import GridContext, evaluate
 from tensorqa.memory import keep_freed_memory
-from tensorqa.engine.program_shapes import PROGRAM_SHAPES
-from tensorqa.engine.scalar import run_program
-from tensorqa.engine.semantics import get_semantics
+from tensorqa.agqa.shapes import PROGRAM_SHAPES
+from tensorqa.agqa.executor import run_program
+from tensorqa.agqa.semantics import get_semantics
 from tensorqa.scenes.store import open_store, write_store
 
 

@@ -3,7 +3,7 @@
     python benchmarks/rederive_sample.py STORE POOL [--n 10000] [--seed 0]
 
 Reads only the sampled rows (Parquet row groups), runs each record's program string on its video
-with ``tensorqa.engine.scalar.run_program`` and prints the number of disagreements per template.
+with ``tensorqa.agqa.executor.run_program`` and prints the number of disagreements per template.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 
-from tensorqa.engine.scalar import run_program
+from tensorqa.agqa.executor import run_program
 from tensorqa.scenes.store import open_store
 
 

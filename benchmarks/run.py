@@ -51,9 +51,9 @@ from tensorqa.agqa.blocks import generate_block
 from tensorqa.agqa.options import StageTimes, default_batch_videos, resolve_templates
 from tensorqa.memory import keep_freed_memory
 from tensorqa.scenes.pack import pack_default
-from tensorqa.engine.program_shapes import PROGRAM_SHAPES
-from tensorqa.engine.scalar import run_program
-from tensorqa.engine.semantics import get_semantics
+from tensorqa.agqa.shapes import PROGRAM_SHAPES
+from tensorqa.agqa.executor import run_program
+from tensorqa.agqa.semantics import get_semantics
 from tensorqa.scenes.store import open_store
 from tensorqa.scenes.synthetic import DEFAULT_VIDEOS
 

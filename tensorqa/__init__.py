@@ -22,8 +22,8 @@ _HOMES = {
     "open_store": "tensorqa.scenes.store",
     "write_store": "tensorqa.scenes.store",
     "export_agqa": "tensorqa.scenes.export_agqa",
-    "parse_program": "tensorqa.engine.program",
-    "run_program": "tensorqa.engine.scalar",
+    "parse_program": "tensorqa.agqa.program",
+    "run_program": "tensorqa.agqa.executor",
 }
 # the public API the README's tour names (tests/test_bad_inputs.py imports every name it uses)
 __all__ = list(_HOMES)
@@ -43,8 +43,8 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # what type checkers and IDEs see
-    from tensorqa.engine.program import parse_program
-    from tensorqa.engine.scalar import run_program
+    from tensorqa.agqa.program import parse_program
+    from tensorqa.agqa.executor import run_program
     from tensorqa.errors import TensorQAError
     from tensorqa.scenes.batch import SceneBatch, VideoScene
     from tensorqa.scenes.export_agqa import export_agqa

@@ -35,12 +35,12 @@ from tensorqa import kernels as kernels_mod
 from tensorqa.errors import TensorQAError
 from tensorqa.outputs import new_partial, partial_path, publish, write_atomic, write_error
 from tensorqa.agqa.records import TEMPLATE_NAMES, CellBlock, answer_strings, coded
-from tensorqa.engine.grid import GridContext, evaluate
+from tensorqa.agqa.grid import GridContext, evaluate
 from tensorqa.engine.primitives import registry
-from tensorqa.engine.primitives.localize import KIND_NAMES
-from tensorqa.engine.semantics import get_semantics
+from tensorqa.agqa.semantics import get_semantics
 from tensorqa.scenes.store import open_store
 from tensorqa.scenes.vocab import vocab
+from tensorqa.engine.windows import WINDOW_KINDS
 
 __all__ = ["TemplateChange", "QUESTION_SCHEMA", "parse_ablation", "ablate_store", "format_ablation", "write_report"]
 
@@ -79,7 +79,7 @@ def parse_ablation(text: str) -> tuple[str, str]:
     except TensorQAError as e:
         hint = ""
         if "unknown primitive" in str(e):
-            hint = (f" (temporal words: {', '.join(registry.TEMPORAL_WORDS)}; primitives: "
+            hint = (f" (temporal words: {', '.join(WINDOW_KINDS)}; primitives: "
                     f"{', '.join(registry.names())})")
         raise TensorQAError(f"--ablate {text!r}: {str(e).removeprefix('registry: ')}{hint}") from None
     return name, replacement
@@ -97,10 +97,10 @@ def _ablated(ablations: list[tuple[str, str]]):
 def _with_step(grid, plan, cells, ablations: list[tuple[str, str]]) -> torch.Tensor:
     """bool[M]: the cells whose window says an ablated word, or whose program calls an ablated primitive."""
     M = cells[0].shape[0]
-    names = {registry.canonical(a) for a, _ in ablations if a not in registry.TEMPORAL_WORDS}
+    names = {registry.canonical(a) for a, _ in ablations if a not in WINDOW_KINDS}
     if names & set(plan.primitives):
         return torch.ones(M, dtype=torch.bool, device=grid.answer.device)
-    words = [KIND_NAMES.index(a) for a, _ in ablations if a in registry.TEMPORAL_WORDS]
+    words = [WINDOW_KINDS.index(a) for a, _ in ablations if a in WINDOW_KINDS]
     if not words or grid.windows is None:
         return torch.zeros(M, dtype=torch.bool, device=grid.answer.device)
     row = cells[0]
@@ -112,7 +112,7 @@ def _block_changes(batch, names: list[str], ablations: list[tuple[str, str]], re
                    semantics, questions: bool = False) -> tuple[list[TemplateChange], pa.Table | None]:
     """Per template, the block's direct questions plainly and ablated (and their QUESTION_SCHEMA table)."""
     from tensorqa.agqa.validity import rule_cells
-    from tensorqa.engine.grid import compile_skeleton
+    from tensorqa.agqa.grid import compile_skeleton
     from tensorqa.agqa.templates import TEMPLATES
 
     text = ", ".join(f"{a}={b}" for a, b in ablations)
@@ -175,7 +175,7 @@ def _question_table(block: CellBlock, video_ids: tuple[str, ...], kind: str, ans
     columns = {
         "video_id": pa.array(video_ids, pa.string()).take(pa.array(block.video)),
         "template": pa.array(TEMPLATE_NAMES, pa.string()).take(pa.array(block.template)),
-        "window": coded(KIND_NAMES, block.window), "window_action": coded(v.actions, block.window_x),
+        "window": coded(WINDOW_KINDS, block.window), "window_action": coded(v.actions, block.window_x),
         "window_action2": coded(v.actions, block.window_y), "relation": coded(v.relation_ids, block.relation),
         "object": coded(v.object_ids, block.object), "object2": coded(v.object_ids, block.object2),
         "action": coded(v.actions, block.action), "action2": coded(v.actions, block.action2),

@@ -9,9 +9,10 @@ from helpers import run_tensorqa
 from tensorqa import TensorQAError
 from tensorqa.ablation import ablate_store, parse_ablation
 from tensorqa.agqa import generate
-from tensorqa.engine.grid import GridContext, evaluate
+from tensorqa.agqa.grid import GridContext, evaluate
 from tensorqa.scenes.pack import pack_default
-from tensorqa.engine.scalar import Undefined, run_program
+from tensorqa.engine.scalar import Undefined
+from tensorqa.agqa.executor import run_program
 from tensorqa.scenes.store import open_store
 from tensorqa.agqa.templates import TEMPLATES
 from tensorqa.writers import read_pool

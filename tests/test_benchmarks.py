@@ -9,9 +9,9 @@ import json
 import pytest
 import torch
 
-from tensorqa.engine.grid import GridContext, evaluate
+from tensorqa.agqa.grid import GridContext, evaluate
 from tensorqa.scenes.pack import pack_default
-from tensorqa.engine.program_shapes import PROGRAM_SHAPES
+from tensorqa.agqa.shapes import PROGRAM_SHAPES
 from tensorqa.scenes.store import open_store
 from helpers import REPO
 

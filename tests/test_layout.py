@@ -68,7 +68,7 @@ def test_installed_wheel_runs_outside_the_checkout(wheel, tmp_path):
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel)],
                    check=True, capture_output=True)
     code = ("import tensorqa, tensorqa.kernels, tensorqa.data; "
-            "from tensorqa.agqa.templates import TEMPLATES; from tensorqa.engine.grid import evaluate; "
+            "from tensorqa.agqa.templates import TEMPLATES; from tensorqa.agqa.grid import evaluate; "
             "from tensorqa.clevr.templates import DEFAULT_TEMPLATES_DIR, load_templates; "
             "print(tensorqa.__file__, tensorqa.kernels.__file__, tensorqa.vocab().num_objects, len(TEMPLATES), "
             "len(load_templates(DEFAULT_TEMPLATES_DIR)))")

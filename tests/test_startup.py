@@ -39,7 +39,7 @@ def test_public_names_load_on_first_use():
     import tensorqa
 
     code = ("import sys, tensorqa; names = {n: getattr(tensorqa, n) for n in tensorqa.__all__}; "
-            "from tensorqa.scenes.store import open_store; from tensorqa.engine.scalar import run_program; "
+            "from tensorqa.scenes.store import open_store; from tensorqa.agqa.executor import run_program; "
             "print(names['open_store'] is open_store, names['run_program'] is run_program, 'torch' in sys.modules, "
             "set(tensorqa.__all__) <= set(dir(tensorqa)))")
     assert child(code) == "True True True True"

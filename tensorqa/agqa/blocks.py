@@ -1,11 +1,9 @@
-"""One block of videos -> its question records: every template's grid, the validity masks, the reference
-enumeration (object references, indirect-object actions, in slots and localizations), numbering, frame
-variants and rendering.
+"""One block of videos -> its question records: grids, validity masks, references (in slots and
+localizations), numbering, frame variants and rendering.
 
-Determinism: a video's questions depend only on the video (compact grid axes are per video), the
-seed and the template list; question ids ``<video>-<n>`` number them in template order then grid
-order; frame variants hash (seed, video, template, n). So the pool is the same whatever the block
-size, device or number of shards."""
+A video's questions depend only on the video, the seed and the templates (ids ``<video>-<n>`` in
+template then grid order; frame variants hash seed, video, template and n), so the pool is the same
+whatever the block size, device or shard count."""
 
 from __future__ import annotations
 
@@ -17,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import torch
 
-from tensorqa.engine.grid import GridContext, evaluate
+from tensorqa.agqa.grid import GridContext, evaluate
 from tensorqa.agqa.templates import TEMPLATES
 from tensorqa.scenes.vocab import vocab
 from tensorqa.agqa.validity import rule_cells
@@ -32,11 +30,9 @@ ANSWER_KINDS = ("yes/no", "before/after", "object", "action")
 
 def generate_block(batch, templates: list[str], rel_obj_counts: torch.Tensor, semantics, seed: int,
                    times: StageTimes, with_cells: bool = False) -> "pa.Table | tuple[pa.Table, CellBlock]":
-    """The RECORD_SCHEMA table of one batch of videos (with ``with_cells``: and its CellBlock, row
-    for row, for the stages that read the ids generation computed: grounding).
-
-    Stage seconds are host clock readings; on CUDA each reading first waits for the GPU's queued
-    work, so a stage is charged for its own kernels rather than the next stage's first sync."""
+    """The RECORD_SCHEMA table of one batch of videos (``with_cells``: and its CellBlock, row for row,
+    for grounding). On CUDA each stage clock reading first waits for the GPU, so a stage is charged for
+    its own kernels."""
     clock = _stage_clock(batch.device)
     ctx = GridContext(batch, semantics)
     keys = np.array([video_key(v) for v in batch.video_ids], dtype=np.int64)
@@ -136,15 +132,12 @@ def _stage_clock(device: torch.device) -> Callable[[], float]:
 
 
 def _reference_blocks(name, grid, kept, refs, ref_axes) -> list[CellBlock]:
-    """Cells whose object slot(s) hold references, enumerated sparsely: a reference cell is valid
-    exactly when its referent's direct cell is (the same answer and rules) and the reference rules
-    of the template hold (:func:`reference_rule_for`). One-object templates: (ref). Pairs: see
-    :func:`_slot_reference_blocks`; a form's rank is its reference kind (direct 0, first 1, last 2,
-    whole 3: the generator's kind order, §b.0).
-
-    ``kept``: (index tensors of the cells that pass the template's rules; their :class:`Cells`;
-    for a pair slot under combinations, bool[M] whether each cell is in candidate order, and then
-    the cells are those of both orders, else None)."""
+    """Cells whose object slot(s) hold references, enumerated sparsely: valid exactly when the
+    referent's direct cell is and the template's reference rules hold (:func:`reference_rule_for`).
+    A form's rank is its reference kind (direct 0, first 1, last 2, whole 3: the generator's order).
+    ``kept``: (index tensors of the kept cells, their :class:`Cells`, and for a pair slot under
+    combinations bool[M], whether each cell is in candidate order (the cells then being both orders),
+    else None)."""
     idx, cells, _ = kept
     video = grid.video[idx[0]]
     relation = cells.full(cells.ids("relation"))[idx] if cells.has("relation") else None
@@ -169,13 +162,9 @@ def _reference_blocks(name, grid, kept, refs, ref_axes) -> list[CellBlock]:
 
 
 def _action_reference_blocks(name, grid, kept, refs, act_slots, act_axes) -> list[CellBlock]:
-    """actTime's cells whose action slot(s) hold indirect-object actions (§b.3 "Actions"),
-    enumerated sparsely from the kept direct cells: ``ToAction(verb, <reference>)`` denotes the
-    same action as the direct cell (the action it was built from), so the answer and the
-    template's rules are the direct cell's. Pairs: see :func:`_slot_reference_blocks`; every
-    indirect-object form has rank 1 (the generator's action kinds: direct, longest, shortest,
-    indirect-object; tensorqa builds no longest / shortest references).
-    ``kept``: as for :func:`_reference_blocks`."""
+    """actTime's cells whose action slot(s) hold indirect-object actions (§b.3), from the kept direct
+    cells: ``ToAction(verb, <reference>)`` is the action it was built from, so answer and rules are the
+    direct cell's. Every indirect form has rank 1 (no longest / shortest references are built)."""
     idx, cells, _ = kept
     video = grid.video[idx[0]]
     B, A, S = act_slots.shape
@@ -191,20 +180,15 @@ def _action_reference_blocks(name, grid, kept, refs, act_slots, act_axes) -> lis
 
 
 def _slot_reference_blocks(name, kept, video, axes, candidates) -> list[CellBlock]:
-    """The enumeration :func:`_reference_blocks` and :func:`_action_reference_blocks` share, over
-    one slot axis, or a pair of them. ``candidates(axis)`` gives, per kept cell and reference slot:
-    (the references, their positions int[M, S], which apply bool[M, S], their kind's rank int[M, S]).
+    """The enumeration shared by :func:`_reference_blocks` and :func:`_action_reference_blocks` over
+    one slot axis or a pair. ``candidates(axis)``: (references, positions int[M, S], apply bool[M, S],
+    rank int[M, S]).
 
-    A pair slot under combinations (§b.0) expands its candidates kind-major: the kinds on the
-    outside, in the generator's order, the candidates (ids ascending) inside, then takes each
-    2-subset in that list's order. So a pair whose two forms are of different kinds comes with the
-    lower-ranked kind first, whichever referent it names; a pair of one kind comes in candidate
-    order. From the kept cells of both orders (``kept[2]``: which are in candidate order):
-    (direct, ref) from every cell (direct ranks before every reference), never (ref, direct),
-    and (ref, ref) where rank1 < rank2, or rank1 == rank2 on a cell in candidate order. The
-    swapped cell carries its own answer and rules: XOR's and actTime's differ with the order.
-    Without combinations (``kept[2]`` None, or an ordered pair): (direct, ref), (ref, direct) and
-    (ref, ref) of every kept cell."""
+    A pair under combinations (§b.0) lists its forms kind-major (kinds in the generator's order, ids
+    ascending within) and takes each 2-subset in that order. So, from the kept cells of both orders:
+    (direct, ref) from every cell, never (ref, direct), and (ref, ref) where rank1 < rank2, or equal
+    ranks on a cell in candidate order; the swapped cell carries its own answer and rules (XOR's and
+    actTime's depend on the order). Without combinations: all three from every kept cell."""
     idx, cells, forward = kept
 
     def block(m, refs_by_axis):
@@ -236,24 +220,35 @@ def _slot_reference_blocks(name, kept, video, axes, candidates) -> list[CellBloc
 
 def _indirect_action_blocks(found: list[CellBlock], axis: str, slots: np.ndarray, kind: np.ndarray,
                             relation: np.ndarray) -> list[CellBlock]:
-    """Kept cells of a one-action template (relTime, objTime), direct or with object references,
-    whose action slot holds an indirect-object action (§b.3): ``ToAction(verb, <reference>)``
-    denotes the same action in the same video (``slots`` lists only the references for which it
-    resolves back), so the answer and every rule are the cell's own. One row per (cell, reference).
-
+    """Kept cells of relTime / objTime (direct or with object references) whose action slot holds an
+    indirect-object action (§b.3), one row per (cell, reference); answer and rules are the cell's own.
     slots: int64[B, A, S] (:func:`action_reference_slots`); kind / relation: int64[B, K]."""
     cells = CellBlock.concat(found)
-    B, A, S = slots.shape
-    K = kind.shape[1]
     video = cells.video.astype(np.int64)
-    action = getattr(cells, axis).astype(np.int64)
-    cand = np.where((action >= 0)[:, None], slots.reshape(B * A, S).take(video * A + np.maximum(action, 0), axis=0), -1)
+    cand = _action_candidates(slots, video, getattr(cells, axis).astype(np.int64))
     has = cand >= 0
     m, _ = np.nonzero(has)  # row-major: cand[has] is cand[m, j]
-    at = video.take(m) * K + cand[has]
-    block = cells.take(m, **{axis + "_ref": kind.reshape(-1).take(at).astype(np.int32),
-                             axis + "_ref_rel": relation.reshape(-1).take(at).astype(np.int32)})
+    block = _with_refs(cells, video, kind, relation, m, **{axis: cand[has]})
     return [block] if len(block) else []
+
+
+def _action_candidates(slots: np.ndarray, video: np.ndarray, action: np.ndarray, where=True) -> np.ndarray:
+    """int[M, S]: the reference positions that may stand for each row's action (-1: none, or not ``where``);
+    flat 1-D takes, several times faster than 2-D fancy indexing."""
+    B, A, S = slots.shape
+    rows = slots.reshape(B * A, S).take(video * A + np.maximum(action, 0), axis=0)
+    return np.where((where & (action >= 0))[:, None], rows, -1)
+
+
+def _with_refs(cells: CellBlock, video: np.ndarray, kind: np.ndarray, relation: np.ndarray, m: np.ndarray,
+               **positions: np.ndarray) -> CellBlock:
+    """Rows ``m`` of ``cells`` with, per axis, the (kind, relation) of the reference at its position."""
+    refs = {}
+    for axis, c in positions.items():
+        at = video.take(m) * kind.shape[1] + c
+        refs[axis + "_ref"] = kind.reshape(-1).take(at).astype(np.int32)
+        refs[axis + "_ref_rel"] = relation.reshape(-1).take(at).astype(np.int32)
+    return cells.take(m, **refs)
 
 
 def _reference_columns(refs, video: torch.Tensor, position: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -265,46 +260,23 @@ def _reference_columns(refs, video: torch.Tensor, position: torch.Tensor) -> tup
 
 def _window_reference_blocks(found: list[CellBlock], slots: np.ndarray, kind: np.ndarray,
                              relation: np.ndarray) -> list[CellBlock]:
-    """Localized cells whose localizing action(s) are indirect-object actions (§b.3: "localizations
-    wrap direct and indirect-object actions alike"), from the kept cells ``found`` of a template
-    (direct and reference cells alike): ``ToAction(verb, <reference>)`` denotes the same action in
-    the same video, so the window, the answer and every rule are the cell's own. Before / after /
-    while: X indirect. Between: X indirect, Y indirect, both. Each adds one step (the step cap is
-    applied later).
-
-    slots: int64[B, A, S] (:func:`action_reference_slots`); kind / relation: int64[B, K] of the
-    reference axis."""
+    """Localized cells of ``found`` whose localizing action(s) are indirect-object actions (§b.3): X
+    for before / after / while; X, Y or both for between. Window, answer and rules are the cell's own;
+    each adds one step. slots, kind, relation: as for :func:`_indirect_action_blocks`."""
     cells = CellBlock.concat(found)
     cells = cells.take(np.flatnonzero(cells.window > 0))
-    # flat layouts: 1-D takes instead of 2-D fancy indexing (several times faster)
-    B, A, S = slots.shape
-    K = kind.shape[1]
-    slot_rows = slots.reshape(B * A, S)
-    kind_flat, relation_flat = kind.reshape(-1).astype(np.int32), relation.reshape(-1).astype(np.int32)
-    video = cells.video.astype(np.int64)
-
-    def candidates(action: np.ndarray, where: np.ndarray) -> np.ndarray:  # [M, S] reference positions
-        return np.where((where & (action >= 0))[:, None], slot_rows.take(video * A + np.maximum(action, 0), axis=0), -1)
-
-    def with_refs(m: np.ndarray, **axes) -> CellBlock:
-        refs = {}
-        for axis, c in axes.items():
-            at = video.take(m) * K + c
-            refs[axis + "_ref"], refs[axis + "_ref_rel"] = kind_flat.take(at), relation_flat.take(at)
-        return cells.take(m, **refs)
-
-    cx = candidates(cells.window_x, np.ones(len(cells), bool))
-    cy = candidates(cells.window_y, cells.window == 4)
+    video, S = cells.video.astype(np.int64), slots.shape[2]
+    cx = _action_candidates(slots, video, cells.window_x)
+    cy = _action_candidates(slots, video, cells.window_y, cells.window == 4)
     has_x, has_y = cx >= 0, cy >= 0
-    # np.nonzero and a boolean mask both go in row-major order: cx[has_x] is cx[m, j]
-    m, _ = np.nonzero(has_x)
-    out = [with_refs(m, window_x=cx[has_x])]
+    m, _ = np.nonzero(has_x)  # np.nonzero and a boolean mask both go in row-major order
+    out = [_with_refs(cells, video, kind, relation, m, window_x=cx[has_x])]
     m, _ = np.nonzero(has_y)
-    out.append(with_refs(m, window_y=cy[has_y]))
+    out.append(_with_refs(cells, video, kind, relation, m, window_y=cy[has_y]))
     both = np.flatnonzero(has_x.any(1) & has_y.any(1))  # the pairs, on the rows that have some
     pairs = has_x[both][:, :, None] & has_y[both][:, None, :]  # [n, S, S]
     b, j1, j2 = np.nonzero(pairs)
     m = both.take(b)
-    out.append(with_refs(m, window_x=cx[both].reshape(-1).take(b * S + j1),
-                         window_y=cy[both].reshape(-1).take(b * S + j2)))
+    out.append(_with_refs(cells, video, kind, relation, m, window_x=cx[both].reshape(-1).take(b * S + j1),
+                          window_y=cy[both].reshape(-1).take(b * S + j2)))
     return [b for b in out if len(b)]

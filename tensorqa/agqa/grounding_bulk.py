@@ -5,49 +5,20 @@ tables it reads come from :mod:`.grounding_rows`."""
 
 from __future__ import annotations
 
-
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from tensorqa.errors import TensorQAError
-from tensorqa.engine.semantics import Semantics
+from tensorqa.agqa.semantics import Semantics
 from tensorqa.scenes.vocab import vocab
 from tensorqa.agqa.grounding_text import (
-    ACTION_SLOTS,
-    CHOOSE,
-    EXISTS_OBJ,
-    OBJ_REL,
-    REL_ANY,
-    SIDE_OBJ,
-    SIDE_REL,
-    STRETCH,
-    VARIANT_SHIFT,
-    VIDEO_OPENING_SPAN,
-    ZERO_WIDTH_SHIFT,
-    frame_parts,
-    string_scalar,
-)
+    ACTION_SLOTS, CHOOSE, EXISTS_OBJ, OBJ_REL, REL_ANY, SIDE_OBJ, SIDE_REL, STRETCH, VARIANT_SHIFT,
+    VIDEO_OPENING_SPAN, ZERO_WIDTH_SHIFT, frame_parts, string_scalar)
 from tensorqa.agqa.text import gather_text
-
-
 from tensorqa.agqa.grounding_rows import (
-    JSON_EMPTY,
-    JSON_END,
-    JSON_INSTANCE,
-    Rows,
-    SRC_FRAMES,
-    SRC_INTERACT_EXISTS,
-    SRC_INTERACT_TIME,
-    SRC_OBJ_REL,
-    SRC_PAIR_REL,
-    SRC_REL_ANY,
-    SceneTables,
-    MAX_FRAME_VARIANTS,
-    keyframes_in,
-    stretches,
-    tables,
-)
+    JSON_EMPTY, JSON_END, JSON_INSTANCE, Rows, SRC_FRAMES, SRC_INTERACT_EXISTS, SRC_INTERACT_TIME, SRC_OBJ_REL,
+    SRC_PAIR_REL, SRC_REL_ANY, SceneTables, MAX_FRAME_VARIANTS, keyframes_in, stretches, tables)
 
 _READS = {  # the request fields (o, o2, r) each source reads; the others are zeroed so equal lists meet
     SRC_OBJ_REL: (True, False, True), SRC_PAIR_REL: (True, True, True), SRC_REL_ANY: (False, False, True),
@@ -88,13 +59,10 @@ def _lists(st: SceneTables, req: np.ndarray) -> pa.Array:
 
 
 def id_lists(rows: Rows, st: SceneTables, sem: Semantics) -> tuple[dict[str, np.ndarray], pa.Array]:
-    """({list name: int64[M] atom of each row's list}, the block's distinct list bodies).
-
-    Atoms index ``json_static`` followed by the bodies. Lists: object, object2, relation, window
-    (its keyframes), video (all keyframes), ``inner:<slot>`` (the object reference inside an
-    indirect-object action) and ``instance:<slot>`` (``"cNNN/1"``) for the action slots; an
-    unused list is the empty string (atom 0). Each distinct (source, video, o, o2, r, run) is
-    built once: requests are packed into one int64 key each and deduplicated."""
+    """({list name: int64[M] atom of each row's list}, the block's distinct list bodies); atoms index
+    ``json_static`` then the bodies. Lists: object, object2, relation, window, video, ``inner:<slot>``
+    and ``instance:<slot>``; an unused one is atom 0 (""). Each distinct (source, video, o, o2, r, run)
+    is built once, deduplicated on one packed int64 key."""
     t = tables()
     M, b, o1, o2, r, cat = rows.M, rows.b, rows.o1, rows.o2, rows.r, rows.category
     zero = np.zeros(M, np.int64)

@@ -17,34 +17,19 @@ import torch
 
 from tensorqa.errors import TensorQAError
 from tensorqa.engine.primitives.first_last import first_stretch, last_stretch, object_runs
-from tensorqa.engine.primitives.localize import KIND_NAMES, ClassInstances, class_instances, compare_bounds, window_frames
-from tensorqa.engine.program_shapes import PROGRAM_SHAPES
+from tensorqa.engine.primitives.localize import ClassInstances, class_instances, compare_bounds, window_frames
+from tensorqa.agqa.shapes import PROGRAM_SHAPES
 from tensorqa.scenes.batch import SceneBatch
-from tensorqa.engine.semantics import ANY_PRESENT, Semantics, interaction_relations
+from tensorqa.agqa.semantics import Semantics
+from tensorqa.engine.primitives.filter import ANY_PRESENT, interaction_relations
 from tensorqa.agqa.templates import (
-    ACTION_REFERENCE_FRAMES,
-    OBJECT_REFERENCE_FRAMES,
-    TEMPLATES,
-    WINDOW_FRAMES,
-)
+    ACTION_REFERENCE_FRAMES, OBJECT_REFERENCE_FRAMES, TEMPLATES, WINDOW_FRAMES)
 from tensorqa.scenes.vocab import vocab
 from tensorqa.agqa.grounding_text import (
-    EVIDENCE_OF_PROGRAM,
-    FORWARD_PROGRAMS,
-    ACTION_SLOTS,
-    CHOOSE,
-    REF_KINDS,
-    SIDE_OBJ,
-    SIDE_REL,
-    STRETCH,
-    VIDEO_OPENING,
-    action_reference_layout,
-    action_reference_text,
-    frame_parts,
-    string_scalar,
-    object_phrases,
-    object_reference_phrases,
-)
+    EVIDENCE_OF_PROGRAM, FORWARD_PROGRAMS, ACTION_SLOTS, CHOOSE, REF_KINDS, SIDE_OBJ, SIDE_REL, STRETCH,
+    VIDEO_OPENING, action_reference_layout, action_reference_text, frame_parts, string_scalar, object_phrases,
+    object_reference_phrases)
+from tensorqa.engine.windows import WINDOW_KINDS
 
 
 # sources of id lists; a request is one int64 row (source, video, o, o2, r, lo, hi)
@@ -54,12 +39,9 @@ MAX_FRAME_VARIANTS = 64  # frame variants per template (records.render's group k
 
 @functools.cache
 def tables() -> dict[str, Any]:
-    """Constant tables of the bulk path.
-
-    ``lexicon``: every string a question is re-rendered from (slot phrases, frame literals), one
-    pyarrow array addressed by ``base[section] + index`` or ``literal[text]``, with ``length``
-    int64 per entry. ``json_static``: the fixed atoms of the JSON texts (``JSON_END``,
-    ``JSON_EMPTY``, then ``'"cNNN/1"'`` per action from ``JSON_INSTANCE``, "" for none)."""
+    """Constant tables of the bulk path: ``lexicon``, every string a question is re-rendered from, one
+    array addressed by ``base[section] + index`` or ``literal[text]`` with int64 ``length``; and
+    ``json_static``, the fixed atoms of the JSON texts (``JSON_END``, ``JSON_EMPTY``, ``"cNNN/1"`` per action)."""
     v = vocab()
     R, A = v.num_relations, v.num_actions
     counts = {len(f) for f in OBJECT_REFERENCE_FRAMES.values()}
@@ -80,7 +62,7 @@ def tables() -> dict[str, Any]:
     section("ref_phrase", ref_phrases)
     # indirect-object action texts [action * len(ref_phrases) + reference phrase index]
     section("action_ref", (action_reference_text(a, p) if has_frame[a] else "" for a in range(A) for p in ref_phrases))
-    pre = [WINDOW_FRAMES[k].split("{action}")[0] for k in KIND_NAMES]  # " before ", ... by time kind
+    pre = [WINDOW_FRAMES[k].split("{action}")[0] for k in WINDOW_KINDS]  # " before ", ... by time kind
     section("window_pre", pre)
     between_mid = WINDOW_FRAMES["between"].split("{action}")[1].split("{action2}")[0]  # " and "
     literal = {}
@@ -250,11 +232,9 @@ _REFERENCE_RELATION = r"\[relations, (?P<relation>[^,\]]+), objects\]"
 
 
 def _reference_relations(records: pa.Table, template: np.ndarray, aref: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """{action slot: int64[M] relation of its indirect-object action's reference (-1: direct)}.
-
-    Read from the program text without parsing it: the k-th ``ToAction(`` of a program belongs to
-    the k-th indirect action slot in the template's order (:func:`_action_slot_order`), and the
-    reference's relation is the first ``[relations, R, objects]`` after it."""
+    """{action slot: int64[M] relation of its indirect-object action's reference (-1: direct)}, read
+    from the program text without parsing: the k-th ``ToAction(`` is the k-th indirect action slot
+    (:func:`_action_slot_order`), its relation the first ``[relations, R, objects]`` after it."""
     M = records.num_rows
     out = {s: np.full(M, -1, np.int64) for s in ACTION_SLOTS}
     rows = np.flatnonzero(np.any([aref[s] > 0 for s in ACTION_SLOTS], 0))
@@ -309,7 +289,7 @@ class Rows:
             self.check((self.aref[s] == 0) | (self.aref_rel[s] >= 0), np.arange(self.M), f"ToAction reference for {s}")
         self.category = t["category"][self.template]
         self.has_window = t["has_window"][self.template]
-        self.kind = np.where(self.has_window, _codes(records, "window", list(KIND_NAMES), "window kind").clip(min=0), 0)
+        self.kind = np.where(self.has_window, _codes(records, "window", list(WINDOW_KINDS), "window kind").clip(min=0), 0)
         answer = records.column("answer")
         self.before = pc.fill_null(pc.equal(answer, string_scalar("before")), False).to_numpy(zero_copy_only=False)
         self._check_actions(st)

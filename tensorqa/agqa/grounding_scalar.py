@@ -13,34 +13,14 @@ from tensorqa.engine.scalar import twin
 from tensorqa.engine.scalar.first_last import choose_stretch, episode_stretch
 from tensorqa.engine.scalar.video import NoAnswer, ScalarVideo, Window
 from tensorqa.scenes.batch import VideoScene
-from tensorqa.engine.semantics import Semantics
+from tensorqa.agqa.semantics import Semantics
 from tensorqa.agqa.templates import TEMPLATES
 from tensorqa.scenes.vocab import vocab
 from tensorqa.agqa.grounding_text import (
-    EVIDENCE_OF_PROGRAM,
-    FORWARD_PROGRAMS,
-    ACT_EXISTS,
-    ACTION_SLOTS,
-    ACTIONS,
-    CHOOSE,
-    EXISTS_OBJ,
-    NOTHING,
-    REL_ANY,
-    SIDE_OBJ,
-    SIDE_REL,
-    STRETCH,
-    VIDEO_OPENING,
-    VIDEO_OPENING_SPAN,
-    ZERO_WIDTH_SHIFT,
-    action_reference_layout,
-    action_reference_relations,
-    action_reference_text,
-    frame_parts,
-    vocabulary_ids,
-    object_phrases,
-    object_reference_phrases,
-    window_parts,
-)
+    EVIDENCE_OF_PROGRAM, FORWARD_PROGRAMS, ACT_EXISTS, ACTION_SLOTS, ACTIONS, CHOOSE, EXISTS_OBJ, NOTHING,
+    REL_ANY, SIDE_OBJ, SIDE_REL, STRETCH, VIDEO_OPENING, VIDEO_OPENING_SPAN, ZERO_WIDTH_SHIFT,
+    action_reference_layout, action_reference_relations, action_reference_text, frame_parts, vocabulary_ids,
+    object_phrases, object_reference_phrases, window_parts)
 
 
 class ScalarGroundingVideo:
@@ -177,10 +157,71 @@ def _index(table: str, value: str | None) -> int:
         raise TensorQAError(f"sg_grounding: unknown {table} id {value!r}") from None
 
 
+class _Cursor:
+    """Reads a question left to right along its frame, collecting ``(start, end, ids)`` keys."""
+
+    def __init__(self, video: ScalarGroundingVideo, row: Mapping[str, Any], act: dict[str, int], refs: dict):
+        self.video, self.row, self.act, self.refs = video, row, act, refs
+        self.question, self.pos, self.keys = row["question"], 0, []
+
+    def fail(self, what: str) -> TensorQAError:
+        row = self.row
+        return TensorQAError(f"sg_grounding: record {row.get('question_id')}: question {self.question!r} does not "
+                             f"follow frame {TEMPLATES[row['template']].frames[int(row['frame'])]!r} of "
+                             f"{row['template']} ({what} at {self.pos})")
+
+    def literal(self, text: str) -> None:
+        if not self.question.startswith(text, self.pos):
+            raise self.fail(f"{text!r} expected")
+        self.pos += len(text)
+
+    def match(self, candidates: Iterable[str]) -> str:
+        for text in candidates:
+            if self.question.startswith(text, self.pos):
+                return text
+        raise self.fail("no phrase of the record's slots")
+
+    def key(self, text: str, ids: list[str]) -> None:
+        """Key the span of ``text`` at the cursor and step over it."""
+        self.keys.append((self.pos, self.pos + len(text), ids))
+        self.pos += len(text)
+
+    def action(self, slot: str) -> str:
+        """Match an action slot's phrase at the cursor; key the inner object reference phrase(s)."""
+        v, pos = vocab(), self.pos
+        a, ref = self.act[slot], self.row.get(slot + "_ref") or ""
+        if not ref:
+            return self.match((v.action_phrases[a],))
+        for phrase in object_reference_phrases(ref, self.refs[slot]):  # any wording variant
+            text = action_reference_text(a, phrase)
+            if self.question.startswith(text, pos):
+                inner = self.video.reference(ref, self.refs[slot], v.merged_action_object(a))
+                for k, before in enumerate(action_reference_layout(a)):
+                    start = pos + before + k * len(phrase)
+                    self.keys.append((start, start + len(phrase), inner))
+                return text
+        raise self.fail(f"no wording of the indirect-object action {v.actions[a]}")
+
+    def window(self, kind: str, window: tuple[int, int]) -> None:
+        """The window slot: a zero-width key for the whole video, else X's (and Y's) keys, then the phrase's."""
+        if kind == "video":
+            z = max(self.pos + ZERO_WIDTH_SHIFT, 0)
+            self.keys.append((z, z, self.video.frames(0, self.video.F)))
+            return
+        start = self.pos
+        for is_slot, piece in window_parts(kind):
+            if not is_slot:
+                self.literal(piece)
+            else:
+                slot = "window_action" if piece == "action" else "window_action2"
+                self.key(self.action(slot), self.video.instance(self.act[slot]))
+        self.keys.append((start + 1, self.pos, self.video.frames(*window)))
+
+
 def ground_one(video: ScalarGroundingVideo, row: Mapping[str, Any]) -> dict[str, list[str]]:
     """The sg_grounding of one record on its video (scalar reference)."""
     v = vocab()
-    template, question = row["template"], row["question"]
+    template = row["template"]
     spec = TEMPLATES.get(template)
     if spec is None:
         raise TensorQAError(f"sg_grounding: record {row.get('question_id')}: unknown template {template!r}")
@@ -192,78 +233,25 @@ def ground_one(video: ScalarGroundingVideo, row: Mapping[str, Any]) -> dict[str,
     window = video.window(kind, act["window_action"], act["window_action2"])
     args = video.arguments(spec.program, row["answer"], o1, o2, r, act["action"], act["action2"], window)
     indirect = any(row.get(slot + "_ref") for slot in ACTION_SLOTS)
-    refs = action_reference_relations(spec.program, row["program"]) if indirect else {}
-
-    keys: list[tuple[int, int, list[str]]] = []
-    pos = 0
-
-    def fail(what: str) -> TensorQAError:
-        return TensorQAError(f"sg_grounding: record {row.get('question_id')}: question {question!r} does not "
-                             f"follow frame {spec.frames[int(row['frame'])]!r} of {template} ({what} at {pos})")
-
-    def match(candidates: Iterable[str]) -> str:
-        for text in candidates:
-            if question.startswith(text, pos):
-                return text
-        raise fail("no phrase of the record's slots")
-
-    def action(slot: str) -> str:
-        """Match an action slot's phrase at ``pos``; key the inner object reference phrase(s)."""
-        a, ref = act[slot], row.get(slot + "_ref") or ""
-        if not ref:
-            return match((v.action_phrases[a],))
-        for phrase in object_reference_phrases(ref, refs[slot]):  # any wording variant
-            text = action_reference_text(a, phrase)
-            if question.startswith(text, pos):
-                inner = video.reference(ref, refs[slot], v.merged_action_object(a))
-                for k, before in enumerate(action_reference_layout(a)):
-                    start = pos + before + k * len(phrase)
-                    keys.append((start, start + len(phrase), inner))
-                return text
-        raise fail(f"no wording of the indirect-object action {v.actions[a]}")
-
-    if question.startswith(VIDEO_OPENING):
-        keys.append((0, VIDEO_OPENING_SPAN, video.frames(0, video.F)))
+    cur = _Cursor(video, row, act, action_reference_relations(spec.program, row["program"]) if indirect else {})
+    if cur.question.startswith(VIDEO_OPENING):
+        cur.keys.append((0, VIDEO_OPENING_SPAN, video.frames(0, video.F)))
     for is_slot, part in parts:
         if not is_slot:
-            if not question.startswith(part, pos):
-                raise fail(f"{part!r} expected")
-            pos += len(part)
+            cur.literal(part)
         elif part in ("object", "object2"):
-            o, ref = (o1, row["object_ref"]) if part == "object" else (o2, row["object2_ref"])
-            if ref:
-                text = match(object_reference_phrases(ref, _index("relation", row[part + "_ref_relation"])))
-            else:
-                text = match((object_phrases()[o],))
-            keys.append((pos, pos + len(text), args.get(part, [])))
-            pos += len(text)
+            ref = row[part + "_ref"]
+            phrases = (object_reference_phrases(ref, _index("relation", row[part + "_ref_relation"])) if ref
+                       else (object_phrases()[o1 if part == "object" else o2],))
+            cur.key(cur.match(phrases), args.get(part, []))
         elif part == "relation":
-            text = match((v.relation_english[r],))
-            keys.append((pos, pos + len(text), args.get("relation", [])))
-            pos += len(text)
+            cur.key(cur.match((v.relation_english[r],)), args.get("relation", []))
         elif part in ("action", "action2"):
-            text = action(part)
-            keys.append((pos, pos + len(text), args.get(part, [])))
-            pos += len(text)
+            cur.key(cur.action(part), args.get(part, []))
         elif part == "window":
-            if kind == "video":
-                z = max(pos + ZERO_WIDTH_SHIFT, 0)
-                keys.append((z, z, video.frames(0, video.F)))
-                continue
-            start = pos
-            for is_s, piece in window_parts(kind):
-                if not is_s:
-                    if not question.startswith(piece, pos):
-                        raise fail(f"{piece!r} expected")
-                    pos += len(piece)
-                else:
-                    slot = "window_action" if piece == "action" else "window_action2"
-                    text = action(slot)
-                    keys.append((pos, pos + len(text), video.instance(act[slot])))
-                    pos += len(text)
-            keys.append((start + 1, pos, video.frames(*window)))
+            cur.window(kind, window)
         else:
-            raise fail(f"unknown placeholder {{{part}}}")
-    if pos != len(question):
-        raise fail("text left over")
-    return {f"{a}-{b}": ids for a, b, ids in keys}
+            raise cur.fail(f"unknown placeholder {{{part}}}")
+    if cur.pos != len(cur.question):
+        raise cur.fail("text left over")
+    return {f"{a}-{b}": ids for a, b, ids in cur.keys}

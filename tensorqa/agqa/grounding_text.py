@@ -5,20 +5,16 @@ fragments, slot phrases, reference wordings), each computed once."""
 from __future__ import annotations
 
 import functools
-import re
 
 import pyarrow as pa
 
 from tensorqa.errors import TensorQAError
-from tensorqa.engine.program import Call, Items, Node, Word, match, parse_program
-from tensorqa.engine.program_shapes import PROGRAM_SHAPES
+from tensorqa.agqa.program import Call, Items, Node, Word, match, parse_program
+from tensorqa.agqa.shapes import PROGRAM_SHAPES
 from tensorqa.agqa.templates import (
-    ACTION_REFERENCE_FRAMES,
-    OBJECT_REFERENCE_FRAMES,
-    TEMPLATES,
-    WINDOW_FRAMES,
-)
+    ACTION_REFERENCE_FRAMES, OBJECT_REFERENCE_FRAMES, TEMPLATES, WINDOW_FRAMES)
 from tensorqa.scenes.vocab import indefinite, vocab
+from tensorqa.agqa.text import split_pattern
 
 # the record columns the grounding reads; the optional ones default to "" (direct / unnamed)
 COLUMNS = ("question_id", "video_id", "template", "frame", "question", "answer", "program", "window",
@@ -47,21 +43,9 @@ EVIDENCE = {  # TemplateSpec.evidence -> its code
 EVIDENCE_OF_PROGRAM = {spec.program: EVIDENCE[spec.evidence] for spec in TEMPLATES.values()}  # program -> code
 FORWARD_PROGRAMS = frozenset(spec.program for spec in TEMPLATES.values() if spec.shape.forward)  # first scans; the rest backward
 
-_PLACEHOLDER = re.compile(r"\{(\w+)\}")
-
-
-
 def _parts(text: str) -> tuple[tuple[bool, str], ...]:
     """A format string as ((is_slot, literal text or slot name), ...), empty literals dropped."""
-    out, last = [], 0
-    for m in _PLACEHOLDER.finditer(text):
-        if m.start() > last:
-            out.append((False, text[last:m.start()]))
-        out.append((True, m.group(1)))
-        last = m.end()
-    if last < len(text):
-        out.append((False, text[last:]))
-    return tuple(out)
+    return tuple((i % 2 == 1, part) for i, part in enumerate(split_pattern(text)) if i % 2 or part)
 
 
 @functools.cache

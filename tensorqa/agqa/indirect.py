@@ -1,19 +1,10 @@
 """Indirect object references (docs/reference/agqa_semantics.md §b.3): "the object they were holding first".
 
-For each relation R present in a video (contact, spatial or verb; not the negatives, not unsure,
-not single-object verbs), count its distinct objects over the whole video:
-
-* with more than one object, R gives a *first* and a *last* reference, whose referent is the
-  whole-video objFirst / objLast answer (it must exist and be unique);
-* with exactly one object, R gives a *whole* reference to that object.
-
-At most 3 references of each kind per referent object are kept, chosen by a seeded hash. A
-reference cell's answer is the answer of the cell of its referent: a gather along the grid's
-object axis, so references cost no new evaluation. Each reference adds one step.
-
-Indirect-object actions (§b.3 "Actions", :func:`action_reference_slots`) reuse these references:
-``ToAction(verb, <reference>)`` stands for an action whose object is the reference's referent.
-"""
+A relation R present in a video (contact, spatial or verb; not negative, unsure or single-object)
+with several objects gives a *first* and a *last* reference (referent: the whole-video objFirst /
+objLast answer, unique); with one object, a *whole* reference. At most 3 of each kind per referent
+are kept, by a seeded hash. A reference cell's answer is its referent cell's (a gather along the
+object axis). Indirect-object actions (:func:`action_reference_slots`) reuse these references."""
 
 from __future__ import annotations
 
@@ -22,9 +13,11 @@ from dataclasses import dataclass, replace
 
 import torch
 
-from tensorqa.engine.grid import GridContext, evaluate
-from tensorqa.engine.semantics import NEVER_INDIRECT_OBJECT
-from tensorqa.engine.program_shapes import PROGRAM_SHAPES
+from tensorqa.engine import rng
+from tensorqa.agqa.grid import GridContext, evaluate
+from tensorqa.agqa.semantics import NEVER_INDIRECT_OBJECT
+from tensorqa.agqa.shapes import PROGRAM_SHAPES
+from tensorqa.agqa.templates.catalogue import template_spec
 from tensorqa.scenes.vocab import vocab
 from tensorqa.agqa.validity import KIND_CODE, vocab_tables
 
@@ -35,13 +28,8 @@ MAX_PER_KIND = 3
 
 @dataclass(frozen=True)
 class References:
-    """A compact reference axis per video (K references, padded).
-
-    kind:     int64[B, K]  FIRST / LAST / WHOLE (0 on padding)
-    relation: int64[B, K]  the relation the reference goes through (-1 on padding)
-    referent: int64[B, K]  the object it denotes (-1 on padding)
-    valid:    bool[B, K]
-    """
+    """A compact reference axis per video (K references, padded): kind int64[B, K] (FIRST / LAST /
+    WHOLE, 0 padding), relation and referent int64[B, K] (-1 padding), valid bool[B, K]."""
 
     kind: torch.Tensor
     relation: torch.Tensor
@@ -54,13 +42,6 @@ class References:
             if k in REF_KINDS[1:]:
                 keep |= self.kind == REF_KINDS.index(k)
         return replace(self, valid=self.valid & keep)
-
-
-def _mix(x: torch.Tensor) -> torch.Tensor:
-    """A 31-bit integer hash (int64 arithmetic that never overflows into the sign)."""
-    x = (x * 1103515245 + 12345) % 2147483648
-    x = (x ^ (x >> 13)) * 1274126177 % 2147483648
-    return x ^ (x >> 16)
 
 
 def object_references(batch, ctx: GridContext, seed: int, video_keys: torch.Tensor) -> References:
@@ -92,7 +73,7 @@ def object_references(batch, ctx: GridContext, seed: int, video_keys: torch.Tens
     relation = r_ids.repeat(3).expand_as(referent)
     valid = referent >= 0
     # keep at most MAX_PER_KIND per (kind, referent): rank candidates by a seeded hash
-    prio = _mix(video_keys[:, None] % 2147483648 + seed * 7919 + kind * 104729 + relation * 1299709)
+    prio = rng.derive_torch(seed, "agqa.reference", video_keys[:, None], kind, relation)
     same = (kind[:, :, None] == kind[:, None, :]) & (referent[:, :, None] == referent[:, None, :]) & valid[:, None, :]
     ahead = (prio[:, None, :] < prio[:, :, None]) | ((prio[:, None, :] == prio[:, :, None]) & (relation[:, None, :] < relation[:, :, None]))
     rank = (same & ahead).sum(2)
@@ -139,15 +120,12 @@ def reference_rule(relation: torch.Tensor | None, through: torch.Tensor, own_rel
     return ok
 
 
-# templates whose reference rules include the touching restriction (§b.1 objRelExists)
-TOUCHING_RULE_TEMPLATES = ("objRelExists", "andObjRelExists", "xorObjRelExists")
-AND_XOR_TEMPLATES = ("andObjRelExists", "xorObjRelExists")
-
-
 def reference_rule_for(template: str, semantics) -> dict:
-    """The keyword switches of :func:`reference_rule` that apply in ``template``."""
-    own = semantics.and_xor_reference_relation_check if template in AND_XOR_TEMPLATES else True
-    return {"own_relation": own, "touching": template in TOUCHING_RULE_TEMPLATES}
+    """The keyword switches of :func:`reference_rule` that apply in ``template`` (its
+    ``TemplateSpec.reference_rule``)."""
+    rule = template_spec(template).reference_rule
+    own = semantics.and_xor_reference_relation_check if rule == "and_xor" else True
+    return {"own_relation": own, "touching": rule in ("touching", "and_xor")}
 
 
 # -- indirect-object actions (§b.3 "Actions") ---------------------------------------------------------------
@@ -194,15 +172,12 @@ def _indirect_action_tables(device: str) -> tuple[torch.Tensor, torch.Tensor, to
 
 
 def action_reference_slots(batch, refs: References, semantics) -> torch.Tensor:
-    """int64[B, A, S]: for each video and action class, the positions on the reference axis of the
-    object references that may stand for the action's object (padded with -1).
-
-    A reference qualifies when the action is eligible (see ``_indirect_action_tables``), the
-    reference's referent is the action's object and it is not defined through the action's own
-    verb. AGQA checks no more (§b.3): ``ToAction(verb, <reference>)`` may also fit another class of
-    the video (c043 beside c044), and stands for the action it was built from
-    (``semantics.resolve_to_action``). With ``indirect_action_needs_unique_program``, also: no other
-    canonical class with the same (verb, object) occurs in the video."""
+    """int64[B, A, S]: per video and action class, the reference-axis positions of the object
+    references that may stand for the action's object (-1 padded): the action is eligible
+    (``_indirect_action_tables``), the referent is its object, and the reference is not defined through
+    its own verb. AGQA checks no more (§b.3; ``semantics.resolve_to_action``); with
+    ``indirect_action_needs_unique_program``, no other canonical class with the same (verb, object)
+    occurs in the video either."""
     device = refs.valid.device
     eligible, same, own = _indirect_action_tables(str(device))
     act_obj = torch.tensor(merged_action_objects(), dtype=torch.long, device=device)

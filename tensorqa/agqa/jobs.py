@@ -1,16 +1,8 @@
-"""``generate(..., jobs=J)``: the J shards of one machine as J processes side by side.
-
-Rendering and Parquet writing run on one core per process, so a single process leaves the other
-cores idle, on a GPU machine too; J shard processes (shard i of J, as ``--num-shards J
---shard-index i`` would run them) use them all and write the same records. With ``device="cuda"``
-the processes share the machine's GPUs (shard i on GPU i mod count), each evaluating its grids
-there. Processes are spawned (not forked: the parent may hold torch threads or a CUDA context),
-each with ``cores // J`` torch threads (at least 1), and report progress through shared counters
-to one progress bar in the parent. A failing shard stops the others, and so does SIGTERM to the
-parent (a shard process also ends itself when its parent is gone); shards that completed stay
-complete, the rest are redone on the next run (the writers' restart rules). ``--jobs auto``
-(:func:`auto_jobs`) picks J from the cores and the memory.
-"""
+"""``generate(..., jobs=J)``: the J shards of one machine as J spawned processes (shard i of J), each
+with ``cores // J`` torch threads (CUDA: shard i on GPU i mod count), since rendering and writing
+use one core per process. Progress comes back through shared counters to one bar. A failing shard
+or SIGTERM stops them all (a child also ends when its parent is gone); complete shards stay, the
+rest are redone on the next run. ``--jobs auto``: :func:`auto_jobs`."""
 
 from __future__ import annotations
 
@@ -28,7 +20,7 @@ from dataclasses import fields
 from tqdm import tqdm
 
 from tensorqa.errors import TensorQAError
-from tensorqa.engine.semantics import get_semantics
+from tensorqa.agqa.semantics import get_semantics
 from tensorqa.scenes.store import open_store
 from tensorqa.writers import resume_shard
 from tensorqa.outputs import output_lock

@@ -71,6 +71,21 @@ def checked_run_options(device: str, batch_videos: int | None, max_videos: int |
     return batch_videos
 
 
+def checked_generate_options(threads: int | None, seed, num_shards: int | None, device: str,
+                             batch_videos: int | None, max_videos: int | None, out):
+    """(block size, output folder) after refusing impossible ``generate`` options: what the entry
+    point and a shard run share."""
+    from tensorqa.outputs import check_output_folder
+
+    if threads is not None and threads < 1:
+        raise TensorQAError(f"--threads must be at least 1, got {threads}")
+    check_seed(seed)
+    if num_shards is not None and num_shards < 1:
+        raise TensorQAError(f"--num-shards must be at least 1, got {num_shards}")
+    batch_videos = checked_run_options(device, batch_videos, max_videos)
+    return batch_videos, check_output_folder(out, what="the pool is a folder")
+
+
 MAX_SEED = 2**63 - 1
 
 
@@ -87,12 +102,9 @@ def videos_used(src, max_videos: int | None) -> int:
 
 
 def selected_videos(src, max_videos: int | None, seed: int = 0) -> np.ndarray:
-    """int64[n], increasing: the store positions of the videos ``generate`` reads. All of them, or
-    ``max_videos`` that keep the store's split proportions: each split gets its share of
-    ``max_videos`` (largest remainders, a tie to the alphabetically first split; at least one video for a split that has some, while
-    ``max_videos`` allows), drawn uniformly from the split's videos by a generator seeded with
-    ``seed``. So the same store, count and seed give the same videos, and a store whose test videos
-    come last still gives a test split."""
+    """int64[n], increasing: the store positions of the videos ``generate`` reads: all, or
+    ``max_videos`` in the store's split proportions (largest remainders, ties to the alphabetically
+    first split, at least one per split while possible), drawn by a generator seeded with ``seed``."""
     n = videos_used(src, max_videos)
     if n == len(src):
         return np.arange(n, dtype=np.int64)
@@ -145,7 +157,6 @@ def refuse_other_shard_counts(out, count: int) -> None:
     count there (its shard locks are held): the per-shard locks alone would let both go on, and
     the folder would mix two pools. A lock file nobody holds (left by a killed run) is ignored."""
     import fcntl
-    import re
     from pathlib import Path
 
     for path in sorted(Path(out).glob(".lock-*-of-*")):

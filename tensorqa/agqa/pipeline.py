@@ -1,10 +1,7 @@
-"""``generate`` for one shard: a scene store -> AGQA's unbalanced question pool, streamed in blocks of
-videos (:func:`.blocks.generate_block`) into the shard's writer; memory is bounded by the block size.
-
-Shards: shard i of K takes the i-th contiguous range of the run's videos (all of the store's, or
-``max_videos`` of them in the store's split proportions: :func:`.options.selected_videos`); ``--num-shards`` and
-``--shard-index`` default from torchrun's WORLD_SIZE and RANK. Several processes on one machine:
-:mod:`.jobs`; the entry point that picks between them: :mod:`.run`."""
+"""``generate`` for one shard: a scene store -> AGQA's unbalanced pool, streamed in blocks of videos
+(:func:`.blocks.generate_block`) into the shard's writer. Shard i of K takes the i-th contiguous
+range of the run's videos (:func:`.options.selected_videos`); ``--num-shards`` / ``--shard-index``
+default from torchrun's WORLD_SIZE and RANK. Processes on one machine: :mod:`.jobs`."""
 
 from __future__ import annotations
 
@@ -21,11 +18,11 @@ from tqdm import tqdm
 from tensorqa import kernels as kernels_mod
 from tensorqa.errors import TensorQAError
 from tensorqa.memory import keep_freed_memory
-from tensorqa.outputs import check_output_folder, output_lock
-from tensorqa.engine.semantics import get_semantics
+from tensorqa.outputs import output_lock
+from tensorqa.agqa.semantics import get_semantics
 from tensorqa.scenes.store import open_store
 from tensorqa.writers import AgqaJsonShardWriter, ParquetShardWriter, resume_shard, write_dataset_card
-from tensorqa.agqa.options import (StageTimes, check_seed, checked_run_options, default_grounding, rank_device,
+from tensorqa.agqa.options import (StageTimes, checked_generate_options, default_grounding, rank_device,
                                    record_params, refuse_other_shard_counts, resolve_templates, selected_videos,
                                    shard_lock_name, shard_range, store_rel_obj_counts)
 from tensorqa.agqa.blocks import generate_block
@@ -37,33 +34,11 @@ def generate_shard(store: str | os.PathLike, out: str | os.PathLike, templates: 
                    include_retired: bool = False, progress: bool = True, max_videos: int | None = None,
                    kernels: str = "auto", grounding: bool | None = None, threads: int | None = None,
                    on_block: Callable[[int, int], None] | None = None, lock: bool = True) -> dict:
-    """Generate shard ``shard_index`` of ``num_shards`` of the unbalanced pool of ``store`` into
-    ``out`` (Hugging Face layout, or AGQA JSON), in this process.
-
-    ``threads``: torch CPU threads (of each process with ``jobs``); default: torch's choice, or
-    ``cores // jobs`` with ``jobs``.
-
-    ``on_block(videos, questions)``: called after each block is written (progress reporting).
-
-    ``grounding``: fill ``sg_grounding`` (question spans -> scene-graph vertex ids,
-    :mod:`.grounding`); default: on for AGQA JSON, off for Parquet.
-
-    ``kernels``: "auto" runs the Triton kernels (:mod:`tensorqa.kernels`) on CUDA, except those
-    that measured slower than torch there, and the torch primitives elsewhere; "on" / "off" force
-    them. The output is the same either way.
-
-    ``lock``: hold an exclusive lock on the shard in ``out`` (:func:`shard_lock_name`) while it is
-    written, so that a second run of the same shard into the same folder is refused (the ``--jobs``
-    parent holds its shards' locks for its processes).
-
-    Returns the shard's statistics (questions, videos, per-template counts, stage seconds)."""
-    if threads is not None and threads < 1:
-        raise TensorQAError(f"--threads must be at least 1, got {threads}")
-    check_seed(seed)
-    if num_shards is not None and num_shards < 1:
-        raise TensorQAError(f"--num-shards must be at least 1, got {num_shards}")
-    batch_videos = checked_run_options(device, batch_videos, max_videos)
-    out = check_output_folder(out, what="the pool is a folder")
+    """Generate shard ``shard_index`` of ``num_shards`` of the pool of ``store`` into ``out`` in this
+    process; returns its statistics. ``grounding``: fill ``sg_grounding`` (default: AGQA JSON only).
+    ``kernels``: "auto" runs the Triton kernels on CUDA where they measured faster; the output is the
+    same either way. ``lock``: hold the shard's lock while writing (the ``--jobs`` parent holds them)."""
+    batch_videos, out = checked_generate_options(threads, seed, num_shards, device, batch_videos, max_videos, out)
     if threads is not None:
         torch.set_num_threads(threads)
     if fmt not in ("parquet", "agqa-json"):
@@ -75,25 +50,12 @@ def generate_shard(store: str | os.PathLike, out: str | os.PathLike, templates: 
     sem = get_semantics(semantics)
     src = open_store(store)
     videos = selected_videos(src, max_videos, seed)
-    n = len(videos)
-    a, b = shard_range(n, num_shards, shard_index)
+    a, b = shard_range(len(videos), num_shards, shard_index)
     grounding = default_grounding(fmt, grounding)
-    params = record_params(src, names, seed, sem.name, fmt, grounding, n)
+    params = record_params(src, names, seed, sem.name, fmt, grounding, len(videos))
     held = contextlib.ExitStack()  # the shard's lock, released on every way out below
-    try:
-        if lock:
-            held.enter_context(output_lock(out, shard_lock_name(shard_index, num_shards)))
-            refuse_other_shard_counts(out, num_shards)
-        complete = resume_shard(out, shard_index, num_shards, params)
-        if not complete:
-            rel_obj_counts = store_rel_obj_counts(src, device)
-    except BaseException:
-        held.close()
-        src.close()
-        raise
-    if complete:
-        held.close()
-        src.close()
+    rel_obj_counts = _claim_shard(src, out, held, lock, shard_index, num_shards, params, device)
+    if rel_obj_counts is None:
         return {"skipped": True, "shard": shard_index, "num_shards": num_shards}
     keep_freed_memory()
     out.mkdir(parents=True, exist_ok=True)
@@ -103,20 +65,12 @@ def generate_shard(store: str | os.PathLike, out: str | os.PathLike, templates: 
     bar = tqdm(total=b - a, desc=f"generate shard {shard_index + 1}/{num_shards}", unit="video",
                disable=not progress, dynamic_ncols=True)
     backend = kernels_mod.configure(kernels, device)
-    if grounding:  # its modules load only when asked for (off for Parquet)
-        from tensorqa.agqa.grounding import with_grounding
     gc_was_enabled = gc.isenabled()
     gc.disable()  # blocks make no reference cycles; the collector's scans were 2 % of a run
     try:
         with torch.inference_mode():
             for batch in src.blocks_of(videos[a:b], batch_videos, device=device):
-                if grounding:
-                    table, cells = generate_block(batch, names, rel_obj_counts, sem, seed, times, with_cells=True)
-                    t0 = time.perf_counter()
-                    table = with_grounding(table, batch, sem, reference_relations=cells.action_reference_relations())
-                    times.render += time.perf_counter() - t0
-                else:
-                    table = generate_block(batch, names, rel_obj_counts, sem, seed, times)
+                table = _block_table(batch, names, rel_obj_counts, sem, seed, times, grounding)
                 t0 = time.perf_counter()
                 writer.write(table)
                 times.write += time.perf_counter() - t0
@@ -127,8 +81,7 @@ def generate_shard(store: str | os.PathLike, out: str | os.PathLike, templates: 
                                 q_per_s=f"{times.questions / max(time.perf_counter() - t_start, 1e-9):,.0f}")
         t0 = time.perf_counter()
         stats = {"shard": shard_index, "num_shards": num_shards, **params, "store": str(Path(src.path).resolve()),
-                 "device": device,
-                 "backend": kernels_mod.backend_for(kernels, device), **times.as_dict(),
+                 "device": device, "backend": kernels_mod.backend_for(kernels, device), **times.as_dict(),
                  "seconds": round(time.perf_counter() - t_start, 3)}
         writer.close(stats)
         times.write += time.perf_counter() - t0
@@ -148,6 +101,38 @@ def generate_shard(store: str | os.PathLike, out: str | os.PathLike, templates: 
         src.close()
         held.close()
     return stats
+
+
+def _claim_shard(src, out, held: contextlib.ExitStack, lock: bool, shard_index: int, num_shards: int,
+                 params: dict, device: str) -> torch.Tensor | None:
+    """The store's relation-object counts once the shard is held (``lock``) and found incomplete;
+    None, with the store and the lock released, when it is complete."""
+    try:
+        if lock:
+            held.enter_context(output_lock(out, shard_lock_name(shard_index, num_shards)))
+            refuse_other_shard_counts(out, num_shards)
+        if not resume_shard(out, shard_index, num_shards, params):
+            return store_rel_obj_counts(src, device)
+    except BaseException:
+        held.close()
+        src.close()
+        raise
+    held.close()
+    src.close()
+    return None
+
+
+def _block_table(batch, names, rel_obj_counts, sem, seed: int, times: StageTimes, grounding: bool):
+    """One block's records, with ``sg_grounding`` filled when ``grounding``."""
+    if not grounding:
+        return generate_block(batch, names, rel_obj_counts, sem, seed, times)
+    from tensorqa.agqa.grounding import with_grounding  # its modules load only when asked for
+
+    table, cells = generate_block(batch, names, rel_obj_counts, sem, seed, times, with_cells=True)
+    t0 = time.perf_counter()
+    table = with_grounding(table, batch, sem, reference_relations=cells.action_reference_relations())
+    times.render += time.perf_counter() - t0
+    return table
 
 
 def _card_body(stats: dict) -> str:

@@ -9,24 +9,21 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tensorqa.engine.grid import action_word
-from tensorqa.engine.primitives.localize import KIND_NAMES
-from tensorqa.engine.program_shapes import PROGRAM_SHAPES
+from tensorqa.agqa.grid import action_word
+from tensorqa.agqa.shapes import PROGRAM_SHAPES
 from tensorqa.agqa.templates import ACTION_REFERENCE_FRAMES, OBJECT_REFERENCE_FRAMES, TEMPLATES, WINDOW_FRAMES
 from tensorqa.scenes.vocab import indefinite, vocab
 from tensorqa.agqa.text import Lexicon, join_patterns, split_pattern
+from tensorqa.engine.windows import WINDOW_KINDS
 
 TEMPLATE_NAMES = tuple(TEMPLATES)
 # steps a localization adds (docs/reference/agqa_semantics.md §b.3): whole video 0, before/after/while 2, between 3
 WINDOW_STEPS = np.array([0, 2, 2, 2, 3], dtype=np.int64)
 MAX_STEPS = 8
-# English noun phrase of each object where "a <name>" does not read well
 SLOT_NAMES = ("object", "object2", "relation", "action", "action2")
 REF_AXES = ("object", "object2", "action", "action2", "window_x", "window_y")  # slots that may hold an object reference
-
-
 REF_VARIANTS = 3
-TIME_NAMES = ("all",) + tuple(KIND_NAMES[1:])  # released local's time field: whole video -> "all"
+TIME_NAMES = ("all",) + tuple(WINDOW_KINDS[1:])  # released local's time field: whole video -> "all"
 
 
 @dataclass(frozen=True)
@@ -109,19 +106,19 @@ def texts() -> Texts:
     lex.section("window_question", window_strings(
         lambda k, x, y: WINDOW_FRAMES[k].format(action=v.action_phrases[x], action2=v.action_phrases[y])))
     lex.section("window_local", window_strings(
-        lambda k, x, y: f"-{TIME_NAMES[KIND_NAMES.index(k)]}-" + ("" if k == "video" else v.actions[x])
+        lambda k, x, y: f"-{TIME_NAMES[WINDOW_KINDS.index(k)]}-" + ("" if k == "video" else v.actions[x])
         + (f"-{v.actions[y]}" if k == "between" else "")))
     words = [action_word(a) for a in range(v.num_actions)]
     lex.section("window_program", window_strings(
         lambda k, x, y: "video" if k == "video" else f"Localize(between, [{words[x]}, {words[y]}])" if k == "between"
         else f"Localize({k}, {words[x]})"))
     question = []
-    for k in KIND_NAMES:  # " before {action}", " between {action} and {action2}", ...
+    for k in WINDOW_KINDS:  # " before {action}", " between {action} and {action2}", ...
         before, _, rest = WINDOW_FRAMES[k].partition("{action}")
         between, _, after = rest.partition("{action2}")
         question.append([lex.literal(before), lex.literal(between), lex.literal(after)])
     program = [[lex.literal("video"), 0, 0]] + [[lex.literal(f"Localize({k}, "), 0, lex.literal(")")]
-                                                 for k in KIND_NAMES[1:4]]
+                                                 for k in WINDOW_KINDS[1:4]]
     program.append([lex.literal("Localize(between, ["), lex.literal(", "), lex.literal("])")])
     return Texts(lexicon=lex, dash=lex.literal("-"), window_question=np.array(question, np.int64),
                  window_program=np.array(program, np.int64))
@@ -131,7 +128,7 @@ def window_strings(text) -> list[str]:
     """Localization texts ``text(kind, x, y)`` laid out as :func:`_window_index` numbers them: the
     whole video, then before / after / while each action, then between each ordered pair."""
     A = vocab().num_actions
-    return ([text("video", 0, 0)] + [text(k, x, 0) for k in KIND_NAMES[1:4] for x in range(A)]
+    return ([text("video", 0, 0)] + [text(k, x, 0) for k in WINDOW_KINDS[1:4] for x in range(A)]
             + [text("between", x, y) for x in range(A) for y in range(A)])
 
 

@@ -1,12 +1,6 @@
-"""Question records, built columnar: grid cells -> id columns -> rendered text (pyarrow kernels).
-
-A :class:`CellBlock` holds one row per question as integer columns (video, template, slot ids,
-time kind and actions, references, answer). Text columns (question, program, local keys, ids) are
-rows of lexicon ids (:mod:`.text`): every string a record holds is in one shared lexicon (frame
-fragments, vocabulary phrases, reference phrases, localizations) or in a small per-block extension
-(video ids, question numbers, localizations around indirect-object actions), and each column is
-one ``take``; there is no Python format call per question.
-"""
+"""Question records, built columnar: grid cells -> id columns (:class:`CellBlock`) -> text. Every
+string of a record is in one shared lexicon or a small per-block extension, so each text column
+is one ``take`` of lexicon ids (:mod:`.text`), with no Python format call per question."""
 
 from __future__ import annotations
 
@@ -18,29 +12,17 @@ import numpy as np
 import pyarrow as pa
 import torch
 
-from tensorqa.engine.grid import ANSWER_KINDS
-from tensorqa.engine.primitives.localize import KIND_NAMES
+from tensorqa.engine import rng
+from tensorqa.agqa.grid import ANSWER_KINDS
 from tensorqa.agqa.templates import TEMPLATES
 from tensorqa.scenes.vocab import vocab
 from tensorqa.writers import RECORD_SCHEMA, coded_schema
 from tensorqa.agqa.validity import Cells
 from tensorqa.agqa.text import compose, gather_text
 from tensorqa.agqa.record_texts import (  # noqa: F401  (re-exported: the record constants)
-    MAX_STEPS,
-    REF_AXES,
-    REF_VARIANTS,
-    SLOT_NAMES,
-    TEMPLATE_NAMES,
-    Texts,
-    WINDOW_STEPS,
-    ID_PATTERN,
-    frame_pattern,
-    group_pattern,
-    local_pattern,
-    program_pattern,
-    window_strings,
-    texts,
-)
+    MAX_STEPS, REF_AXES, REF_VARIANTS, SLOT_NAMES, TEMPLATE_NAMES, Texts, WINDOW_STEPS, ID_PATTERN,
+    frame_pattern, group_pattern, local_pattern, program_pattern, texts)
+from tensorqa.engine.windows import WINDOW_KINDS
 
 
 @dataclass
@@ -54,7 +36,7 @@ class CellBlock:
     relation: np.ndarray
     action: np.ndarray
     action2: np.ndarray
-    window: np.ndarray  # time kind (KIND_NAMES index)
+    window: np.ndarray  # time kind (WINDOW_KINDS index)
     window_x: np.ndarray
     window_y: np.ndarray
     answer: np.ndarray
@@ -164,17 +146,9 @@ def _global_column(template: np.ndarray) -> pa.Array:
 def frame_variants(block: CellBlock, video_keys: np.ndarray, rank: np.ndarray, seed: int) -> np.ndarray:
     """int64[M]: the question frame of each row, a seeded hash of (video, template, rank in video)
     so that it does not depend on batch size, device or shard count."""
-    counts = np.array([len(TEMPLATES[t].frames) for t in TEMPLATE_NAMES], np.uint64)
-    with np.errstate(over="ignore"):
-        x = (video_keys[block.video].astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
-             ^ (rank.astype(np.uint64) + np.uint64(seed) * np.uint64(0xD1B54A32D192ED03))
-             ^ (block.template.astype(np.uint64) << np.uint64(48)))
-        x ^= x >> np.uint64(30)
-        x *= np.uint64(0xBF58476D1CE4E5B9)
-        x ^= x >> np.uint64(27)
-        x *= np.uint64(0x94D049BB133111EB)
-        x ^= x >> np.uint64(31)
-    return (x % counts[block.template]).astype(np.int64)
+    counts = np.array([len(TEMPLATES[t].frames) for t in TEMPLATE_NAMES], np.int64)
+    h = rng.derive(seed, "agqa.frame", video_keys[block.video], block.template, rank)
+    return rng.below(h, counts[block.template])
 
 
 def answer_strings(kind: str) -> list[str]:
@@ -227,11 +201,9 @@ def _window_index(rows: CellBlock) -> np.ndarray:
 
 
 def _indirect_windows(tx: Texts, rows: CellBlock, variant: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, pa.Array]:
-    """Localizations around indirect-object actions: (rows bool[M], index int64[n] of each such row
-    in ``texts``, texts: their distinct localization phrases (``variant`` given) or programs).
-
-    Few distinct ones per block, so each is rendered once (before X, X, between, Y, after) and the
-    rows point at it: the question and program then take one atom for their window."""
+    """Localizations around indirect-object actions: (rows bool[M], index int64[n] of each such row in
+    ``texts``, texts). Few are distinct per block, so each is rendered once (phrase with ``variant``,
+    else program) and the rows point at it."""
     indirect = (rows.window_x_ref > 0) | (rows.window_y_ref > 0)
     sel = np.flatnonzero(indirect)
     if not len(sel):
@@ -285,6 +257,12 @@ def render(block: CellBlock, video_ids: tuple[str, ...], splits: tuple[str, ...]
            variant: np.ndarray, answer_kinds: np.ndarray) -> pa.Table:
     """The records of a block (rows in block order): :data:`RECORD_SCHEMA`, with the vocabulary
     columns as dictionary arrays (:func:`..writers.coded_schema`)."""
+    return _record_table(block, video_ids, splits, variant, answer_kinds, _text_columns(block, video_ids, rank, variant))
+
+
+def _text_columns(block: CellBlock, video_ids: tuple[str, ...], rank: np.ndarray, variant: np.ndarray) -> dict:
+    """The text columns of a block's records (question, program, local, direct_group, question_id),
+    each one ``compose`` over the shared lexicon extended by the block's own strings."""
     tx = texts()
     lex = tx.lexicon
     M = len(block)
@@ -333,7 +311,14 @@ def render(block: CellBlock, video_ids: tuple[str, ...], splits: tuple[str, ...]
     local = compose(lex, block.template, local_pattern, keys, extended)
     direct_group = compose(lex, block.template, group_pattern, keys, extended)
     qid = compose(lex, np.zeros(M, np.int64), lambda _: ID_PATTERN, keys, extended)
+    return {"question_id": qid, "question": question, "program": program, "local": local,
+            "direct_group": direct_group}
 
+
+def _record_table(block: CellBlock, video_ids: tuple[str, ...], splits: tuple[str, ...], variant: np.ndarray,
+                  answer_kinds: np.ndarray, text: dict) -> pa.Table:
+    """The records: the text columns with the id, answer, category and flag columns around them."""
+    M = len(block)
     vids = pa.array(video_ids, pa.string()).take(pa.array(block.video))
     spl = pa.array(splits, pa.string()).take(pa.array(block.video))
     v = vocab()
@@ -354,13 +339,13 @@ def render(block: CellBlock, video_ids: tuple[str, ...], splits: tuple[str, ...]
               | (block.window_x_ref > 0) | (block.window_y_ref > 0)).astype(np.int8)
     zeros = np.zeros(M, np.int8)
     table = pa.table({
-        "question_id": qid, "video_id": vids, "split": spl, "template": per_template(TEMPLATE_NAMES),
-        "frame": pa.array(variant.astype(np.int8)), "question": question, "answer": answer,
+        "question_id": text["question_id"], "video_id": vids, "split": spl, "template": per_template(TEMPLATE_NAMES),
+        "frame": pa.array(variant.astype(np.int8)), "question": text["question"], "answer": answer,
         "global": _global_column(block.template),
-        "local": local, "ans_type": per_template([sp.ans_type for sp in specs]),
+        "local": text["local"], "ans_type": per_template([sp.ans_type for sp in specs]),
         "steps": pa.array(steps.astype(np.int8)), "semantic": per_template([sp.semantic for sp in specs]),
-        "structural": per_template([sp.structural for sp in specs]), "program": program,
-        "window": coded(KIND_NAMES, block.window),
+        "structural": per_template([sp.structural for sp in specs]), "program": text["program"],
+        "window": coded(WINDOW_KINDS, block.window),
         "window_action": coded(v.actions, block.window_x), "window_action2": coded(v.actions, block.window_y),
         "window_action_ref": coded(ref_names, block.window_x_ref),
         "window_action2_ref": coded(ref_names, block.window_y_ref),
@@ -371,7 +356,7 @@ def render(block: CellBlock, video_ids: tuple[str, ...], splits: tuple[str, ...]
         "object2_ref_relation": coded(v.relation_ids, block.object2_ref_rel), "action": coded(v.actions, block.action),
         "action_ref": coded(ref_names, block.action_ref), "action2_ref": coded(ref_names, block.action2_ref),
         "action2": coded(v.actions, block.action2),
-        "direct_group": direct_group,
+        "direct_group": text["direct_group"],
         "is_direct": pa.array((1 - (is_temp | is_obj)).astype(np.int8)), "indirect": pa.array(is_temp | is_obj),
         "i_obj": pa.array(is_obj), "i_rel": pa.array(zeros), "i_act": pa.array(zeros), "i_temp": pa.array(is_temp),
         "sg_grounding": pa.nulls(M, pa.string()),

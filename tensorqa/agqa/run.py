@@ -7,10 +7,9 @@ from __future__ import annotations
 import os
 
 from tensorqa.agqa.jobs import auto_jobs, generate_jobs
-from tensorqa.agqa.options import check_seed, checked_run_options
+from tensorqa.agqa.options import checked_generate_options
 from tensorqa.agqa.pipeline import generate_shard
 from tensorqa.errors import TensorQAError
-from tensorqa.outputs import check_output_folder
 
 
 def generate(store: str | os.PathLike, out: str | os.PathLike, templates: list[str] | None = None,
@@ -19,25 +18,13 @@ def generate(store: str | os.PathLike, out: str | os.PathLike, templates: list[s
              include_retired: bool = False, progress: bool = True, max_videos: int | None = None,
              kernels: str = "auto", grounding: bool | None = None, jobs: int | str = 1, threads: int | None = None,
              on_block=None, lock: bool = True) -> dict:
-    """Generate the unbalanced pool of ``store`` into ``out`` (Hugging Face layout, or AGQA JSON).
+    """Generate the unbalanced pool of ``store`` into ``out``; returns the run's statistics.
 
-    ``jobs``: run that many shard processes side by side on this machine (:mod:`.jobs`; shards
-    0..jobs-1 of ``jobs``, one CPU thread each where cores are scarce; "auto": one per core, as
-    many as the memory holds, :func:`.jobs.auto_jobs`); the pool's records are the same as with
-    one process. Not with an explicit shard or under torchrun. The other arguments:
-    :func:`.pipeline.generate_shard`. Returns the run's statistics.
-
-    Called from Python, call :func:`tensorqa.startup.configure_process` before anything imports
-    pyarrow, as the command line does: otherwise Arrow's allocator hands the text and Parquet
-    buffers back to the kernel after every block, and each block faults them in again
-    (``benchmarks/RESULTS.md``, "Allocator set-up")."""
-    if threads is not None and threads < 1:
-        raise TensorQAError(f"--threads must be at least 1, got {threads}")
-    check_seed(seed)
-    if num_shards is not None and num_shards < 1:
-        raise TensorQAError(f"--num-shards must be at least 1, got {num_shards}")
-    batch_videos = checked_run_options(device, batch_videos, max_videos)
-    out = check_output_folder(out, what="the pool is a folder")
+    ``jobs``: shard processes side by side (:mod:`.jobs`; "auto": :func:`.jobs.auto_jobs`), same
+    records as one process; not with an explicit shard or torchrun. Other arguments:
+    :func:`.pipeline.generate_shard`. From Python, call :func:`tensorqa.startup.configure_process`
+    before pyarrow is imported, as the command line does (Arrow's allocator set-up)."""
+    batch_videos, out = checked_generate_options(threads, seed, num_shards, device, batch_videos, max_videos, out)
     if jobs == "auto":
         jobs = auto_jobs(device)
     elif not isinstance(jobs, int):

@@ -1,34 +1,16 @@
-"""``split``: AGQA's split fields on a pool — train/test by video, novel compositions, indirect
-references with their direct equivalents, and "more steps" (docs/reference/agqa.md §2.3 and "Splits";
-semantics §b.4, §d step 7).
+"""``split``: AGQA's split fields on a pool (docs/reference/agqa.md "Splits"; semantics §b.4, §d step 7).
 
-What is written (same Hugging Face layout; ``SPLIT_SCHEMA`` = ``RECORD_SCHEMA`` + 7 columns):
+Writes ``SPLIT_SCHEMA`` (``RECORD_SCHEMA`` + 7 columns): ``split`` (the pool's, or train for
+``train_videos`` and test for the others); ``nc_seq``, ``nc_sup``, ``nc_dur``, ``nc_objrel`` and their or
+``novel_comp`` (:class:`NovelCompositions`); ``more_steps`` (``steps > M``, :class:`SplitConfig`);
+``direct_equiv``, the ``question_id`` of the first direct question of the same ``direct_group`` in the
+output (a localized question's is its whole-video version, as in AGQA), or null. Train drops
+``novel_comp == 1`` rows; ``more_steps`` is only a flag, as AGQA releases it. The flags are written
+in both splits (AGQA releases them for test only) so both files share one schema.
 
-* ``split``: the pool's own value (the store's video split; 7,787 / 1,814 videos for the default
-  data), or, with ``train_videos``, "train" for the listed videos and "test" for every other one.
-* ``nc_seq``, ``nc_sup``, ``nc_dur``, ``nc_objrel`` and ``novel_comp`` (their or): the question
-  uses a held-out composition (:class:`NovelCompositions`, listed in the output's dataset card).
-* ``more_steps``: ``steps > M`` for the question's template (:class:`SplitConfig`
-  ``steps_threshold``; default 5 for every template — see there).
-* ``direct_equiv``: the ``question_id`` of the direct question (``is_direct == 1``) of the same
-  ``direct_group`` (same video, template and reference-free arguments) that the output holds (the
-  first in pool order if several), or null when there is none. The direct question points to
-  itself. As in AGQA (§b.4) a localized question's direct
-  equivalent is its whole-video version and may have another answer.
-* ``indirect``, ``i_obj``, ``i_rel``, ``i_act``, ``i_temp`` come from the pool unchanged.
-
-Rows: the test split keeps every question; the train split drops questions with
-``novel_comp == 1`` (``keep_novel_in_train=False``), as AGQA's novel-composition split requires.
-``more_steps`` is only a flag, as AGQA releases it: for the more-steps split train on train rows with
-``more_steps == 0`` and test on test rows with ``more_steps == 1``. The flags are written in both
-splits (AGQA releases the ``nc_*``, ``i_*`` and ``direct_equiv`` fields for test only; carrying them
-in train too keeps one schema for both files).
-
-Two streaming passes, bounded memory: pass 1 reads the grouping and flag columns to count the rows
-of each output split and to collect the direct questions (hash of ``direct_group`` -> question id,
-the first one in pool order); pass 2 reads whole records batch by batch, adds the columns, drops
-train novel compositions and writes. Memory: the direct questions' ids plus one hash table over
-them; nothing per question beyond a batch. No randomness: the output is a function of the input.
+Two streaming passes: pass 1 counts each output split's rows and collects the direct questions
+(hash of ``direct_group`` -> first question id); pass 2 adds the columns and writes. Memory: the
+direct questions' ids and one hash table; no randomness.
 """
 
 from __future__ import annotations
@@ -47,6 +29,8 @@ from tensorqa.agqa.balancing.hashing import hash_strings
 from tensorqa.agqa.balancing.output import PoolOutput, prepare_output
 from tensorqa.agqa.balancing.scan import (BATCH_ROWS, RECORD_BATCH_ROWS, as_numpy, check_columns, count_rows, iter_batches,
                              pool_files)
+from tensorqa.agqa.balancing.scan import check_split_rows
+from tensorqa.engine.windows import LOCALIZE_WORDS
 from tensorqa.errors import TensorQAError
 from tensorqa.agqa.templates.catalogue import TEMPLATES
 from tensorqa.scenes.vocab import vocab
@@ -74,24 +58,16 @@ DURATION_TEMPLATES = tuple(t for t, s in TEMPLATES.items() if s.family == "lengt
                            and s.shape.longer)
 SEQUENCING_TEMPLATES = tuple(t for t, s in TEMPLATES.items() if s.family == "time")
 SUPERLATIVE_TEMPLATES = tuple(t for t, s in TEMPLATES.items() if s.family in ("first", "last") and "relation" in s.slots)
-LOCALIZED = ("before", "after", "while", "between")
 
 
 @dataclass(frozen=True)
 class NovelCompositions:
-    """Held-out compositions (AGQA ids), and which questions count as using them.
-
-    * ``nc_seq``: a localizing action (``window_action`` / ``window_action2`` of a before / after /
-      while / between window) or an action compared in time (``action`` / ``action2`` of actTime,
-      relTime, objTime) is one of ``sequencing_actions``;
-    * ``nc_sup``: the relation of a first / last template (objFirst ... objLastVerify), or the
-      relation of a first / last object reference, is one of ``superlative_relations``;
-    * ``nc_dur``: an action of a "longer" comparison (``duration_templates``) or an indirect-object
-      action (``action_ref`` / ``action2_ref`` set) is one of ``duration_actions``;
-    * ``nc_objrel``: an (object, relation) pair of the question — (object, relation),
-      (object2, relation), or an object reference's (referent, reference relation) — is one of
-      ``object_relation_pairs``.
-    """
+    """Held-out compositions (AGQA ids). A question uses one when: ``nc_seq``, a localizing action or
+    an action compared in time (actTime, relTime, objTime) is a sequencing action; ``nc_sup``, the
+    relation of a first / last template or of a first / last object reference is a superlative
+    relation; ``nc_dur``, an action of a "longer" comparison or an indirect-object action is a
+    duration action; ``nc_objrel``, its (object, relation), (object2, relation) or an object
+    reference's (referent, relation) is one of the pairs."""
 
     sequencing_actions: tuple[str, ...]
     superlative_relations: tuple[str, ...]
@@ -144,17 +120,10 @@ DEFAULT_MAX_STEPS = 5
 
 @dataclass(frozen=True)
 class SplitConfig:
-    """Options of the split pass.
-
-    steps_threshold: M of ``more_steps = steps > M``: one int for every template, or a mapping
-        {template: M} (templates not named use ``DEFAULT_MAX_STEPS``). AGQA's per-template table was
-        not available (semantics §d step 7). The default, 5 for every template, agrees with the
-        released records we have: YSKX3-8 (objExists, 3 steps, more_steps 0), YSKX3-9 (1 step, 0)
-        and LSKA2-2205 (relTime, 6 steps, more_steps 1); it keeps every template's direct form in
-        train (the largest base steps is 5) and sends anything deeper than a compare template's
-        direct form to the more-steps test.
-    train_videos: video ids that make up train (all others: test); None keeps the pool's split.
-    """
+    """Options of the split pass. steps_threshold: M of ``more_steps = steps > M``, one int or
+    {template: M} (others ``DEFAULT_MAX_STEPS``); AGQA's table is not public (§d step 7), and 5 agrees
+    with the released records and keeps every direct form in train. train_videos: the train videos
+    (others test); None keeps the pool's split."""
 
     novel: NovelCompositions = field(default_factory=NovelCompositions.agqa)
     steps_threshold: int | Mapping[str, int] = DEFAULT_MAX_STEPS
@@ -202,7 +171,7 @@ def composition_flags(table: pa.Table | pa.RecordBatch, config: SplitConfig) -> 
         return as_numpy(pc.is_in(joined, value_set=pa.array([f"{o}|{r}" for o, r in nc.object_relation_pairs],
                                                              pa.string()))).astype(bool)
 
-    localized = isin("window", LOCALIZED)
+    localized = isin("window", LOCALIZE_WORDS)
     seq_act = nc.sequencing_actions
     seq = localized & (isin("window_action", seq_act) | isin("window_action2", seq_act))
     seq |= isin("template", SEQUENCING_TEMPLATES) & (isin("action", seq_act) | isin("action2", seq_act))
@@ -286,32 +255,8 @@ def split_pool(pool: str | os.PathLike, out: str | os.PathLike, config: SplitCon
     check_columns(all_files, RECORD_SCHEMA.names)
     out = prepare_output(out, pool)
     n_in = count_rows(all_files)
-    # pass 1: output sizes and the direct questions
-    directs = HashIndex()
-    direct_ids: list[pa.Array] = []
-    rows_out = {s: 0 for s in SPLITS}
     with tqdm(total=n_in, desc="split: scan", unit="q", unit_scale=True, disable=not progress, dynamic_ncols=True) as bar:
-        for split in SPLITS:
-            for batch in iter_batches(files[split], _PASS1, config.batch_rows):
-                table = pa.Table.from_batches([batch])
-                new_split = _new_split(table, split, config)
-                keep = _keep(new_split, composition_flags(table, config), config)
-                for s in SPLITS:
-                    rows_out[s] += int((as_numpy(pc.equal(new_split, s)).astype(bool) & keep).sum())
-                direct = (as_numpy(table.column("is_direct")) == 1) & keep  # only directs the output keeps
-                direct &= as_numpy(pc.binary_length(pc.fill_null(table.column("direct_group"), ""))) > 0
-                if direct.any():
-                    h = hash_strings(table.column("direct_group").filter(pa.array(direct)))
-                    before = len(directs)
-                    code = directs.index(h)
-                    # codes before..len(directs)-1 are new groups; their id is the group's first row
-                    new_codes, first_row = np.unique(code, return_index=True)
-                    first_row = first_row[new_codes >= before]
-                    ids = table.column("question_id").filter(pa.array(direct)).combine_chunks()
-                    direct_ids.append(ids.take(pa.array(first_row)))
-                bar.update(batch.num_rows)
-    direct_ids = pa.concat_arrays(direct_ids) if direct_ids else pa.array([], pa.string())
-    # pass 2: write
+        directs, direct_ids, rows_out = _scan_directs(files, config, bar)
     stats = {s: {k: 0 for k in list(SPLIT_FIELDS.names) + ["indirect", "i_obj", "i_rel", "i_act", "i_temp"]} for s in SPLITS}
     dropped = 0
     output = PoolOutput(out, rows_out, SPLIT_SCHEMA, config.shard_rows)
@@ -320,28 +265,10 @@ def split_pool(pool: str | os.PathLike, out: str | os.PathLike, config: SplitCon
                   dynamic_ncols=True) as bar:
             for split in SPLITS:
                 for batch in iter_batches(files[split], RECORD_SCHEMA.names, RECORD_BATCH_ROWS):
-                    table = pa.Table.from_batches([batch])
-                    new_split = _new_split(table, split, config)
-                    flags = composition_flags(table, config)
-                    keep = _keep(new_split, flags, config)
-                    dropped += int((~keep).sum())
-                    code = directs.lookup(hash_strings(table.column("direct_group")))
-                    code[as_numpy(pc.binary_length(pc.fill_null(table.column("direct_group"), ""))) == 0] = -1
-                    if len(direct_ids):
-                        equiv = direct_ids.take(pa.array(np.maximum(code, 0)))
-                        equiv = pc.if_else(pa.array(code >= 0), equiv, pa.scalar(None, pa.string()))
-                    else:
-                        equiv = pa.nulls(len(code), pa.string())
-                    table = table.set_column(table.schema.get_field_index("split"), "split", new_split)
-                    for name in SPLIT_FIELDS.names:
-                        value = equiv if name == "direct_equiv" else pa.array(flags[name])
-                        table = table.append_column(name, value)
-                    if not keep.all():
-                        table = table.filter(pa.array(keep))
+                    table, n_dropped = _with_split_fields(pa.Table.from_batches([batch]), split, config, directs,
+                                                          direct_ids, files[split][0].parent)
+                    dropped += n_dropped
                     uniform = config.train_videos is None  # rows of a split's file stay in that split
-                    if uniform and not pc.all(pc.equal(new_split, split)).as_py():
-                        raise TensorQAError(f"{files[split][0].parent}: a {split} shard holds rows whose 'split' "
-                                            f"is not {split!r}")
                     for s in ([split] if uniform else SPLITS):
                         part = table if uniform else table.filter(pc.equal(table.column("split"), s))
                         if part.num_rows:
@@ -358,6 +285,55 @@ def split_pool(pool: str | os.PathLike, out: str | os.PathLike, config: SplitCon
         raise
     write_dataset_card(out, "tensorqa AGQA-style pool with split fields", _card_body(report, config))
     return report
+
+
+def _scan_directs(files: dict, config: SplitConfig, bar) -> tuple[HashIndex, pa.Array, dict[str, int]]:
+    """Pass 1: (direct_group hash -> code, the question id of each code's first direct question,
+    rows per output split)."""
+    directs = HashIndex()
+    direct_ids: list[pa.Array] = []
+    rows_out = {s: 0 for s in SPLITS}
+    for split in SPLITS:
+        for batch in iter_batches(files[split], _PASS1, config.batch_rows):
+            table = pa.Table.from_batches([batch])
+            new_split = _new_split(table, split, config)
+            keep = _keep(new_split, composition_flags(table, config), config)
+            for s in SPLITS:
+                rows_out[s] += int((as_numpy(pc.equal(new_split, s)).astype(bool) & keep).sum())
+            direct = (as_numpy(table.column("is_direct")) == 1) & keep  # only directs the output keeps
+            direct &= as_numpy(pc.binary_length(pc.fill_null(table.column("direct_group"), ""))) > 0
+            if direct.any():
+                h = hash_strings(table.column("direct_group").filter(pa.array(direct)))
+                before = len(directs)
+                code = directs.index(h)
+                # codes before..len(directs)-1 are new groups; their id is the group's first row
+                new_codes, first_row = np.unique(code, return_index=True)
+                first_row = first_row[new_codes >= before]
+                ids = table.column("question_id").filter(pa.array(direct)).combine_chunks()
+                direct_ids.append(ids.take(pa.array(first_row)))
+            bar.update(batch.num_rows)
+    return directs, (pa.concat_arrays(direct_ids) if direct_ids else pa.array([], pa.string())), rows_out
+
+
+def _with_split_fields(table: pa.Table, split: str, config: SplitConfig, directs: HashIndex,
+                       direct_ids: pa.Array, where) -> tuple[pa.Table, int]:
+    """Pass 2 on one batch: (its kept rows with the new split and the split fields, rows dropped)."""
+    new_split = _new_split(table, split, config)
+    if config.train_videos is None:
+        check_split_rows(new_split, split, where)
+    flags = composition_flags(table, config)
+    keep = _keep(new_split, flags, config)
+    code = directs.lookup(hash_strings(table.column("direct_group")))
+    code[as_numpy(pc.binary_length(pc.fill_null(table.column("direct_group"), ""))) == 0] = -1
+    if len(direct_ids):
+        equiv = direct_ids.take(pa.array(np.maximum(code, 0)))
+        equiv = pc.if_else(pa.array(code >= 0), equiv, pa.scalar(None, pa.string()))
+    else:
+        equiv = pa.nulls(len(code), pa.string())
+    table = table.set_column(table.schema.get_field_index("split"), "split", new_split)
+    for name in SPLIT_FIELDS.names:
+        table = table.append_column(name, equiv if name == "direct_equiv" else pa.array(flags[name]))
+    return (table if keep.all() else table.filter(pa.array(keep))), int((~keep).sum())
 
 
 def _count(stats: dict, part: pa.Table) -> None:

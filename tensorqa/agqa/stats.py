@@ -1,16 +1,10 @@
-"""``stats``: what a pool holds — questions per template beside AGQA's Table 14 counts and their
-ratio, answer distributions per template, steps histogram. Counted with pyarrow group-bys batch by
-batch over five columns (strings as dictionary codes), so memory holds a batch, not the pool.
-
-The ratio scales the pool's count to AGQA's 9,601 videos (count x 9,601 / the pool's videos), so
-a pool of a subset (``generate --max-videos``) is compared at AGQA's size. The pool's videos are
-the ones its done markers record (``pool_videos``: videos without a question count too); a pool
-without that fact counts its distinct video ids."""
+"""``stats``: questions per template beside AGQA's Table 14 (ratio scaled to AGQA's 9,601 videos by
+the pool's ``pool_videos``, or its distinct video ids), answer distributions, steps histogram;
+pyarrow group-bys batch by batch."""
 
 from __future__ import annotations
 
 import math
-
 
 from tensorqa.agqa.templates import TEMPLATES
 from tensorqa.writers import iter_pool, pool_fact

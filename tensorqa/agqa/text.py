@@ -1,20 +1,9 @@
-"""Text columns as rows of lexicon ids: one ``take`` per column, no per-row or per-group Python.
+"""Text columns as rows of lexicon ids: one ``take`` per column, no per-row Python.
 
-Every string a record holds (question, program, balancing keys, ids) is a concatenation of
-*atoms*: literal fragments of a frame or program shape, and vocabulary strings (an object's
-phrase, a reference phrase, an action's program word, a video id...). All atoms live in one
-pyarrow string array, the :class:`Lexicon`. A column of M texts of at most P atoms is then an
-integer matrix ``[M, P]`` of lexicon ids (0 is the empty string), worked out with numpy.
-
-:func:`gather_text` turns that matrix into strings with a single ``take`` of the flattened ids:
-the result lays the atoms of row 0, then those of row 1, ... end to end in one data buffer, which
-is already the concatenation of the rows' texts; the column is that buffer read with every P-th
-offset. The bytes are copied once, by Arrow.
-
-:func:`compose` builds the id matrix from *patterns* (as :func:`split_pattern` makes them: literal
-fragments alternating with slot names), one pattern per group of rows (a template and frame
-variant), and per-row atom ids for each slot.
-"""
+Every text is a concatenation of atoms (frame or program literals, vocabulary strings) held in one
+string array, the :class:`Lexicon`; a column of M texts of at most P atoms is an int matrix [M, P]
+(0: the empty string). :func:`gather_text` takes the flattened ids once, which lays the rows' texts
+end to end; :func:`compose` builds the matrix from per-group patterns and per-row slot atoms."""
 
 from __future__ import annotations
 
@@ -95,13 +84,9 @@ class Lexicon:
         return self.extend([pa.array(strings, pa.string())]), len(self)
 
     def extend(self, parts: list[pa.Array]) -> pa.Array:
-        """This lexicon followed by the strings of ``parts`` (string arrays), for one block.
-
-        The lexicon's own strings are not copied: they sit at the start of a scratch buffer that
-        is kept between calls, and each call writes only the block's strings after them (copying
-        the ~9 MiB lexicon for every block also left the copy cold in the caches). The result
-        therefore aliases that buffer: it is valid until the next ``extend`` of this lexicon and
-        must not be kept longer (``gather_text`` copies what it takes)."""
+        """This lexicon followed by the strings of ``parts``, for one block. The lexicon's strings sit at
+        the start of a scratch buffer kept between calls (not copied per block), so the result aliases it:
+        valid until the next ``extend`` (``gather_text`` copies what it takes)."""
         base = self.array()
         n0 = len(base)
         base_offsets = string_offsets(base)
@@ -180,12 +165,9 @@ def _dense(group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def compose(lexicon: Lexicon, group: np.ndarray, pattern: Callable[[int], list[str]],
             slots: dict[str, np.ndarray], lexicon_array: pa.Array | None = None) -> pa.Array | pa.ChunkedArray:
-    """string[M]: row i is ``pattern(group[i])`` with each slot ``s`` written as the atoms
-    ``slots[s][i]`` (lexicon ids, shape [M] for one atom or [M, k] for k atoms).
-
-    ``lexicon_array`` overrides ``lexicon.array()``, for a lexicon extended with per-block strings
-    (whose ids follow the shared lexicon's); the patterns' literals must then be in the lexicon
-    already (:meth:`Lexicon.literals`), since a new one would take an id of the extension."""
+    """string[M]: row i is ``pattern(group[i])`` with slot ``s`` written as the atoms ``slots[s][i]``
+    (int [M] or [M, k]). ``lexicon_array``: a lexicon extended per block; the patterns' literals must
+    then be in the shared lexicon already (:meth:`Lexicon.literals`)."""
     M = len(group)
     if M == 0:
         return pa.array([], pa.string())

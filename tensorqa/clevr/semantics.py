@@ -1,6 +1,6 @@
 """CLEVR's upstream generator defects (reference §6) that change the output: one switch each,
 faithful (CLEVR's behaviour, the default) in ``CLEVR``, corrected in ``STRICT`` — as
-``engine/semantics`` does for AGQA. Defects that change no output here (5 progress on stdout,
+``agqa/semantics`` does for AGQA. Defects that change no output here (5 progress on stdout,
 6 listdir order: we sort file names, 7 and 11 rendering only, 12 no NOT_NULL) need no switch."""
 
 from __future__ import annotations

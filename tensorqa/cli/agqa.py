@@ -35,7 +35,7 @@ def _balance_arguments(p: argparse.ArgumentParser) -> None:
 @command("balance", "balance a pool's answers and question structures as AGQA does", _balance_arguments)
 def run_balance(a: argparse.Namespace) -> int:
     from tensorqa.agqa.balancing.balance import balance_config, balance_pool, format_report
-    from tensorqa.engine.semantics import PRESETS
+    from tensorqa.agqa.semantics import PRESETS
     from tensorqa.writers import pool_fact
 
     from tensorqa.agqa.options import check_seed

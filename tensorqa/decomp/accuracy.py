@@ -1,21 +1,8 @@
-"""AGQA-Decomp answer accuracy and CA / RWR / RWR-n (``compute_acc_ca_rwr.py``), as numpy group-bys
-over :mod:`tensorqa.decomp.encoding`'s columns.
-
-What the official code does, and so what this module does (the quirks included on purpose):
-
-* Accuracy. Banned types and ``answer is None`` are skipped, then questions are deduplicated by
-  text within each video file (first occurrence in file order). ``isolated.json`` questions are
-  added without deduplication and without the ``None`` filter (a ``None`` ground truth is its
-  own answer class there, matched only by a ``null`` prediction). Per collapsed type the score is
-  the unweighted mean over ground-truth answers of the per-answer accuracy; "Overall" is the same
-  mean over every distinct answer pooled across all types.
-* CA / RWR / RWR-n. Parents: hierarchy keys of a non-banned type with an answer, deduplicated by
-  text per video (children come from the first occurrence). Children count when non-banned and
-  answered. Per (parent, rule) and per parent (children unioned by text over its rules): when
-  there is at least one valid child, the parent's correctness goes into the "ca" bucket if every
-  child is right, else into "rwr" and "rwr-<number wrong>". Duplicated children in one rule's list
-  count twice there (the official loop walks the list).
-"""
+"""AGQA-Decomp answer accuracy and CA / RWR / RWR-n (``compute_acc_ca_rwr.py``, quirks included:
+docs/reference/agqa.md §2.7) as numpy group-bys over :mod:`.encoding`'s columns. Details the
+reference leaves open: deduplication keeps the first occurrence in file order; ``isolated.json``
+questions are neither deduplicated nor None-filtered (a None ground truth is its own answer class,
+matched only by a null prediction); a child listed twice in one rule counts twice."""
 
 from __future__ import annotations
 
@@ -60,10 +47,7 @@ def _sum_by_float(group: np.ndarray, values: np.ndarray) -> np.ndarray:
     return np.bincount(group, weights=values, minlength=(int(group.max()) + 1) if len(group) else 0)
 
 
-# ============================================================================================
-# CA / RWR / RWR-n
-
-
+# -- CA / RWR / RWR-n -------------------------------------------------------------------------------
 def ca_rwr(enc: Encoded) -> dict:
     """{"by_composition"|"by_parent": {"ca"|"rwr": {name: (correct, total)}, "rwr_n": {name: {n: (c, t)}}}}."""
     N = len(enc.ans)

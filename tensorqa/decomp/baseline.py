@@ -1,14 +1,8 @@
-"""Reference predictions that use no video: the most likely answer, or a random seen answer.
-
-    most-likely  the most frequent ground-truth answer of the question's group (collapsed type for
-                 hierarchies, template for a question pool); ties go to the alphabetically first
-    random       an answer drawn uniformly from the distinct answers seen in that group (seeded)
-
-The answer statistics come from ``fit`` (default: the questions being predicted). Fitted on the
-questions being evaluated, "most-likely" peeks at their answers: it is a cheating-free reference
-only when ``fit`` is the training split (train hierarchies, or ``fit_split="train"`` of a pool).
-A group that ``fit`` never saw falls back to all of ``fit``'s answers.
-"""
+"""Reference predictions that use no video: "most-likely" (the group's most frequent answer, ties
+alphabetical) or "random" (a seeded draw among the group's seen answers); groups are collapsed
+types, or templates for a pool. ``fit`` gives the statistics (default: the questions predicted,
+which peeks at their answers; fit on train for a fair reference); an unseen group falls back to
+all of ``fit``'s answers."""
 
 from __future__ import annotations
 
@@ -77,11 +71,8 @@ def _predict(groups: pa.Array, fit_groups: pa.Array, fit_answers: pa.Array, kind
 
 
 def baseline_predictions(hierarchies, kind: str = "most-likely", seed: int = 0, fit=None) -> Predictions:
-    """Predictions for every question key of ``hierarchies`` (a folder or :class:`Hierarchies`).
-
-    kind: "most-likely" or "random"; fit: hierarchies whose answers give the statistics (default:
-    the same ones; pass the train hierarchies for a fair reference).
-    """
+    """Predictions for every question key of ``hierarchies``: kind "most-likely" or "random"; fit:
+    the hierarchies giving the statistics (default: the same ones)."""
     h = as_hierarchies(hierarchies)
     f = h if fit is None else as_hierarchies(fit)
     keys, groups, _ = _question_groups(h)

@@ -1,43 +1,8 @@
-"""AGQA-Decomp internal consistency (IC, ``compute_ic.py``) and its correlation with accuracy
-(``ic_acc_correlation.py``): each consistency rule a boolean formula over per-composition columns
-of :mod:`tensorqa.decomp.encoding`.
-
-What the official code does, and so what this module does (the quirks included on purpose):
-
-* IC (``compute_ic.py``, the later revision that checks both directions of every implication).
-  Parents: hierarchy keys of a non-banned type (no answer filter), deduplicated by text per video.
-  Only predictions are compared. Rules per composition (q = parent prediction, c1 / c2 = the
-  first / second child's prediction; "valid" children are non-banned yes/no types):
-  - Interaction / After / Before / While. Yes: q = yes and some valid child -> wrong unless all
-    valid children say yes. No: some valid child says no -> wrong unless q = no.
-  - And / Between. Yes: (q = yes or all valid children yes) -> wrong unless both. No: (q = no or
-    some valid child no) -> wrong unless both. Nothing fires without a valid child.
-  - Xor (c1 but not c2; skipped when a child is banned). Yes: (q = yes or (c1 = yes and c2 = no))
-    -> wrong unless both. No: (q = no or not (c1 = yes and c2 = no)) -> wrong unless q = no and
-    not (c1 = yes and c2 = no).
-  - Equals, only under "Object Equals" parents. If c1 has children of its own: Yes: (q = yes or
-    c1 = c2) -> wrong unless both; No: (q = no or c1 != c2) -> wrong unless both. Leaf case, with
-    obj = program(c1)[10:-1]: Yes fires on (q = yes or c2 = obj) and is wrong unless q = yes, c2 =
-    obj and c1 = yes; No fires on (q = no or c2 != obj or c1 != yes) and is wrong when (q = no and
-    c2 = obj) or (q != no). The two directions are not mirror images: the backward Yes check
-    ignores c1, and the forward No check never blames c1 (q = no, c1 = no, c2 = obj is wrong).
-  - Choose. q = before: wrong unless c1 = yes, c2 = no; q = after: wrong unless c1 = no, c2 = yes
-    ("Choose Temporal"). Otherwise, when both children have an "Equals" rule of exactly two
-    children, the one whose first Equals child's text contains "<q> exist" must be yes and the
-    other no ("Choose Object"; c1 is tried first).
-  - First, Last, Longer Choose, Shorter Choose: never checked (the official dispatcher has no
-    branch for them; First/Last children are banned types anyway), so their IC cells are N/A.
-  Score per rule = 1 - wrong / fired. Per composition: the unweighted mean of the scores of the
-  rules whose name contains the composition name ("Overall": all 18, so Overall is N/A unless
-  every rule fired at least once), N/A if any of them never fired. Per parent type: the same over
-  ``PARENT_TO_RULES``, from checks under parents of that type; N/A for types absent from that
-  table (Object Exists, First/Last, "Overall", ...).
-* IC-accuracy correlation (``ic_acc_correlation.py``): per hierarchy (main question), accuracy
-  over all its non-banned answered sub-questions (no deduplication) and IC = (fired - wrong) /
-  fired over every non-banned parent (no deduplication, no answer filter), with the *older*
-  one-check-per-composition variants of the rules that this script keeps so that one failure is
-  not counted twice; Pearson's r over hierarchies with both defined.
-"""
+"""AGQA-Decomp internal consistency (``compute_ic.py``, its later revision checking both
+directions) and its correlation with accuracy (``ic_acc_correlation.py``, with the older one-check
+rules and no deduplication), quirks included (docs/reference/agqa.md §2.7): each rule a boolean
+formula over :mod:`.encoding`'s per-composition columns. The Equals rule's two directions are not
+mirror images, as in the original; First, Last, Longer and Shorter Choose are never checked."""
 
 from __future__ import annotations
 
@@ -53,12 +18,9 @@ from tensorqa.decomp.predictions import MISSING, NONE
 
 
 def _consistency_checks(enc: Encoded, inst_mask: np.ndarray, variant: str):
-    """Fired consistency checks of the compositions in ``inst_mask``.
-
-    variant "both": ``compute_ic.py`` (each rule checked in both directions);
-    variant "single": ``ic_acc_correlation.py`` (one check per composition, an if / elif chain).
-    Returns (composition index int64 [K], rule index into CONSISTENCY_RULES int64 [K], wrong bool [K]).
-    """
+    """Fired consistency checks of the compositions in ``inst_mask``: (composition int64[K], rule
+    int64[K] into CONSISTENCY_RULES, wrong bool[K]). variant "both": ``compute_ic.py``; "single":
+    ``ic_acc_correlation.py`` (one check per composition)."""
     I = len(enc.i_parent)
     empty = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, bool))
     if I == 0:
@@ -103,16 +65,27 @@ def _consistency_checks(enc: Encoded, inst_mask: np.ndarray, variant: str):
         wrong = np.broadcast_to(wrong, mask.shape)
         segments.append((np.flatnonzero(mask), rule[mask], wrong[mask]))
 
-    # Interaction / After / Before / While
-    m = kind == IMPLIES
-    emit(m & qy & has_valid, rule_yes, ~all_yes)
-    if variant == "both":
-        emit(m & one_no, rule_no, ~qn)
-    else:
-        emit(m & ~qy & one_no, rule_no, ~qn)
+    _implication_checks(emit, kind == IMPLIES, (kind == CONJUNCTION) & has_valid, qy, qn, has_valid, all_yes, one_no,
+                        rule_yes, rule_no, variant)
+    # Xor: c1 but not c2
+    _two_way(emit, (kind == XOR) & pair_ok, qy, qn, (p1 == v.yes) & (p2 == v.no), rule_yes, rule_no, variant)
+    m = (kind == EQUALS) & pair_ok
+    _two_way(emit, m & enc.is_parent[c1], qy, qn, (p1 == p2) & (p1 != MISSING), rule_yes, rule_no, variant)
+    _leaf_equals_checks(emit, enc, m & ~enc.is_parent[c1], inst_mask, c1, p1, p2, qy, qn, rule_yes, rule_no, variant)
+    _choose_checks(emit, enc, (kind == CHOOSE) & pair_ok, inst_mask, q, c1, c2, p1, p2)
+    if not segments:
+        return empty
+    idx = np.concatenate([s[0] for s in segments])
+    rule = np.concatenate([s[1] for s in segments]).astype(np.int64)
+    wrong = np.concatenate([s[2] for s in segments]).astype(bool)
+    return idx, rule, wrong
 
-    # And / Between
-    m = (kind == CONJUNCTION) & has_valid
+
+def _implication_checks(emit, implies, conjunction, qy, qn, has_valid, all_yes, one_no, rule_yes, rule_no, variant):
+    """Interaction / After / Before / While (``implies``) and And / Between (``conjunction``)."""
+    emit(implies & qy & has_valid, rule_yes, ~all_yes)
+    emit(implies & (one_no if variant == "both" else ~qy & one_no), rule_no, ~qn)
+    m = conjunction
     if variant == "both":
         emit(m & (qy | all_yes), rule_yes, ~(qy & all_yes))
         emit(m & (qn | one_no), rule_no, ~(qn & one_no))
@@ -123,33 +96,29 @@ def _consistency_checks(enc: Encoded, inst_mask: np.ndarray, variant: str):
         emit(other & all_yes, rule_yes, True)
         emit(other & one_no, rule_no, True)
 
-    # Xor: c1 but not c2
-    m = (kind == XOR) & pair_ok
-    pattern = (p1 == v.yes) & (p2 == v.no)
-    _two_way(emit, m, qy, qn, pattern, rule_yes, rule_no, variant)
 
-    # Equals under Object Equals parents
-    m = (kind == EQUALS) & pair_ok
-    inner = m & enc.is_parent[c1]
-    same = (p1 == p2) & (p1 != MISSING)
-    _two_way(emit, inner, qy, qn, same, rule_yes, rule_no, variant)
-    leaf = m & ~enc.is_parent[c1]
-    if (leaf & inst_mask).any():
-        obj = _equals_objects(enc, c1, leaf & inst_mask)
-        hit = p2 == obj                     # c2 names the object of c1's program
-        y1 = p1 == v.yes
-        if variant == "both":
-            emit(leaf & (qy | hit), rule_yes, ~(qy & hit & y1))
-            emit(leaf & (qn | ~hit | ~y1), rule_no, ~qn | hit)
-        else:
-            emit(leaf & qy, rule_yes, ~hit | ~y1)
-            emit(leaf & qn, rule_no, hit)
-            other = leaf & ~qy & ~qn
-            emit(other & (~hit | ~y1), rule_no, True)
-            emit(other & hit & y1, rule_yes, True)
+def _leaf_equals_checks(emit, enc: Encoded, leaf, inst_mask, c1, p1, p2, qy, qn, rule_yes, rule_no, variant):
+    """Equals under an Object Equals parent whose first child is a leaf: c2 must name the object of
+    c1's program, and c1 must say yes."""
+    if not (leaf & inst_mask).any():
+        return
+    hit = p2 == _equals_objects(enc, c1, leaf & inst_mask)
+    y1 = p1 == enc.vocab.yes
+    if variant == "both":
+        emit(leaf & (qy | hit), rule_yes, ~(qy & hit & y1))
+        emit(leaf & (qn | ~hit | ~y1), rule_no, ~qn | hit)
+    else:
+        emit(leaf & qy, rule_yes, ~hit | ~y1)
+        emit(leaf & qn, rule_no, hit)
+        other = leaf & ~qy & ~qn
+        emit(other & (~hit | ~y1), rule_no, True)
+        emit(other & hit & y1, rule_yes, True)
 
-    # Choose
-    m = (kind == CHOOSE) & pair_ok
+
+def _choose_checks(emit, enc: Encoded, m, inst_mask, q, c1, c2, p1, p2):
+    """Choose: before / after names the child that must say yes ("Choose Temporal"); otherwise the
+    child whose first Equals child reads "<answer> exist" ("Choose Object")."""
+    v = enc.vocab
     temporal, objective = CONSISTENCY_RULES.index("Choose Temporal"), CONSISTENCY_RULES.index("Choose Object")
     qb, qa = q == v.before, q == v.after
     first_yes = (p1 == v.yes) & (p2 == v.no)
@@ -161,13 +130,6 @@ def _consistency_checks(enc: Encoded, inst_mask: np.ndarray, variant: str):
         in1, in2 = _choose_object_hits(enc, other, q, c1, c2)
         emit(in1, objective, ~first_yes)
         emit(~in1 & in2, objective, ~second_yes)
-
-    if not segments:
-        return empty
-    idx = np.concatenate([s[0] for s in segments])
-    rule = np.concatenate([s[1] for s in segments]).astype(np.int64)
-    wrong = np.concatenate([s[2] for s in segments]).astype(bool)
-    return idx, rule, wrong
 
 
 def _two_way(emit, m, qy, qn, holds, rule_yes, rule_no, variant):

@@ -1,10 +1,6 @@
-"""Names the AGQA-Decomp evaluation uses: question types, composition rules, consistency rules.
-
-Facts from the official evaluation (``agqa_decomp_evaluation/constants.py`` of
-madeleinegrunde/AGQA_baselines_code; ``docs/reference/agqa.md`` §2.6-2.7). Every metric in
-:mod:`tensorqa.decomp.metrics` reads its vocabulary from here, so a table that differs from the
-official one is a one-line change.
-"""
+"""Names the AGQA-Decomp evaluation uses (question types, composition and consistency rules), from
+the official ``agqa_decomp_evaluation/constants.py`` (docs/reference/agqa.md §2.6-2.7); every metric
+reads them from here."""
 
 from __future__ import annotations
 

@@ -1,23 +1,11 @@
-"""``tensorqa decompose``: every question of a pool becomes a DAG of sub-questions with exact answers,
-written to disk (one video at a time by :func:`tensorqa.decomp.video.decompose_video`, in one or
-several processes) with the run's report.
+"""``tensorqa decompose``: every question of a pool becomes a DAG of sub-questions with exact answers
+(one video at a time, :func:`.video.decompose_video`, in one or several processes).
 
-    decompose(pool, out, store, ...) -> report dict
-
-Output folder (written to ``OUT.partial`` and renamed to ``OUT`` when complete; a rerun resumes
-the videos already done in ``OUT.partial``). ``OUT/hierarchies/`` is exactly AGQA-Decomp's folder
-(nothing but ``<video_id>.json`` files and ``isolated.json``: the official evaluation reads every
-entry of it), and the Parquet tables and run metadata lie beside it::
-
-    OUT/hierarchies/<video_id>.json   {main key: {"subquestion": {text: {type, answer, program, key}},
-                                        "hierarchy": {text: {rule: [child texts]}}}}     (agqa-json)
-    OUT/hierarchies/isolated.json     [{type, answer, key, question, program, video_id}]: questions
-                                      without a composition                               (agqa-json)
-    OUT/parquet/nodes.parquet   one row per distinct sub-question per video              (parquet)
-    OUT/parquet/edges.parquet   one row per (parent, rule, child position)
-    OUT/parquet/dags.parquet    one row per question: its DAG's size, or isolated
-    OUT/decompose/report.json   counts, composition rules, left-out compositions, timing
-"""
+Written to ``OUT.partial`` (a rerun resumes it) and renamed to ``OUT`` when complete:
+``OUT/hierarchies/`` is exactly AGQA-Decomp's folder (``<video_id>.json`` and ``isolated.json``,
+nothing else: the official evaluation reads every entry); ``OUT/parquet/{nodes,edges,dags}.parquet``
+(per distinct sub-question, per (parent, rule, child position), per question);
+``OUT/decompose/report.json`` (counts, rules, left-out compositions, timing)."""
 
 from __future__ import annotations
 
@@ -35,7 +23,7 @@ import pyarrow.parquet as pq
 
 from tensorqa.errors import TensorQAError
 from tensorqa.outputs import atomic_path, file_name, output_folder, remove_tree, write_atomic
-from tensorqa.engine.semantics import get_semantics
+from tensorqa.agqa.semantics import get_semantics
 from tensorqa.scenes.vocab import vocab
 from tensorqa.writers import pool_store, read_pool
 from tensorqa.decomp.hierarchies import Hierarchies, as_hierarchies
@@ -64,10 +52,7 @@ DAG_SCHEMA = pa.schema([
 ])
 
 
-# ============================================================================================
-# a pool
-
-
+# -- a pool -----------------------------------------------------------------------------------------
 class _PoolQuestions:
     """The questions of a pool split grouped by video, in the pool's order; a video's rows become
     Python dicts only when asked for (the table stays columnar)."""
@@ -108,21 +93,13 @@ class _PoolQuestions:
         return self.table.take(pa.array(self.order[a:self.stop[i]])).to_pylist()
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    write_atomic(path, text)
-
-
 def decompose(pool: str | os.PathLike, out: str | os.PathLike, store: str | os.PathLike | None = None,
               split: str = "all", limit: int | None = None, fmt: str = "both", semantics: str = "agqa",
               progress: bool = True, workers: int = 1) -> dict:
-    """Decompose every question of ``pool`` (rows of ``split``: train / test / all; the first
-    ``limit`` videos) into ``out``; returns the report (also ``out/decompose/report.json``).
-
-    store: the scene store the pool was generated from (default: the one the pool records).
-    fmt: "agqa-json", "parquet" or "both". A complete ``out`` is never overwritten.
-    workers: processes decomposing videos side by side (each video's files are its own, so the
-    output does not depend on it).
-    """
+    """Decompose the questions of ``pool`` (``split``: train / test / all; the first ``limit`` videos)
+    into ``out``; returns the report. store: default, the one the pool records; fmt: "agqa-json",
+    "parquet" or "both"; a complete ``out`` is never overwritten. ``workers`` processes do not change
+    the output."""
     from tensorqa.scenes.store import open_store
 
     t0, c0 = time.perf_counter(), cpu_seconds()
@@ -150,51 +127,15 @@ def decompose(pool: str | os.PathLike, out: str | os.PathLike, store: str | os.P
         if missing:
             raise TensorQAError(f"{src.path}: no video {missing[0]!r} ({len(missing)} of the pool's "
                                 f"{len(questions)} videos are missing): is it the store the pool was generated from?")
-        stage = out.with_name(out.name + ".partial")
-        if stage.is_symlink():
-            raise TensorQAError(f"{stage}: is a symbolic link; refusing to write through it (remove the link)")
-        parts = stage / "decompose" / "parts"
-        params = {"pool": str(pool.resolve()), "store": str(Path(store).resolve()), "split": split, "limit": limit,
-                  "format": fmt, "semantics": sem.name, "vocab": vocab().hash}
-        params_file = stage / "decompose" / "params.json"
-        if stage.exists():
-            old = json.loads(params_file.read_text()) if params_file.exists() else None
-            if old != params:
-                if old is None:
-                    raise TensorQAError(f"{stage}: exists but was not written by tensorqa decompose; remove it")
-                remove_tree(stage)  # an interrupted run with other parameters: start again
-        output_folder(parts, stage)  # no link planted below the stage
-        if fmt in ("agqa-json", "both"):
-            output_folder(stage / HIERARCHIES_DIR, stage)
-        _write_atomic(params_file, json.dumps(params, sort_keys=True))
+        stage, parts, params = _stage(out, pool, store, split, limit, fmt, sem)
         write_json = fmt in ("agqa-json", "both")
         todo = [i for i, v in enumerate(questions.videos) if not (parts / f"{v}.json").exists()]
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(questions), initial=len(questions) - len(todo), desc="decompose", unit="video",
-                   disable=not progress, dynamic_ncols=True)
         for i in todo:
             v = questions.videos[i]
             if v.startswith("."):
                 raise TensorQAError(f"{pool}: video id {v!r} cannot name a file")
             file_name(v, pool, "video id")
-        tasks = ((questions.videos[i], questions.rows(i)) for i in todo)
-        if workers == 1:
-            for v, rows in tasks:
-                _decompose_one(v, rows, src.scene(v), sem, stage, parts, write_json)
-                bar.update()
-        else:
-            # spawn, not fork: forking a process whose torch / Arrow thread pools hold locks can hang
-            ctx = multiprocessing.get_context("spawn")
-            from tensorqa.threads import torch_threads
-
-            init = (str(store), sem.name, str(stage), write_json, torch_threads(workers))
-            with ctx.Pool(workers, initializer=_worker_init, initargs=init) as mp:
-                for _ in mp.imap_unordered(_worker_run, tasks, chunksize=4):
-                    bar.update()
-                mp.close()
-                mp.join()  # the workers end here, so that their CPU time counts (cpu_seconds)
-        bar.close()
+        _run_videos(questions, todo, src, store, sem, stage, write_json, workers, progress)
     finally:
         src.close()
 
@@ -203,6 +144,55 @@ def decompose(pool: str | os.PathLike, out: str | os.PathLike, store: str | os.P
         out.rmdir()  # empty (checked above)
     os.replace(stage, out)
     return report
+
+
+def _stage(out: Path, pool: Path, store, split: str, limit, fmt: str, sem) -> tuple[Path, Path, dict]:
+    """(``OUT.partial``, its parts folder, the run's parameters): a stage of a run with other
+    parameters is started again; one not written by decompose is refused."""
+    stage = out.with_name(out.name + ".partial")
+    if stage.is_symlink():
+        raise TensorQAError(f"{stage}: is a symbolic link; refusing to write through it (remove the link)")
+    parts = stage / "decompose" / "parts"
+    params = {"pool": str(pool.resolve()), "store": str(Path(store).resolve()), "split": split, "limit": limit,
+              "format": fmt, "semantics": sem.name, "vocab": vocab().hash}
+    params_file = stage / "decompose" / "params.json"
+    if stage.exists():
+        old = json.loads(params_file.read_text()) if params_file.exists() else None
+        if old != params:
+            if old is None:
+                raise TensorQAError(f"{stage}: exists but was not written by tensorqa decompose; remove it")
+            remove_tree(stage)  # an interrupted run with other parameters: start again
+    output_folder(parts, stage)  # no link planted below the stage
+    if fmt in ("agqa-json", "both"):
+        output_folder(stage / HIERARCHIES_DIR, stage)
+    write_atomic(params_file, json.dumps(params, sort_keys=True))
+    return stage, parts, params
+
+
+def _run_videos(questions: _PoolQuestions, todo: list[int], src, store, sem, stage: Path, write_json: bool,
+                workers: int, progress: bool) -> None:
+    """Decompose the videos ``todo`` into the stage, in this process or in ``workers`` processes."""
+    from tqdm import tqdm
+
+    bar = tqdm(total=len(questions), initial=len(questions) - len(todo), desc="decompose", unit="video",
+               disable=not progress, dynamic_ncols=True)
+    tasks = ((questions.videos[i], questions.rows(i)) for i in todo)
+    if workers == 1:
+        for v, rows in tasks:
+            _decompose_one(v, rows, src.scene(v), sem, stage, stage / "decompose" / "parts", write_json)
+            bar.update()
+    else:
+        # spawn, not fork: forking a process whose torch / Arrow thread pools hold locks can hang
+        ctx = multiprocessing.get_context("spawn")
+        from tensorqa.threads import torch_threads
+
+        init = (str(store), sem.name, str(stage), write_json, torch_threads(workers))
+        with ctx.Pool(workers, initializer=_worker_init, initargs=init) as mp:
+            for _ in mp.imap_unordered(_worker_run, tasks, chunksize=4):
+                bar.update()
+            mp.close()
+            mp.join()  # the workers end here, so that their CPU time counts (cpu_seconds)
+    bar.close()
 
 
 def cpu_seconds() -> float:
@@ -218,8 +208,8 @@ def cpu_seconds() -> float:
 def _decompose_one(v: str, rows: list[dict], scene, sem, stage: Path, parts: Path, write_json: bool) -> None:
     res = decompose_video(v, rows, scene, sem)
     if write_json and res.hierarchies:
-        _write_atomic(stage / HIERARCHIES_DIR / f"{v}.json", json.dumps(res.hierarchies))
-    _write_atomic(parts / f"{v}.json", json.dumps({
+        write_atomic(stage / HIERARCHIES_DIR / f"{v}.json", json.dumps(res.hierarchies))
+    write_atomic(parts / f"{v}.json", json.dumps({
         "isolated": res.isolated, "nodes": res.nodes, "edges": res.edges, "dags": res.dags, "stats": res.stats}))
 
 
@@ -259,7 +249,7 @@ def _finish(stage: Path, parts: Path, videos: list[str], params: dict, fmt: str,
         fallbacks.update(s["fallbacks"])
         collisions += s["text_collisions"]
     if fmt in ("agqa-json", "both"):
-        _write_atomic(stage / HIERARCHIES_DIR / "isolated.json", json.dumps(isolated))
+        write_atomic(stage / HIERARCHIES_DIR / "isolated.json", json.dumps(isolated))
     if fmt in ("parquet", "both"):
         output_folder(stage / "parquet", stage)
         for name, schema in (("nodes", NODE_SCHEMA), ("edges", EDGE_SCHEMA), ("dags", DAG_SCHEMA)):
@@ -284,7 +274,7 @@ def _finish(stage: Path, parts: Path, videos: list[str], params: dict, fmt: str,
         "cpu_seconds": round(cpu_seconds, 2),  # this process and its workers
         "params": params,
     }
-    _write_atomic(stage / "decompose" / "report.json", json.dumps(report, indent=1))
+    write_atomic(stage / "decompose" / "report.json", json.dumps(report, indent=1))
     shutil.rmtree(parts)
     return report
 

@@ -160,12 +160,8 @@ def encode_hierarchies(h: Hierarchies, preds: Predictions, examples: int = 5) ->
 
 def _coverage(enc: Encoded, preds: Predictions, pred_row: np.ndarray, iso_pred_row: np.ndarray,
               examples: int) -> dict:
-    """Unknown prediction keys and scored questions without a prediction (counts + examples).
-
-    pred_row / iso_pred_row: int64 [N] / [M], the predictions row of each question's key or -1.
-    A prediction key is unknown when no question (banned or not, isolated or not) has it; a
-    question is scored when it is not banned (some metric looks its prediction up).
-    """
+    """Unknown prediction keys (no question has them) and scored (non-banned) questions without a
+    prediction, counts and examples; pred_row / iso_pred_row: int64 [N] / [M], -1 for none."""
     h = enc.h
     P = len(preds.keys)
     hit = np.zeros(P + 1, bool)
@@ -193,10 +189,7 @@ def _coverage(enc: Encoded, preds: Predictions, pred_row: np.ndarray, iso_pred_r
     }
 
 
-# ============================================================================================
-# small group-by helpers
-
-
+# -- small group-by helpers -------------------------------------------------------------------------
 def first_rows(mask: np.ndarray, group: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
     """Rows where ``mask`` holds and that are the first such row of their ``group`` (sorted).
 

@@ -1,32 +1,14 @@
-"""Read an AGQA-Decomp hierarchy folder into flat columnar tables.
+"""Read an AGQA-Decomp hierarchy folder (docs/reference/agqa.md §2.6: ``<video_id>.json`` files of
+``{main_key: {"subquestion": {text: {...}}, "hierarchy": {parent text: {rule: [child texts]}}}}``
+and an optional ``isolated.json``) into flat pyarrow tables, in file order (files by name, then
+JSON order). A "hierarchy" is one main question of one file. ``key`` is kept as the string of its
+JSON value (the official lookup went through JSON) and a non-string ``answer`` as its JSON text.
 
-Layout (``docs/reference/agqa.md`` §2.6)::
-
-    DIR/<video_id>.json   {main_key: {"subquestion": {text: {type, answer, program, key, ...}},
-                                      "hierarchy":   {parent text: {rule: [child text, ...]}}}}
-    DIR/isolated.json     [{type, answer, key, ...}, ...]   questions of no hierarchy (optional)
-
-Sub-questions are named by their question text; ``key`` is the question id that predictions use.
-A "hierarchy" below is one main question of one video file (one ``main_key``).
-
-The tables (pyarrow, one row per entry, in file order: files sorted by name, then main keys,
-then sub-questions / parents / rules / children in their JSON order):
-
-``nodes``     hierarchy int32, video, main_key (dictionary strings), text, type, collapsed,
-              answer (null = JSON null), key, program (null if absent), is_parent bool
-              (the text is a key of that main question's "hierarchy" object), text_id int32
-              (equal within a video for equal texts: the id of the text in its file).
-``edges``     hierarchy int32, video, main_key, parent, rule, child (parent / child: dictionary
-              strings over the node texts), position int32 (index of the child in the rule's
-              list), arity int32 (length of that list), parent_row / child_row int64 (rows of
-              ``nodes`` in the same hierarchy).
-``isolated``  type, collapsed, answer, key.
-
-Values keep their JSON meaning except where a column must be one type: a question ``key`` is
-the string form of the JSON value (the official code looks predictions up in a map that went
-through JSON, whose keys are strings), and a non-string ``answer`` (a list, a number) is stored
-as its JSON text.
-"""
+``nodes``: hierarchy, video, main_key, text, type, collapsed, answer, key, program, is_parent (a key
+of that main question's "hierarchy"), text_id (equal for equal texts of a file). ``edges``:
+hierarchy, video, main_key, parent, rule, child (dictionaries over the node texts), position and
+arity in the rule's list, parent_row / child_row (rows of ``nodes``). ``isolated``: type,
+collapsed, answer, key."""
 
 from __future__ import annotations
 
@@ -80,15 +62,9 @@ ISOLATED_SCHEMA = pa.schema([
 
 @dataclass(frozen=True)
 class Hierarchies:
-    """One AGQA-Decomp folder as flat tables (see the module docstring for the columns).
-
-    videos:     the video id of each file, in reading order
-    main_keys:  pa.string [H], the main question key of each hierarchy
-    hierarchy_video: int32 [H], index into ``videos`` of each hierarchy
-    key_values: pa.string [K], the distinct question keys of each file, file after file
-    node_key_row: int64 [N], the row of each node's key in ``key_values``
-    texts_per_video: an upper bound of the node ``text_id`` (distinct texts of the largest file)
-    """
+    """One AGQA-Decomp folder as flat tables (columns: the module docstring). main_keys: string[H];
+    hierarchy_video: int32[H] into ``videos`` (one per file); key_values: string[K], each file's
+    distinct question keys; node_key_row: int64[N] into them; texts_per_video: a bound of ``text_id``."""
 
     nodes: pa.Table
     edges: pa.Table
@@ -140,12 +116,9 @@ def _cat(chunks: list[pa.Array], type: pa.DataType) -> pa.ChunkedArray:
 
 def _rows_of(hier: np.ndarray, ids: np.ndarray, node_key: np.ndarray, node_order: np.ndarray,
              n_text: int) -> np.ndarray:
-    """Node rows of (hierarchy, file-local text id) pairs; -1 where the text is not a sub-question
-    of that hierarchy.
-
-    hier: int32 [M]; ids: int [M] (-1 = unknown); node_key: int64 [N] = hierarchy * n_text + text
-    id, sorted by ``node_order``. Returns int64 [M].
-    """
+    """int64[M] node rows of (hierarchy int32[M], file-local text id int[M]) pairs, -1 where the text
+    is not a sub-question of that hierarchy; node_key: int64[N] hierarchy * n_text + text id, sorted
+    by ``node_order``."""
     ids = np.asarray(ids, np.int64)
     if len(node_key) == 0:
         return np.full(len(ids), -1, np.int64)
@@ -155,14 +128,8 @@ def _rows_of(hier: np.ndarray, ids: np.ndarray, node_key: np.ndarray, node_order
     return np.where((ids >= 0) & (node_key[rows] == want), rows, -1).astype(np.int64)
 
 
-def load_hierarchies(path: str | os.PathLike, progress: bool = False, workers: int | None = None) -> Hierarchies:
-    """Read an AGQA-Decomp folder (``<video_id>.json`` files plus optional ``isolated.json``).
-
-    Files other than ``*.json`` are ignored. A folder without any video file, a malformed file,
-    or a hierarchy that names a question missing from its own ``subquestion`` object is a
-    TensorQAError naming the file. Files are parsed by ``workers`` processes (default: one per
-    usable CPU for a large folder, none for a small one); the tables do not depend on it.
-    """
+def _folder(path) -> tuple[Path, list[Path], Path]:
+    """(the hierarchy folder, its video files in name order, the isolated questions' file)."""
     root = Path(path)
     if not root.exists():
         raise TensorQAError(f"{root}: no such directory")
@@ -174,7 +141,40 @@ def load_hierarchies(path: str | os.PathLike, progress: bool = False, workers: i
     iso_path = root / ISOLATED_FILE
     if not files and not iso_path.exists():
         raise TensorQAError(f"{root}: no <video_id>.json hierarchy files")
+    return root, files, iso_path
 
+
+def _edge_layout(n_rule: np.ndarray, n_child: np.ndarray):
+    """Per edge (child of a rule): (rule, parent, position in the rule's list int32, arity int32)."""
+    rule_parent = np.repeat(np.arange(len(n_rule)), n_rule)
+    edge_rule = np.repeat(np.arange(len(n_child)), n_child)
+    rule_start = np.cumsum(n_child) - n_child
+    position = (np.arange(len(edge_rule)) - rule_start[edge_rule]).astype(np.int32)
+    return edge_rule, rule_parent[edge_rule], position, n_child[edge_rule].astype(np.int32)
+
+
+def _counts(parts: list[dict], name: str) -> np.ndarray:
+    """One numeric field of every parsed file, concatenated."""
+    return np.concatenate([d[name] for d in parts]) if parts else np.zeros(0, np.int64)
+
+
+def _column(parts: list[dict], name: str, t: pa.DataType = pa.string()) -> pa.ChunkedArray:
+    """One column of every parsed file, concatenated."""
+    return _cat([d[name] for d in parts], t)
+
+
+def _coded(codes: np.ndarray, values: pa.Array) -> pa.DictionaryArray:
+    """``values[codes]`` as a dictionary column (no string copied)."""
+    return pa.DictionaryArray.from_arrays(pa.array(codes, pa.int32()), values)
+
+
+def load_hierarchies(path: str | os.PathLike, progress: bool = False, workers: int | None = None) -> Hierarchies:
+    """Read an AGQA-Decomp folder (``<video_id>.json`` files plus optional ``isolated.json``; other
+    files are ignored). A folder without any video file, a malformed file, or a hierarchy naming a
+    question missing from its own ``subquestion`` object is a TensorQAError naming the file. Files
+    are parsed by ``workers`` processes (default: one per usable CPU for a large folder, none for a
+    small one); the tables do not depend on it."""
+    root, files, iso_path = _folder(path)
     parts = read_videos(files, workers, progress)
 
     videos = [p.stem for p in files]
@@ -182,28 +182,20 @@ def load_hierarchies(path: str | os.PathLike, progress: bool = False, workers: i
     hierarchy_video = np.repeat(np.arange(len(files), dtype=np.int32), n_hier_file)
     main_keys = pa.concat_arrays([d["main_keys"] for d in parts]) if parts else pa.array([], pa.string())
 
-    def counts(name):
-        return np.concatenate([d[name] for d in parts]) if parts else np.zeros(0, np.int64)
-
     # distinct question keys of each file, and each node's row among them
     key_values = pa.chunked_array([d["key_values"] for d in parts], type=pa.string())
     key_offset = np.cumsum([0] + [len(d["key_values"]) for d in parts])[:-1]
-    node_key_row = np.concatenate([d["key_id"] + o for d, o in zip(parts, key_offset)]) if parts else \
-        np.zeros(0, np.int64)
-
-    n_sub, n_par, n_rule, n_child = counts("n_sub"), counts("n_par"), counts("n_rule"), counts("n_child")
+    node_key_row = np.concatenate([np.zeros(0, np.int64)] + [d["key_id"] + o for d, o in zip(parts, key_offset)])
+    n_sub, n_par, n_rule, n_child = (_counts(parts, k) for k in ("n_sub", "n_par", "n_rule", "n_child"))
     H = len(main_keys)
 
-    def col(name, t=pa.string()):
-        return _cat([d[name] for d in parts], t)
-
-    text, types = col("text"), col("type")
+    text, types = _column(parts, "text"), _column(parts, "type")
     node_hier = np.repeat(np.arange(H, dtype=np.int32), n_sub)
     N = len(node_hier)
 
     # (hierarchy, text) -> node row: file-local text ids, one integer sort
     T = max([d["n_text"] for d in parts] + [1])
-    text_id = counts("text_id").astype(np.int32) if parts else np.zeros(0, np.int32)
+    text_id = _counts(parts, "text_id").astype(np.int32) if parts else np.zeros(0, np.int32)
     node_key = node_hier.astype(np.int64) * T + text_id
     node_order = np.argsort(node_key, kind="stable")
 
@@ -219,23 +211,16 @@ def load_hierarchies(path: str | os.PathLike, progress: bool = False, workers: i
                             f"is not among its subquestions")
 
     par_hier = np.repeat(np.arange(H, dtype=np.int32), n_par)
-    parent_id = counts("parent_id")
+    parent_id = _counts(parts, "parent_id")
     par_row = _rows_of(par_hier, parent_id, node_key, node_order, T)
     if (par_row < 0).any():
         not_found(par_row, par_hier, parent_id, "hierarchy question", "parents_missing")
     is_parent = np.zeros(N, bool)
     is_parent[par_row] = True
 
-    # edges: parent of each rule, rule of each child
-    rule_parent = np.repeat(np.arange(len(n_rule)), n_rule)
-    edge_rule = np.repeat(np.arange(len(n_child)), n_child)
-    edge_parent = rule_parent[edge_rule]
-    E = len(edge_rule)
-    rule_start = np.cumsum(n_child) - n_child
-    position = (np.arange(E) - rule_start[edge_rule]).astype(np.int32)
-    arity = n_child[edge_rule].astype(np.int32)
+    edge_rule, edge_parent, position, arity = _edge_layout(n_rule, n_child)
     edge_hier = par_hier[edge_parent]
-    child_id = counts("child_id")
+    child_id = _counts(parts, "child_id")
     child_row = _rows_of(edge_hier, child_id, node_key, node_order, T)
     if (child_row < 0).any():
         not_found(child_row, edge_hier, child_id, "child question", "children_missing")
@@ -243,22 +228,18 @@ def load_hierarchies(path: str | os.PathLike, progress: bool = False, workers: i
 
     video_names = pa.array(videos, type=pa.string())
 
-    def video_col(hier):
-        return pa.DictionaryArray.from_arrays(pa.array(hierarchy_video[hier], pa.int32()), video_names)
-
-    def main_col(hier):
-        return pa.DictionaryArray.from_arrays(pa.array(hier, pa.int32()), main_keys)
-
     nodes = pa.table([
-        pa.array(node_hier, pa.int32()), video_col(node_hier), main_col(node_hier), text, types,
-        _collapsed(types) if N else pa.array([], pa.string()), col("answer"), col("key"), col("program"),
+        pa.array(node_hier, pa.int32()), _coded(hierarchy_video[node_hier], video_names), _coded(node_hier, main_keys),
+        text, types, _collapsed(types) if N else pa.array([], pa.string()),
+        *(_column(parts, k) for k in ("answer", "key", "program")),
         pa.array(is_parent, pa.bool_()), pa.array(text_id, pa.int32()),
     ], schema=NODE_SCHEMA)
     flat_text = text.combine_chunks() if N else pa.array([], pa.string())
     edges = pa.table([
-        pa.array(edge_hier, pa.int32()), video_col(edge_hier), main_col(edge_hier),
+        pa.array(edge_hier, pa.int32()), _coded(hierarchy_video[edge_hier], video_names), _coded(edge_hier, main_keys),
         # parent / child texts: the node text column indexed by row (no copy of the strings)
-        pa.DictionaryArray.from_arrays(pa.array(parent_row), flat_text), pc.take(col("rules"), pa.array(edge_rule)),
+        pa.DictionaryArray.from_arrays(pa.array(parent_row), flat_text),
+        pc.take(_column(parts, "rules"), pa.array(edge_rule)),
         pa.DictionaryArray.from_arrays(pa.array(child_row), flat_text), pa.array(position), pa.array(arity),
         pa.array(parent_row), pa.array(child_row),
     ], schema=EDGE_SCHEMA)

@@ -179,28 +179,22 @@ def _read_video(path: Path) -> dict:
 
 
 def read_videos(files: list[Path], workers: int | None, progress: bool) -> list[dict]:
-    """Read video files, in ``workers`` processes (results in file order).
-
-    workers None: as many as this process may use CPUs, but only for a folder big enough
-    (>= 16 files and > 64 MiB of JSON) to repay starting them.
-    """
+    """Read video files in ``workers`` processes (results in file order); None: the usable CPUs, but
+    only for a folder big enough (>= 16 files and > 64 MiB) to repay starting them."""
     if workers is None:
         big = len(files) >= 16 and sum(p.stat().st_size for p in files) > 64 * 2**20
         cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
         workers = cpus if big else 1
     workers = max(1, min(workers, len(files)))
-    bar = None
-    if progress:
-        from tqdm import tqdm
+    from tqdm import tqdm
 
-        bar = tqdm(total=len(files), desc="reading hierarchies", unit="file")
     out = []
-    if workers <= 1:
-        for p in files:
-            out.append(_read_video(p))
-            if bar is not None:
+    with tqdm(total=len(files), desc="reading hierarchies", unit="file", disable=not progress) as bar:
+        if workers <= 1:
+            for p in files:
+                out.append(_read_video(p))
                 bar.update()
-    else:
+            return out
         import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor
 
@@ -208,8 +202,5 @@ def read_videos(files: list[Path], workers: int | None, progress: bool) -> list[
         with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
             for part in pool.map(_read_video, files, chunksize=4):
                 out.append(part)
-                if bar is not None:
-                    bar.update()
-    if bar is not None:
-        bar.close()
+                bar.update()
     return out

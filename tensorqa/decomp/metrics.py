@@ -1,40 +1,15 @@
-"""AGQA-Decomp metrics: every metric of a set of predictions on a set of hierarchies, in one summary
-(answer-normalized accuracy, CA / RWR / RWR-n / Delta, IC and its correlation with accuracy), with
-the meaning of the official evaluation code (madeleinegrunde/AGQA_baselines_code
-``agqa_decomp_evaluation/``; ``docs/reference/agqa.md`` §2.7).
-
-The official scripts walk every question in Python; here every metric is a handful of numpy
-group-bys over the flat tables of :mod:`tensorqa.decomp.hierarchies`, by family:
-:mod:`~tensorqa.decomp.predictions` (reading predictions), :mod:`~tensorqa.decomp.encoding`
-(strings -> integer codes once, group-by helpers), :mod:`~tensorqa.decomp.accuracy` (accuracy,
-CA / RWR / RWR-n), :mod:`~tensorqa.decomp.consistency` (IC, IC-accuracy correlation) and
-:mod:`~tensorqa.decomp.reports` (summary files and tables).
-
-Where this module differs from the official scripts, it is to report rather than crash:
-
-* A missing prediction (a scored key absent from the predictions) is counted, reported, and
-  scored as a prediction that matches nothing, not even another missing one (the official code
-  raises KeyError). Question keys and prediction ids meet as strings (the official map went
-  through JSON, so an integer ``key`` in a hierarchy file would raise KeyError there).
-* Hierarchies are keyed by (video, main key) in the correlation (the official dict keyed by the
-  main key alone would let one video overwrite another's).
-* A type outside ``COLLAPSED_TYPES`` is its own collapsed type everywhere (the official code does
-  this for isolated questions and raises KeyError in hierarchies). Such types and rule names are
-  reported after the official rows instead of being left out of the tables (they always counted
-  in "Overall").
-* A Xor / Choose / Object-Equals composition whose child list does not have two children, or a
-  leaf Equals child without a ``program``, is a TensorQAError naming the file (the official code
-  raises ValueError / TypeError); an empty child list checks nothing.
-* A non-string answer or prediction is compared through its JSON text; a ``null`` prediction
-  reads "None" in the Choose object test, as Python's f-string does.
-"""
+"""AGQA-Decomp metrics: every metric of a set of predictions on a set of hierarchies in one summary,
+with the meaning of the official evaluation (``agqa_decomp_evaluation/``; docs/reference/agqa.md
+§2.7), as numpy group-bys over :mod:`.hierarchies`' tables: :mod:`.predictions`, :mod:`.encoding`
+(integer codes, group-bys), :mod:`.accuracy`, :mod:`.consistency`, :mod:`.reports`. Where the
+official scripts would raise, this reports instead (docs/benchmarks/agqa-decomp.md, "Evaluate")."""
 
 from __future__ import annotations
 
 from tensorqa.decomp.accuracy import accuracy_by_type, ca_rwr
 from tensorqa.decomp.consistency import internal_consistency, ic_accuracy_correlation
 from tensorqa.decomp.constants import QUESTION_TYPES
-from tensorqa.decomp.encoding import dictionary_codes, encode_hierarchies, first_rows, ordered, percent, score  # noqa: F401 (dictionary_codes, first_rows: re-exported)
+from tensorqa.decomp.encoding import encode_hierarchies, ordered, percent, score
 from tensorqa.decomp.hierarchies import as_hierarchies
 from tensorqa.decomp.predictions import MISSING, NONE, Predictions, load_predictions
 from tensorqa.decomp.reports import format_coverage, format_report, write_report
@@ -44,18 +19,11 @@ __all__ = ["Predictions", "load_predictions", "evaluate_predictions", "write_rep
 
 
 def evaluate_predictions(hierarchies, predictions, examples: int = 5) -> dict:
-    """Every AGQA-Decomp metric of ``predictions`` on ``hierarchies``.
-
-    hierarchies: a folder path or a :class:`Hierarchies`; predictions: a file path, a list in
-    the official format, a ``{key: prediction}`` dict, or :class:`Predictions`.
-
-    Returns the ``summary.json`` object: ``accuracy`` {type: pct}, ``ca`` / ``rwr`` / ``delta``
-    {"by_composition": {rule: pct}, "by_parent": {type: pct}}, ``rwr_n`` {"by_composition": {rule:
-    {"1": pct, ...}}, "by_parent": ...}, ``ic`` {"by_rule", "by_composition", "by_parent"},
-    ``ic_acc_pearson_r``; plus ``counts`` (sample sizes behind each cell) and ``coverage``
-    (predictions read, unknown keys, scored questions without a prediction, with examples).
-    Percentages have 2 decimals; a cell without data is None.
-    """
+    """Every AGQA-Decomp metric of ``predictions`` (a file, the official list, a ``{key: prediction}``
+    dict or :class:`Predictions`) on ``hierarchies`` (a folder or :class:`Hierarchies`): the
+    ``summary.json`` object (``accuracy``, ``ca`` / ``rwr`` / ``delta`` / ``rwr_n`` by composition and by
+    parent, ``ic``, ``ic_acc_pearson_r``, the ``counts`` behind each cell and the predictions'
+    ``coverage``); percentages with 2 decimals, None for a cell without data."""
     h = as_hierarchies(hierarchies)
     preds = load_predictions(predictions)
     enc = encode_hierarchies(h, preds, examples)

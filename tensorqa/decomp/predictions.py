@@ -23,12 +23,9 @@ MISSING = -2   # code of "no prediction for this key"; equal to nothing, itself 
 
 @dataclass(frozen=True)
 class Predictions:
-    """Predictions keyed by question id.
-
-    keys: pa.string [P], distinct (for a repeated key the last entry wins, as in the official
-    ``preprocess.py`` dict); values: pa.string [P], null = a JSON null prediction;
-    entries: entries read before deduplication; source: file name or "<object>".
-    """
+    """Predictions keyed by question id: keys string[P], distinct (a repeated key: the last entry
+    wins, as in the official ``preprocess.py``); values string[P] (null: a JSON null); entries read
+    before deduplication; source: file name or "<object>"."""
 
     keys: pa.Array
     values: pa.Array
@@ -41,13 +38,9 @@ class Predictions:
 
 
 def load_predictions(source) -> Predictions:
-    """Predictions from a file or an in-memory object.
-
-    Accepted: the official list ``[{"csv_q_id": id, "prediction": answer, ...}, ...]`` (what
-    HCRN's ``validate.py`` writes) or a plain ``{key: prediction}`` map (what the official
-    ``preprocess.py`` derives from it). Ids are compared as strings. A non-string prediction is
-    compared through its JSON text.
-    """
+    """Predictions from a file or object: the official list ``[{"csv_q_id": id, "prediction": answer},
+    ...]`` (HCRN's ``validate.py``) or a ``{key: prediction}`` map; ids compared as strings, non-string
+    predictions through their JSON text."""
     if isinstance(source, Predictions):
         return source
     if isinstance(source, (str, os.PathLike)):

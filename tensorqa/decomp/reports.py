@@ -18,15 +18,8 @@ def _cell(x) -> str:
 
 
 def write_report(summary: dict, out: str | os.PathLike) -> list[Path]:
-    """Write ``summary.json`` and the CSV tables into folder ``out``; returns the paths written.
-
-    accuracy.csv    Question Type, Accuracy, Answers, Questions
-    per_gt_acc.csv  Question Type, Answer, Total, Correct, Accuracy (raw counts per ground truth)
-    ca.csv / rwr.csv  Grouping, Name, CA|RWR, Total
-    rwr_n.csv       Grouping, Name, n, RWR-n, Total
-    delta.csv       Grouping, Name, Delta
-    ic.csv          Grouping, Name, IC, Fired, Wrong (Fired / Wrong for the per-rule rows)
-    """
+    """Write ``summary.json`` and the CSV tables (accuracy, per_gt_acc, ca, rwr, rwr_n, delta, ic: one
+    row per type, composition or rule) into folder ``out``; returns the paths written."""
     out = Path(out)
     try:
         output_folder(out)  # not a planted link

@@ -1,33 +1,19 @@
-"""Sub-question kinds of the question decomposition, as data: program shape, AGQA-Decomp type,
-question wordings, and which sub-questions each kind is composed of.
+"""Sub-question kinds of the decomposition, as data: program shape, AGQA-Decomp type, wordings, and
+the children each kind is composed of.
 
-A sub-question is a *kind* plus slot values (:class:`SubQuestion`). The kinds are the program
-shapes of AGQA's templates (``program_shapes.PROGRAM_SHAPES``, keyed by the generator's names,
-e.g. ``objRelExists``) plus four that no template asks:
+A sub-question is a kind plus slot values (:class:`SubQuestion`). Kinds are AGQA's program shapes
+plus four no template asks: ``objPresent`` (the object appears; printed ``objExists(<object>)``
+because the Object Equals check reads ``program[10:-1]``) and the collections ``objsWith`` /
+``objsAll`` / ``actsAll`` that first / last / what questions pick from (list answers, banned types).
 
-* ``objPresent``: does an object appear in the video (in some keyframe, or related to the person
-  there). Its program is printed ``objExists(<object>)``: AGQA-Decomp's Object Equals consistency
-  check reads the object as ``program[10:-1]`` of this child (``constants.EQUALS_PROGRAM_SLICE``).
-* ``objsWith`` / ``objsAll`` / ``actsAll``: the collections ``Iterate(<window>, Filter(frame,
-  [relations, <relation>, objects]))`` / ``[objects]`` / ``[actions]`` that the first / last /
-  "what" questions pick from; their answers are lists (AGQA-Decomp's banned Object / Action types).
-
-``COMPOSITIONS`` below is the decomposition table: for each kind, its composition rules and the
-children of each (for a few kinds also fallback children, used when the first ones have no answer
-on the video or do not compose exactly there), written ``kind(slot, slot=source, ...)``. A bare
-slot name copies the parent's slot; ``slot=other`` copies the parent's ``other`` slot;
-``window=video`` is the whole video; ``window=before action2`` / ``window=after action`` /
-``window=while action`` localize around the parent's action. ``object?`` is the question about
-the parent's object: ``objPresent`` for a plain object, the reference's own question
-(``objFirst`` / ``objLast`` / ``objWhat`` over the video) for an indirect reference.
-``action-object?`` is the same for the object reference inside an indirect-object action
-``ToAction(verb, <reference>)``.
-
-Every kind with a ``<window>`` that can be localized also gets a temporal composition (``LOCALIZED``):
-``X(W = before|after|while A)`` -[Before|After|While]-> [``X'(video)``, ``actExists(A)``] and
-``X(W = between A and B)`` -[Between]-> [``X'(after A)``, ``X'(before B)``], where ``X'`` is ``X``
-itself, or for a one-answer query the collection it picks from (``objWhat`` -> ``objsWith``).
-"""
+``COMPOSITIONS``: per kind, its rules and children (then fallback children), written
+``kind(slot, slot=source, ...)``: a bare slot copies the parent's; ``window=video`` is the whole
+video, ``window=before action2`` etc. localize around the parent's action; ``object?`` asks about
+the parent's object (``objPresent``, or a reference's own objFirst / objLast / objWhat);
+``action-object?`` the same for the object inside ``ToAction(verb, <reference>)``. A localized kind
+also gets a temporal composition (``LOCALIZED``): Before / After / While -> [``X'(video)``,
+``actExists(A)``], Between -> [``X'(after A)``, ``X'(before B)``], ``X'`` being ``X`` or, for a
+one-answer query, the collection it picks from."""
 
 from __future__ import annotations
 
@@ -37,8 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from tensorqa.errors import TensorQAError
-from tensorqa.engine.program import Call, Items, Node, Slot, Word, localize, match, parse_program
-from tensorqa.engine.program_shapes import PROGRAM_SHAPES
+from tensorqa.agqa.program import Call, Items, Node, Slot, Word, localize, match, parse_program
+from tensorqa.agqa.shapes import PROGRAM_SHAPES
 from tensorqa.agqa.templates.catalogue import ACTION_REFERENCE_FRAMES, OBJECT_REFERENCE_FRAMES, WINDOW_FRAMES, template_spec
 from tensorqa.scenes.vocab import indefinite, vocab
 
@@ -50,40 +36,16 @@ COLLECTIONS: dict[str, str] = {
 }
 PRESENT_PROGRAM = "objExists({object})"  # 10 characters before the object: see the module docstring
 
-# kind -> (AGQA-Decomp type over the whole video, type when localized: "{}" = After/Before/While/Between)
-TYPES: dict[str, tuple[str, str]] = {
-    PRESENT: ("Object Exists", "Object Exists"),
-    "relExists": ("Relation Exists", "Exists {}"),
-    "objRelExists": ("Interaction", "Interaction {}"),
-    "objExists": ("Interaction", "Interaction {}"),   # "interacting with": contact with the object
-    "actExists": ("Interaction", "Interaction {}"),   # an action is a person-object interaction in AGQA
-    "andObjRelExists": ("And", "And"),
-    "xorObjRelExists": ("Xor", "Xor"),
-    "objWhatGeneral": ("Object", "Object {}"),
-    "objWhat": ("Object", "Object {}"),
-    "objsWith": ("Object", "Object {}"),
-    "objsAll": ("Object", "Object {}"),
-    "actWhatAfterAll": ("Action", "Action {}"),
-    "actWhatBefore": ("Action", "Action {}"),
-    "actsAll": ("Action", "Action {}"),
-    "objFirst": ("First Object", "First Object"),
-    "objLast": ("Last Object", "Last Object"),
-    "actFirst": ("First Action", "First Action"),
-    "actLast": ("Last Action", "Last Action"),
-    "objFirstVerify": ("Object Equals", "Object Equals"),
-    "objLastVerify": ("Object Equals", "Object Equals"),
-    "actLengthLongerVerify": ("Action Equals", "Action Equals"),
-    "actLengthShorterVerify": ("Action Equals", "Action Equals"),
-    "objWhatChoose": ("Choose", "Choose"),
-    "objFirstChoose": ("Choose", "Choose"),
-    "objLastChoose": ("Choose", "Choose"),
-    "actTime": ("Choose", "Choose"),
-    "relTime": ("Choose", "Choose"),
-    "objTime": ("Choose", "Choose"),
-    "actLengthLongerChoose": ("Longer Choose", "Longer Choose"),
-    "actLengthShorterChoose": ("Shorter Choose", "Shorter Choose"),
-    "actLongest": ("Longest Action", "Longest Action"),
-    "actShortest": ("Shortest Action", "Shortest Action"),
+_TYPE_KINDS: dict[str, tuple[str, ...]] = {  # AGQA-Decomp type over the whole video -> its kinds
+    "Object Exists": (PRESENT,), "Relation Exists": ("relExists",),
+    # "interacting with" is contact with the object; an action is a person-object interaction in AGQA
+    "Interaction": ("objRelExists", "objExists", "actExists"), "And": ("andObjRelExists",), "Xor": ("xorObjRelExists",),
+    "Object": ("objWhatGeneral", "objWhat", "objsWith", "objsAll"), "Action": ("actWhatAfterAll", "actWhatBefore", "actsAll"),
+    "First Object": ("objFirst",), "Last Object": ("objLast",), "First Action": ("actFirst",), "Last Action": ("actLast",),
+    "Object Equals": ("objFirstVerify", "objLastVerify"), "Action Equals": ("actLengthLongerVerify", "actLengthShorterVerify"),
+    "Choose": ("objWhatChoose", "objFirstChoose", "objLastChoose", "actTime", "relTime", "objTime"),
+    "Longer Choose": ("actLengthLongerChoose",), "Shorter Choose": ("actLengthShorterChoose",),
+    "Longest Action": ("actLongest",), "Shortest Action": ("actShortest",),
 }
 
 # The decomposition table: kind -> ((composition rule, children, [fallback children, ...]), ...).
@@ -139,6 +101,10 @@ LOCALIZED: dict[str, str] = {
     "objsWith": "objsWith", "objsAll": "objsAll", "actsAll": "actsAll",
     "objWhat": "objsWith", "objWhatGeneral": "objsAll", "actWhatAfterAll": "actsAll", "actWhatBefore": "actsAll",
 }
+# kind -> (type over the whole video, type when localized: "{}" = After / Before / While / Between)
+TYPES: dict[str, tuple[str, str]] = {
+    kind: (t, ("Exists {}" if kind == "relExists" else t + " {}") if kind in LOCALIZED else t)
+    for t, kinds in _TYPE_KINDS.items() for kind in kinds}
 
 # Wordings of the kinds no template asks (the others use their template's frames, frame 0 first).
 # Every objPresent wording keeps "{object} exist": AGQA-Decomp's Choose Object check looks for

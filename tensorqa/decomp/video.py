@@ -1,34 +1,16 @@
-"""One video's questions as AGQA-Decomp DAGs of sub-questions with exact answers.
+"""One video's questions as AGQA-Decomp DAGs of sub-questions with exact answers:
+``decompose_video(video_id, questions, scene, semantics) -> VideoDecomposition``.
 
-    decompose_video(video_id, questions, scene, semantics) -> VideoDecomposition
-
-Each question's program is split along the decomposition table of :mod:`.subquestions` (each
-parent is the composition of its children under an AGQA-Decomp composition rule), and every
-sub-question is answered by executing its program on the video's scene graph: AGQA-Decomp could
-only propagate answers down its graphs and needed annotators for the "no" answers. Programs are
-run by the scalar reference executor (:func:`tensorqa.engine.scalar.run_program`); the four kinds that
-are not AGQA syntax (object presence and the three collections) are evaluated here with the same
-keyframe and window rules (:func:`tensorqa.engine.scalar.localize_frames`).
-
-A composition is kept only when it is exact on the video:
-
-* every child has an answer (a sub-question that does not exist on the video, e.g. "after X"
-  when X ends the video, is not asked);
-* the answers satisfy the consistency rule the official evaluation checks for that composition
-  (:func:`consistency_violations`, the same conditions as :mod:`.metrics` with ground truth as
-  predictions).
-
-Where the table lists fallback children (a before/after comparison whose "after X" or "before X"
-does not exist; a first / last choose whose first / last object has no answer or is neither of
-the pair), the first exact list of children is used. Most compositions hold by construction; the
-ones that do not are left out and counted in the report, so the ground truth satisfies every rule:
-Between (the official check reads "between A and B" as "after A" and "before B", which a relation
-seen before A ends and again after B starts satisfies without being between them) and, under
-AGQA's semantics, an objTime Choose whose object is only in "other relationship" on the other
-side (objTime's "interacting" excludes that relation, objExists' includes it).
-
-Identical sub-questions of one video are one node: one text, one key (``<video>-d<n>``; a
-sub-question that is itself a question of the pool keeps its question's text and ``question_id``).
+Each program is split along :mod:`.subquestions`' table, and every sub-question is answered by
+running its program on the scene (the scalar executor; object presence and the three collections,
+which are not AGQA syntax, are evaluated here with the same window rules). A composition is kept
+only when every child has an answer and the answers pass the official consistency check for it
+(:func:`consistency_violations`); otherwise the table's fallback children are tried, and a
+composition left without exact children is counted in the report (chiefly Between, whose official
+check a relation seen before A ends and after B starts satisfies, and, under AGQA's semantics, an
+objTime Choose whose object is only in "other relationship" on the other side). Identical
+sub-questions of a video are one node with one text and key (``<video>-d<n>``; a pool question
+keeps its own text and ``question_id``).
 """
 
 from __future__ import annotations
@@ -40,33 +22,27 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tensorqa.errors import TensorQAError
-from tensorqa.engine.program import Node, Word, verb_index
+from tensorqa.agqa.program import Node, Word, verb_index
 
 # One executor per video (VideoExecutor): run_program rebuilds the video's tables on every call,
 # which dominated the decomposition time.
-from tensorqa.engine.scalar import Undefined, VideoExecutor
+from tensorqa.engine.scalar import Undefined
+from tensorqa.agqa.executor import VideoExecutor
 from tensorqa.scenes.batch import VideoScene
-from tensorqa.engine.semantics import get_semantics, interaction_relations, resolve_to_action
+from tensorqa.agqa.semantics import get_semantics, resolve_to_action
+from tensorqa.engine.primitives.filter import interaction_relations
 from tensorqa.agqa.templates.catalogue import template_spec
 from tensorqa.scenes.vocab import vocab
 from tensorqa.decomp.constants import BANNED_TYPES, EQUALS_PARENT_TYPE, EQUALS_PROGRAM_SLICE, IC_CHECKER, YES_NO_TYPES
 from tensorqa.decomp.subquestions import PRESENT, SubQuestion, compositions, from_program, reference_question, texts
 
 
-# ============================================================================================
-# consistency: the official checks with ground truth as predictions
-
-
 def consistency_violations(parent_type: str, rule: str, answer, kids: list[tuple], equals_texts=None) -> list[str]:
-    """The consistency rules a composition breaks when every answer is taken as the prediction.
-
-    parent_type / rule / answer: the parent's raw type, the composition rule, its answer.
-    kids: per child (raw type, answer, program, has its own compositions).
-    equals_texts: for Choose, per child the text of the first child of its two-child Equals
-    composition (None where it has none). Same conditions as :mod:`.metrics` (``compute_ic.py``,
-    both directions); rules it never checks (First, Last, Longer / Shorter Choose, banned parents)
-    return []. A two-child rule with another number of children is a violation (metrics refuses it).
-    """
+    """The consistency rules a composition breaks with every answer taken as the prediction (the
+    conditions of :mod:`.consistency`, both directions; unchecked rules and banned parents give []).
+    kids: per child (raw type, answer, program, has compositions); equals_texts: for Choose, per child
+    the text of the first child of its two-child Equals composition, or None. A two-child rule with
+    another number of children is a violation."""
     checker = IC_CHECKER.get(rule)
     if checker is None or parent_type in BANNED_TYPES:
         return []
@@ -129,10 +105,6 @@ def consistency_violations(parent_type: str, rule: str, answer, kids: list[tuple
     return bad
 
 
-# ============================================================================================
-# one video
-
-
 @dataclass(eq=False)
 class _Node:
     sq: SubQuestion
@@ -145,14 +117,9 @@ class _Node:
 
 @dataclass
 class VideoDecomposition:
-    """The DAGs of one video's questions.
-
-    hierarchies: {main key: {"subquestion": {...}, "hierarchy": {...}}} (the per-video JSON file)
-    isolated:    questions without a composition, as ``isolated.json`` entries
-    nodes / edges / dags: rows of the Parquet tables (dicts with their schema's fields)
-    stats:       dag_nodes (per DAG), rules (Counter over DAGs), dropped ({"rule|reason": n}, distinct
-                 compositions), text_collisions
-    """
+    """The DAGs of one video's questions: ``hierarchies`` (the per-video JSON), ``isolated`` entries,
+    rows of the Parquet tables, and ``stats`` (dag_nodes, rules, dropped {"rule|reason": n}, fallbacks,
+    text_collisions)."""
 
     video_id: str
     hierarchies: dict = field(default_factory=dict)
@@ -321,12 +288,8 @@ def _built_from_answer(d: _VideoDecomposer, q: dict):
 
 
 def decompose_video(video_id: str, questions: list[dict], scene: VideoScene, semantics="agqa") -> VideoDecomposition:
-    """Decompose one video's questions.
-
-    questions: dicts with question_id, template, question, program, answer (pool rows, pool order).
-    scene: the video's scene graph as the pool was generated from it (a packed store's scene).
-    Raises TensorQAError when a question's program does not give the pool's answer on the scene.
-    """
+    """Decompose one video's questions (pool rows with question_id, template, question, program,
+    answer, in pool order) on its scene; a program whose answer differs from the pool's raises."""
     d = _VideoDecomposer(video_id, scene, semantics)
     mains = []
     for q in questions:  # the questions' own texts first, so that sub-questions never take them

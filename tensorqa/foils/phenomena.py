@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from tensorqa.engine import rng
 from tensorqa.engine.primitives.count import count
 from tensorqa.engine.primitives.filter import interacted_frames, relate, window_any
 from tensorqa.engine.primitives.localize import AFTER, BEFORE, WHILE, class_instances, instance_frames, interval_mask, \
     window_frames
-from tensorqa.engine.semantics import AGQA
+from tensorqa.agqa.semantics import AGQA
 from tensorqa.foils.lexicon import phrase_names, relation_objects
 from tensorqa.foils.programs import interaction_mask
 from tensorqa.scenes.batch import SceneBatch
@@ -66,23 +67,10 @@ class Rows:
     ground: list = field(default_factory=list)  # per row: grounded keyframe ids (Charades frame numbers)
 
 
-_M = np.uint64(0xFFFFFFFFFFFFFFFF)
-
-
-def _mix(x: np.ndarray) -> np.ndarray:
-    """splitmix64's finalizer on uint64 (wrapping arithmetic)."""
-    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
-
-
 def noise(seed: int, stream: int, video: np.ndarray, slot: int, width: int = 1) -> np.ndarray:
     """float64[P, width] in (0, 1): a pure function of (seed, stream, video index, slot, column)."""
-    with np.errstate(over="ignore"):
-        key = _mix(np.uint64(seed & 0xFFFFFFFF) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(stream * 1_000_003 + slot))
-        x = _mix(key ^ (video.astype(np.uint64)[:, None] * np.uint64(0xD1B54A32D192ED03))
-                 + np.arange(width, dtype=np.uint64)[None, :] * np.uint64(0x8CB92BA72F3D8DD7))
-    return ((x >> np.uint64(11)).astype(np.float64) + 0.5) / float(1 << 53)
+    columns = np.arange(width, dtype=np.uint64)[None, :]
+    return rng.unit(rng.derive(seed, "foils", stream, slot, np.asarray(video)[:, None], columns))
 
 
 def pick(ok: torch.Tensor, u: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:

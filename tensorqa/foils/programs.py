@@ -18,8 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tensorqa.engine.scalar import run_program
-from tensorqa.engine.semantics import AGQA, interaction_relations
+from tensorqa.agqa.executor import run_program
+from tensorqa.agqa.semantics import AGQA
+from tensorqa.engine.primitives.filter import interaction_relations
 from tensorqa.errors import TensorQAError
 from tensorqa.scenes.batch import VideoScene
 from tensorqa.scenes.vocab import vocab

@@ -25,8 +25,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from tensorqa.engine.program import Call, Word, parse_program
-from tensorqa.engine.semantics import Semantics
+from tensorqa.agqa.program import Call, parse_program
+from tensorqa.agqa.semantics import Semantics
 from tensorqa.scenes.batch import VideoScene
 from tensorqa.scenes.vocab import vocab
 
@@ -82,8 +82,8 @@ def window_frames(program: str, scene: VideoScene, semantics: str | Semantics = 
                   answer: str = "") -> tuple[str, list[int]] | None:
     """(kind, frame numbers [W]) of a program's window: its first ``Localize(...)`` (§a.1), the side a
     compare-time answer names (§a.2), or every keyframe for "video"; None when there is none here."""
-    from tensorqa.engine.scalar import Undefined, localize_frames
-    from tensorqa.engine.semantics import get_semantics
+    from tensorqa.engine.scalar import Undefined
+    from tensorqa.agqa.executor import VideoExecutor
 
     node = next((n for n in parse_program(program).walk() if isinstance(n, Call) and n.func == "Localize"), None)
     if node is None:
@@ -92,17 +92,12 @@ def window_frames(program: str, scene: VideoScene, semantics: str | Semantics = 
     if kind == "temporal tag":
         if answer not in ("before", "after"):
             return None
-        during = localize_frames(Call("Localize", [Word("while"), node.args[1]]), scene, semantics=semantics)
-        if isinstance(during, Undefined) or not during:
+        sides = VideoExecutor(scene, semantics).compare_frames(node.args[1])  # the compare windows' twin
+        if isinstance(sides, Undefined):
             return None
-        fids = [int(f) for f in scene.frame_ids]
-        if answer == "before":  # the engine's compare windows (primitives.localize / scalar.localize)
-            with_x = get_semantics(semantics).compare_before_includes_x
-            frames = [f for f in fids if f < during[0] or (with_x and f == during[0])]
-        else:
-            frames = [f for f in fids if f > during[-1]]
+        frames = sides[0] if answer == "before" else sides[2]
         return (f"compare-{answer}", frames) if frames else None
-    frames = localize_frames(node, scene, semantics=semantics)
+    frames = VideoExecutor(scene, semantics).window_frames(node)
     return None if isinstance(frames, Undefined) or not frames else (kind, [int(f) for f in frames])
 
 

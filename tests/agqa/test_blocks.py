@@ -16,9 +16,9 @@ import pytest
 
 from tensorqa.agqa.blocks import generate_block
 from tensorqa.agqa.options import StageTimes, store_rel_obj_counts
-from tensorqa.engine.program import verb_index
-from tensorqa.engine.scalar.walker import VideoExecutor
-from tensorqa.engine.semantics import AGQA
+from tensorqa.agqa.program import verb_index
+from tensorqa.agqa.executor import VideoExecutor
+from tensorqa.agqa.semantics import AGQA
 from tensorqa.scenes.pack import pack_default
 from tensorqa.scenes.store import SceneStore
 from tensorqa.scenes.vocab import vocab

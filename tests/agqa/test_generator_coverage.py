@@ -20,10 +20,11 @@ import torch
 
 from tensorqa.agqa.blocks import generate_block
 from tensorqa.agqa.options import StageTimes, resolve_templates
-from tensorqa.engine.program import Call, parse_program
-from tensorqa.engine.scalar import Undefined, localize_frames, run_program
+from tensorqa.agqa.program import Call, parse_program
+from tensorqa.engine.scalar import Undefined
+from tensorqa.agqa.executor import localize_frames, run_program
 from tensorqa.scenes.batch import SceneBatch
-from tensorqa.engine.semantics import AGQA, STRICT
+from tensorqa.agqa.semantics import AGQA, STRICT
 from tensorqa.scenes.vocab import vocab
 
 from helpers import make_scene

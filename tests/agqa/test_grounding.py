@@ -20,8 +20,8 @@ from tensorqa.agqa.grounding import (
     with_grounding,
 )
 from tensorqa.scenes.pack import pack_default
-from tensorqa.engine.program import Call, Word, parse_program
-from tensorqa.engine.scalar import localize_frames, run_program
+from tensorqa.agqa.program import Call, Word, parse_program
+from tensorqa.agqa.executor import localize_frames, run_program
 from tensorqa.scenes.batch import SceneBatch
 from tensorqa.scenes.store import open_store
 from tensorqa.agqa.templates import TEMPLATES, check_frame

@@ -18,8 +18,8 @@ import torch
 from tensorqa import TensorQAError
 from tensorqa.agqa import generate
 from tensorqa.scenes.pack import pack_default
-from tensorqa.engine.program import parse_program
-from tensorqa.engine.scalar import run_program
+from tensorqa.agqa.program import parse_program
+from tensorqa.agqa.executor import run_program
 from tensorqa.scenes.store import open_store
 from tensorqa.agqa.templates import TEMPLATES
 from tensorqa.scenes.vocab import vocab

@@ -21,7 +21,8 @@ from tensorqa.agqa.templates import (
     check_frame,
     template_spec,
 )
-from tensorqa.agqa.templates.catalogue import GLOBAL_CATEGORIES, LOCAL_SLOTS, REFERENCE_KINDS, WINDOW_KINDS
+from tensorqa.agqa.templates.catalogue import GLOBAL_CATEGORIES, LOCAL_SLOTS, REFERENCE_KINDS
+from tensorqa.engine.windows import WINDOW_KINDS
 
 # Table 14 of the AGQA paper, row order, as transcribed in docs/reference/agqa.md.
 TABLE14_ORDER = [
@@ -198,6 +199,21 @@ def test_retired_act_exists():
     assert "actExists" not in ACTIVE_TEMPLATES and len(ACTIVE_TEMPLATES) == 27
 
 
+def test_reference_rules_per_template():
+    # §b.1: objRelExists' references obey the touching restriction; and/xor add the own-relation
+    # clause only under the clean semantics (AGQA's check never fires there); every other template
+    # has the plain rules (own relation, no touching restriction)
+    from tensorqa.agqa.indirect import reference_rule_for
+    from tensorqa.agqa.semantics import AGQA, STRICT
+
+    rules = {name: spec.reference_rule for name, spec in TEMPLATES.items() if spec.reference_rule}
+    assert rules == {"objRelExists": "touching", "andObjRelExists": "and_xor", "xorObjRelExists": "and_xor"}
+    assert reference_rule_for("objRelExists", AGQA) == {"own_relation": True, "touching": True}
+    assert reference_rule_for("xorObjRelExists", AGQA) == {"own_relation": False, "touching": True}
+    assert reference_rule_for("andObjRelExists", STRICT) == {"own_relation": True, "touching": True}
+    assert reference_rule_for("objFirstVerify", AGQA) == {"own_relation": True, "touching": False}
+
+
 def test_template_spec_lookup_accepts_both_names():
     assert template_spec("actLengthLongerChoose") is TEMPLATES["actLengthLongerCompare"]
     assert template_spec("objTime") is TEMPLATES["objTime"]
@@ -206,7 +222,7 @@ def test_template_spec_lookup_accepts_both_names():
 
 
 def test_programs_name_program_shapes_entries():
-    shapes = importlib.import_module("tensorqa.engine.program_shapes")
+    shapes = importlib.import_module("tensorqa.agqa.shapes")
     assert len({t.program for t in TEMPLATES.values()}) == 28
     for spec in TEMPLATES.values():
         shape = shapes.PROGRAM_SHAPES[spec.program]

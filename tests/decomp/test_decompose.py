@@ -19,8 +19,8 @@ from tensorqa.decomp.decompose import POOL_COLUMNS, consistency_violations
 from tensorqa.decomp.subquestions import from_program
 from tensorqa.agqa import generate
 from tensorqa.scenes.pack import pack_default
-from tensorqa.engine.program import parse_program
-from tensorqa.engine.scalar import run_program
+from tensorqa.agqa.program import parse_program
+from tensorqa.agqa.executor import run_program
 from tensorqa.scenes.store import open_store
 from tensorqa.agqa.balancing.balance import balance_pool
 from tensorqa.agqa.splits import split_pool
@@ -445,7 +445,7 @@ def test_a_toaction_that_fits_two_indirect_capable_actions_is_dropped_not_fatal(
     from tensorqa.agqa.options import StageTimes, resolve_templates
     from tensorqa.scenes.batch import SceneBatch
     from tensorqa.scenes.vocab import vocab
-    from tensorqa.engine.semantics import AGQA
+    from tensorqa.agqa.semantics import AGQA
 
     v = vocab()
     frames = [(10 * (i + 1), float(i + 1)) for i in range(10)]

@@ -18,9 +18,10 @@ import numpy as np
 import torch
 
 from tensorqa import vocab
-from tensorqa.engine.primitives.localize import KIND_NAMES, localize
+from tensorqa.engine.primitives.localize import localize
 from tensorqa.engine.scalar.video import Window
 from tensorqa.scenes.batch import SceneBatch, VideoScene
+from tensorqa.engine.windows import WINDOW_KINDS
 
 # c044 (never localizes), c003, c010, c057, c120; their (object, verb relation) pairs are
 # (5, 44), (9, 46), (31, 19), (29, 49), (11, 44): all inside OBJECTS x RELATIONS
@@ -76,7 +77,7 @@ def flat_windows(batch: SceneBatch, sem):
 
 def scalar_window(flat, v: int) -> tuple[int, Window]:
     """(video position, scalar Window) of flat row v: the word the program says, the frames."""
-    kind = KIND_NAMES[int(flat.word[v])]
+    kind = WINDOW_KINDS[int(flat.word[v])]
     return int(flat.video[v]), Window(kind, list(range(int(flat.start[v]), int(flat.stop[v]))))
 
 

@@ -13,7 +13,7 @@ from hypothesis import given, settings, strategies as st
 
 from tensorqa.engine.primitives import registry
 from tensorqa.engine.primitives.filter import actions_in, present_objects, relate
-from tensorqa.engine.semantics import AGQA
+from tensorqa.agqa.semantics import AGQA
 from engine.scenes_for_twins import all_rel, flat_windows, random_batch, assert_cases_occur
 
 # the module (the package re-exports the function under the same name)

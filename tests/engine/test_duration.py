@@ -18,7 +18,7 @@ from tensorqa.engine.primitives import duration as td
 from tensorqa.engine.primitives import registry
 from tensorqa.engine.primitives.localize import present_actions
 from tensorqa.engine.scalar.video import NoAnswer, ScalarVideo
-from tensorqa.engine.semantics import AGQA
+from tensorqa.agqa.semantics import AGQA
 from tensorqa.scenes.batch import SceneBatch, VideoScene
 from engine.scenes_for_twins import random_batch, assert_cases_occur
 

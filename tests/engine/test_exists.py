@@ -16,7 +16,7 @@ from hypothesis import given, settings, strategies as st
 from tensorqa.engine.primitives import registry
 from tensorqa.engine.primitives.filter import actions_in, relate, relations_present
 from tensorqa.engine.primitives.localize import present_actions
-from tensorqa.engine.semantics import AGQA, STRICT
+from tensorqa.agqa.semantics import AGQA, STRICT
 from engine.scenes_for_twins import RELATIONS, all_rel, flat_windows, random_batch, assert_cases_occur
 
 # the module (the package re-exports the function under the same name)

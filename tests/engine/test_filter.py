@@ -16,8 +16,8 @@ from tensorqa import vocab
 from tensorqa.engine.primitives import filter as tf
 from tensorqa.engine.primitives import registry
 from tensorqa.engine.scalar.video import ScalarVideo, Window
-from tensorqa.engine.semantics import AGQA, ANY_PRESENT, CONTACT_EXCEPT_NOT_CONTACTING, \
-    CONTACT_EXCEPT_NOT_CONTACTING_OR_OTHER, STRICT
+from tensorqa.agqa.semantics import AGQA, STRICT
+from tensorqa.engine.primitives.filter import ANY_PRESENT, CONTACT_EXCEPT_NOT_CONTACTING, CONTACT_EXCEPT_NOT_CONTACTING_OR_OTHER
 from tensorqa.scenes.batch import SceneBatch, VideoScene
 from engine.scenes_for_twins import all_rel, flat_windows, random_batch, assert_cases_occur, same_as_torch_kernel, scalar_window
 

@@ -20,7 +20,7 @@ from tensorqa.engine.primitives import registry
 from tensorqa.engine.primitives.filter import any_along
 from tensorqa.engine.scalar.first_last import choose_stretch
 from tensorqa.engine.scalar.video import NoAnswer, ScalarVideo, Window
-from tensorqa.engine.semantics import AGQA, STRICT
+from tensorqa.agqa.semantics import AGQA, STRICT
 from tensorqa.scenes.batch import SceneBatch, VideoScene
 from engine.scenes_for_twins import OBJECTS, RELATIONS, all_rel, flat_windows, random_batch, assert_cases_occur, same_as_torch_kernel, \
     scalar_window

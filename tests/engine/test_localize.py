@@ -10,11 +10,12 @@ from hypothesis import given, settings, strategies as st
 
 from tensorqa import vocab
 from tensorqa.engine.primitives import registry
-from tensorqa.engine.primitives.localize import KIND_NAMES, localize
+from tensorqa.engine.primitives.localize import localize
 from tensorqa.engine.scalar import twin
 from tensorqa.engine.scalar.video import NoAnswer, ScalarVideo
-from tensorqa.engine.semantics import AGQA, STRICT
+from tensorqa.agqa.semantics import AGQA, STRICT
 from tensorqa.scenes.batch import SceneBatch, VideoScene
+from tensorqa.engine.windows import WINDOW_KINDS
 
 
 def _scene(rng: np.random.Generator, video_id: str) -> VideoScene:
@@ -72,7 +73,7 @@ def test_window_rule_torch_and_scalar_agree(seed, strict):
     for b, scene in enumerate(scenes):
         got = set()
         for j in np.flatnonzero(w.valid[b].numpy()):
-            kind = KIND_NAMES[int(w.word[b, j])]
+            kind = WINDOW_KINDS[int(w.word[b, j])]
             x, y = (int(a) for a in w.action[b, j])
             got.add((kind, x if kind != "video" else -1, y if kind == "between" else -1,
                      int(w.start[b, j]), int(w.stop[b, j])))

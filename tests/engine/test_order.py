@@ -19,7 +19,7 @@ from tensorqa.engine.primitives import registry
 from tensorqa.engine.primitives.filter import any_along, interacted_frames
 from tensorqa.engine.primitives.localize import compare_windows, present_actions
 from tensorqa.engine.scalar.video import NoAnswer, ScalarVideo
-from tensorqa.engine.semantics import AGQA, STRICT
+from tensorqa.agqa.semantics import AGQA, STRICT
 from tensorqa.scenes.batch import SceneBatch, VideoScene
 from engine.scenes_for_twins import OBJECTS, RELATIONS, all_rel, random_batch, assert_cases_occur, same_as_torch_kernel
 

@@ -13,15 +13,17 @@ from helpers import make_scene
 from tensorqa import vocab
 from tensorqa.errors import TensorQAError
 from tensorqa.engine.primitives import (
-    KIND_NAMES, act_first, act_last, act_order, act_what, choose_episode, compare_windows, contacted, count,
-    exists, first_episode, has_item, last_episode, length_compare, localize, only_item, present_actions,
-    registry, relate, side_of, superlative, xor,
+    act_first, act_last, act_order, act_what, choose_episode, compare_windows, contacted, count, exists,
+    first_episode, has_item, last_episode, length_compare, localize, only_item, present_actions, registry,
+    relate, side_of, superlative, xor,
 )
 from tensorqa.engine.primitives.filter import window_any
 from tensorqa.engine.primitives.scans import next_from, prefix_count, prev_before
 from tensorqa.engine.primitives.localize import Windows, interval_mask
 from tensorqa.scenes.batch import SceneBatch
-from tensorqa.engine.semantics import AGQA, STRICT, interaction_relations
+from tensorqa.agqa.semantics import AGQA, STRICT
+from tensorqa.engine.primitives.filter import interaction_relations
+from tensorqa.engine.windows import WINDOW_KINDS
 
 V = vocab()
 SECS = [(24 * (i + 1), float(i + 1)) for i in range(6)]  # keyframes 0..5 at 1 s .. 6 s
@@ -37,7 +39,7 @@ def windows_of(w: Windows, b: int = 0) -> list[tuple[str, tuple[str, ...], list[
     for j in range(w.num_windows):
         if w.valid[b, j]:
             acts = tuple(V.actions[a] for a in w.action[b, j].tolist() if a >= 0)
-            out.append((KIND_NAMES[int(w.word[b, j])], acts, w.mask[b, j].nonzero().flatten().tolist()))
+            out.append((WINDOW_KINDS[int(w.word[b, j])], acts, w.mask[b, j].nonzero().flatten().tolist()))
     return out
 
 

@@ -18,7 +18,7 @@ from tensorqa.engine.primitives import query as tq
 from tensorqa.engine.primitives import registry
 from tensorqa.engine.primitives.filter import contacted, relate
 from tensorqa.engine.scalar.video import Entity, NoAnswer
-from tensorqa.engine.semantics import AGQA, STRICT
+from tensorqa.agqa.semantics import AGQA, STRICT
 from engine.scenes_for_twins import OBJECTS, RELATIONS, all_rel, flat_windows, random_batch, assert_cases_occur
 
 TALLY: Counter = Counter()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tensorqa.engine.primitives import registry
-from tensorqa.engine.program import WHOLE_VIDEO, localize
+from tensorqa.agqa.program import WHOLE_VIDEO, localize
 from tensorqa.engine.windows import LOCALIZE_WORDS, ONE_ACTION_WINDOWS, WINDOW_KINDS
 from tensorqa.errors import TensorQAError
 

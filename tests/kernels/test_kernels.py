@@ -23,7 +23,7 @@ import triton.language as tl  # noqa: E402
 from tensorqa import kernels  # noqa: E402
 from tensorqa.scenes.augment import augment_scene  # noqa: E402
 from tensorqa.errors import TensorQAError  # noqa: E402
-from tensorqa.engine.grid import GridContext, evaluate  # noqa: E402
+from tensorqa.agqa.grid import GridContext, evaluate  # noqa: E402
 from tensorqa.kernels import bits, runtime  # noqa: E402
 from tensorqa.kernels.bits import highest_bit, lowest_bit  # noqa: E402
 from tensorqa.engine.primitives import filter as torch_filter, first_last as torch_first_last, registry  # noqa: E402
@@ -31,9 +31,10 @@ from tensorqa.engine.primitives import order as torch_order  # noqa: E402
 from tensorqa.engine.primitives.localize import (  # noqa: E402
     CompareWindows, Windows, compare_windows, interval_mask, localize, present_actions,
 )
-from tensorqa.engine.program_shapes import PROGRAM_SHAPES  # noqa: E402
+from tensorqa.agqa.shapes import PROGRAM_SHAPES  # noqa: E402
 from tensorqa.scenes.batch import SceneBatch, VideoScene  # noqa: E402
-from tensorqa.engine.semantics import AGQA, ANY_PRESENT, CONTACT_EXCEPT_NOT_CONTACTING, STRICT  # noqa: E402
+from tensorqa.agqa.semantics import AGQA, STRICT  # noqa: E402
+from tensorqa.engine.primitives.filter import ANY_PRESENT, CONTACT_EXCEPT_NOT_CONTACTING # noqa: E402
 from tensorqa.scenes.synthetic import synthesize  # noqa: E402
 
 FRAME_COUNTS = (1, 5, 63, 64, 65, 130)
@@ -473,7 +474,7 @@ def test_imports_and_runs_without_triton():
         "import sys; sys.modules['triton'] = None; sys.modules['triton.language'] = None\n"
         "from tensorqa import kernels\n"
         "from tensorqa.engine.primitives import registry\n"
-        "from tensorqa.engine.grid import evaluate\n"
+        "from tensorqa.agqa.grid import evaluate\n"
         "from tensorqa.scenes.synthetic import synthesize\n"
         "from tensorqa.scenes.batch import SceneBatch\n"
         "assert not kernels.available() and kernels.auto_backend('cuda') == 'torch'\n"

@@ -144,7 +144,7 @@ def test_compare_before_window_follows_the_semantics(hand):
     # engine's compare windows do under that switch; compare-after is unchanged
     from dataclasses import replace
 
-    from tensorqa.engine.semantics import AGQA
+    from tensorqa.agqa.semantics import AGQA
     from tensorqa.viz.timeline import window_frames
 
     _, _, scene, table = hand

@@ -1,148 +1,50 @@
 """``balance``: AGQA's answer and structure balancing of an unbalanced pool, as streaming column passes.
 
-Reference: semantics §d steps 1-5. Each split (train, test) is balanced on its own, in this order:
+Semantics §d steps 1-5, each split on its own: temporal-change labels (``labels``), binary keys cut
+to 50/50 per (family, local), open answers smoothed per family then per (family, local)
+(``smoothing``), structural rejection sampling (``structural``). When a bucket loses questions, the
+labels decide the order and a seeded priority (hash of seed and question_id) decides within a label.
+The ``agqa2`` preset follows the AGQA 2.0 summary: at most 8 steps, and uniform open answers per
+(family, local) (uniform per family too would empty most families).
 
-1. temporal-change labels (``balancing.labels``): same / different / no direct / no temporal;
-2. binary keys, per (family, released local): two answers cut to exactly 50/50, one answer dropped;
-3. open answers smoothed per family (``balancing.smoothing``: ratio bound 3, x0.75 per pass while
-   >= 1, 5 % tail set aside, stop at answers < 10 questions or below 10 % kept, accept when the top
-   20 % of answers hold <= 30 %; the last-pass-only quirk on by default);
-4. the same smoothing per (family, local);
-5. structural rejection sampling (``balancing.structural``): query 50 %, verify / compare / choose
-   15 % each, logic 5 %, total fixed by the query count, cuts water-filled over templates, time
-   kinds, local keys.
-
-Whenever an answer bucket loses k questions, the temporal-change labels decide the order (equalize
-same/different, trim toward no direct, toward no temporal, then evenly) and a seeded random
-priority decides within a label. The ``agqa2`` preset reads the AGQA 2.0 summary ("answers within a
-category uniform, yes/no 50/50, at most 8 steps"; no code is public): questions over 8 steps
-dropped first, binary keys 50/50 as above, AGQA's smoothing per family, and then every (family,
-local) open answer distribution made uniform — answers with fewer than 10 questions dropped, the
-others cut to the smallest (``smoothing.uniform_counts``). Uniform per family as well would cut each
-family to (number of answers) x (its rarest answer's count), which empties most families.
-
-How it runs (bounded memory, no Python object per question or per distinct key):
-
-* pass 1 reads 7 columns (template, window, local, answer, direct_group, is_direct, steps) batch by
-  batch into about 19 bytes per question: a dense code for (template, window, local)
-  (``balancing.hashindex``, about 30 bytes per distinct key), an answer code, the 64-bit hash of
-  direct_group, three flags;
-* the temporal-change labels are a sort-based join on the direct_group hashes; then a second
-  short pass hashes (seed, question_id) into the random priority and the questions of the split
-  are put in priority order (one in-place sort of packed 64-bit keys, a uint32 permutation kept);
-  every step is then one more sort of packed keys (``balancing.select``) plus
-  arithmetic per (key, answer, label) cell. The per-key steps and the label join run in parts of
-  at most 2^23 questions, so their extra memory does not grow with the pool;
-* pass 2 re-reads the full records and writes the kept rows, in input order, in the same Hugging
-  Face layout and schema (``balancing.output``).
-
-Determinism: the priorities are hashes of (seed, question_id); key codes are numbered by hash and
-answer codes by string, so the kept set depends on the seed and the questions, not on batch sizes,
-shard counts or the order the pool was written in (except for ties among the top 64 - log2(n)
-priority bits, broken by position: about n^2 / 2^(65 - log2 n) pairs, ~100 at n = 10^8). Output
-files are byte-identical for the same input and seed.
+Bounded memory, no Python object per question: pass 1 reads 7 columns into about 19 bytes per
+question (a dense (template, window, local) key code from ``hashindex``, an answer code, the
+direct_group hash, three flags); the questions are put in priority order by one sort of packed
+64-bit keys, and each step is one more sort (``select``) plus arithmetic per cell; pass 2 re-reads
+the records and writes the kept rows in input order (``output``). Key codes are numbered by hash
+and answers by string, so the kept set depends only on the seed and the questions (not on batch
+sizes, shard counts or pool order; ties in the top 64 - log2(n) priority bits break by position),
+and the output files are byte-identical for the same input and seed.
 """
 
 from __future__ import annotations
 
-import math
 import os
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from tensorqa.agqa.balancing.config import PRESETS, BalanceConfig, balance_config  # noqa: F401  (PRESETS: callers)
 from tensorqa.agqa.balancing.hashindex import HashIndex
-from tensorqa.agqa.balancing.hashing import hash_strings, mix64
+from tensorqa.agqa.balancing.hashing import hash_strings
+from tensorqa.engine.rng import GOLDEN, mix64
 from tensorqa.agqa.balancing.labels import LABELS, NO_TEMPORAL, temporal_labels
 from tensorqa.agqa.balancing.output import PoolOutput, prepare_output
 from tensorqa.agqa.balancing.report import category_histograms, distribution_stats, format_balance_report
-from tensorqa.agqa.balancing.scan import (BATCH_ROWS, RECORD_BATCH_ROWS, Codebook, as_numpy, check_columns, count_rows,
-                             iter_batches, pool_files, used_words)
+from tensorqa.agqa.balancing.scan import (RECORD_BATCH_ROWS, Codebook, as_numpy, check_columns, check_split_rows,
+                                          count_rows, iter_batches, pool_files, used_words)
 from tensorqa.agqa.balancing.select import select_in_cells
-from tensorqa.agqa.balancing.smoothing import SmoothingRule, binary_targets, smooth_counts, uniform_counts
-from tensorqa.agqa.balancing.structural import STRUCTURE_SHARES, structural_targets
+from tensorqa.agqa.balancing.smoothing import binary_targets, smooth_counts, uniform_counts
+from tensorqa.agqa.balancing.structural import structural_targets
 from tensorqa.errors import TensorQAError
-from tensorqa.agqa.templates.catalogue import FAMILIES, STRUCTURALS, TEMPLATES, WINDOW_KINDS
+from tensorqa.agqa.templates.catalogue import FAMILIES, STRUCTURALS, TEMPLATES
+from tensorqa.engine.windows import WINDOW_KINDS
 from tensorqa.writers import RECORD_SCHEMA, SPLITS, pool_fact, pool_store, write_dataset_card
 
 BALANCE_COLUMNS = ("template", "window", "local", "answer", "direct_group", "is_direct", "steps")
-OPEN_MODES = ("smooth", "uniform", "none")
-
-
-@dataclass(frozen=True)
-class BalanceConfig:
-    """Every switch of the balancing pass; the defaults are AGQA's (the ``agqa`` preset)."""
-
-    seed: int = 0
-    temporal_labels: bool = True          # step 1: label order for removals (False: random only)
-    binary: bool = True                   # step 2
-    open_family: str = "smooth"           # step 3, per family: smooth (AGQA) / uniform / none
-    open_local: str = "smooth"            # step 4, per (family, local): smooth / uniform (agqa2) / none
-    smoothing: SmoothingRule = SmoothingRule()
-    structural: bool = True               # step 5
-    structure_shares: Mapping[str, float] = field(default_factory=lambda: dict(STRUCTURE_SHARES))
-    max_steps: int | None = None          # drop questions with more steps first (agqa2: 8)
-    shard_rows: int = 2_000_000           # output: at most this many rows per split per shard
-    batch_rows: int = BATCH_ROWS          # rows per read batch (memory only; results do not depend on it)
-
-    def __post_init__(self):
-        for name in ("open_family", "open_local"):
-            if getattr(self, name) not in OPEN_MODES:
-                raise TensorQAError(f"{name} {getattr(self, name)!r}: expected one of {list(OPEN_MODES)}")
-        shares = dict(self.structure_shares)
-        unknown = sorted(set(shares) - set(STRUCTURALS))
-        if unknown:
-            raise TensorQAError(f"structure shares: unknown structure(s) {unknown}; expected {list(STRUCTURALS)}")
-        if shares.get("query", 0) <= 0:
-            raise TensorQAError("structure shares: query needs a positive share (it fixes the total)")
-        if any(not math.isfinite(v) or v < 0 for v in shares.values()) or sum(shares.values()) > 1 + 1e-9:
-            raise TensorQAError(f"structure shares {shares}: must be >= 0 and sum to at most 1")
-        if self.max_steps is not None and self.max_steps < 1:
-            raise TensorQAError(f"max_steps must be at least 1, got {self.max_steps}")
-        if self.smoothing.ratio_decay >= 1 or self.smoothing.ratio_decay <= 0:
-            raise TensorQAError(f"ratio_decay must be in (0, 1), got {self.smoothing.ratio_decay}")
-        rule = self.smoothing
-        if not rule.ratio_bound >= 1:  # also refuses NaN
-            raise TensorQAError(f"ratio_bound must be at least 1 (a ratio of answer counts), got {rule.ratio_bound}")
-        if not math.isfinite(rule.ratio_bound):  # smoothing lowers the bound towards 1: from inf it never gets there
-            raise TensorQAError(f"ratio_bound must be a finite number, got {rule.ratio_bound}")
-        for name in ("tail_fraction", "min_keep_fraction", "top_fraction", "top_share"):
-            if not 0 <= getattr(rule, name) <= 1:
-                raise TensorQAError(f"{name} must be in [0, 1], got {getattr(rule, name)}")
-        for name in ("shard_rows", "batch_rows"):
-            if getattr(self, name) < 1:
-                raise TensorQAError(f"{name} must be at least 1, got {getattr(self, name)}")
-
-    def as_dict(self) -> dict:
-        d = asdict(self)
-        d["structure_shares"] = dict(self.structure_shares)
-        d.pop("batch_rows")
-        return d
-
-
-PRESETS: dict[str, BalanceConfig] = {
-    "agqa": BalanceConfig(),
-    "agqa2": BalanceConfig(open_local="uniform", max_steps=8),
-}
-
-
-def balance_config(preset: str = "agqa", **overrides) -> BalanceConfig:
-    """A preset's config with some fields replaced (``smoothing`` fields may be given by name)."""
-    if preset not in PRESETS:
-        raise TensorQAError(f"unknown balance preset {preset!r}; expected one of {list(PRESETS)}")
-    base = PRESETS[preset]
-    rule_fields = set(SmoothingRule.__dataclass_fields__)
-    rule = {k: overrides.pop(k) for k in list(overrides) if k in rule_fields}
-    if rule:
-        overrides["smoothing"] = replace(base.smoothing, **rule)
-    unknown = sorted(set(overrides) - set(BalanceConfig.__dataclass_fields__))
-    if unknown:
-        raise TensorQAError(f"unknown balance option(s) {unknown}")
-    return replace(base, **overrides)
 
 
 # -- pass 1: codes ------------------------------------------------------------------------------
@@ -150,7 +52,7 @@ TEMPLATE_NAMES: tuple[str, ...] = tuple(TEMPLATES)
 _FAMILY_OF = np.array([FAMILIES.index(TEMPLATES[t].family) for t in TEMPLATE_NAMES], np.int8)
 _STRUCTURE_OF = np.array([STRUCTURALS.index(TEMPLATES[t].structural) for t in TEMPLATE_NAMES], np.int8)
 _BINARY_OF = np.array([TEMPLATES[t].ans_type == "binary" for t in TEMPLATE_NAMES])
-_KEY_SALT = np.uint64(0x9E3779B97F4A7C15)
+_KEY_SALT = np.uint64(GOLDEN)
 
 
 @dataclass
@@ -377,13 +279,9 @@ def _balance_split(codes: _SplitCodes, config: BalanceConfig, read_priority) -> 
 # -- the pass -----------------------------------------------------------------------------------
 def balance_pool(pool: str | os.PathLike, out: str | os.PathLike, config: BalanceConfig | None = None, *,
                  preset: str = "agqa", progress: bool = False) -> dict:
-    """Balance a pool (Hugging Face layout) into ``out`` (same layout and schema); returns the report.
-
-    ``config`` defaults to ``PRESETS[preset]``. The report (also in ``out/README.md``) has, per split,
-    the row counts after each step, the temporal-change label counts, per category (template family
-    and structural type) the questions, answer entropy and majority baseline before / after, and the
-    structural mix before / after.
-    """
+    """Balance a pool (Hugging Face layout) into ``out`` (same layout and schema); returns the report
+    (also in ``out/README.md``): per split, the rows after each step, the label counts, per category the
+    questions, answer entropy and majority baseline before / after, and the structural mix."""
     from tqdm import tqdm
 
     config = config or balance_config(preset)
@@ -419,9 +317,7 @@ def balance_pool(pool: str | os.PathLike, out: str | os.PathLike, config: Balanc
                     if not mask.any():
                         continue
                     table = pa.Table.from_batches([batch]).filter(pa.array(mask))
-                    if not pc.all(pc.equal(table["split"], split)).as_py():
-                        raise TensorQAError(f"{files[split][0].parent}: a {split} shard holds rows whose 'split' "
-                                            f"is not {split!r}")
+                    check_split_rows(table["split"], split, files[split][0].parent)
                     output.add(split, table)
         output.close({"balance": config.as_dict(), "rows": {s: r["rows"] for s, r in report["splits"].items()},
                       "store": pool_store(pool),  # the scene store, for decompose

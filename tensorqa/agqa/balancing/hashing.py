@@ -18,35 +18,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from tensorqa.engine import rng
+from tensorqa.engine.rng import mix64
+
 _U64 = np.uint64
-_MASK64 = (1 << 64) - 1
-_GOLDEN = 0x9E3779B97F4A7C15
-
-
-def mix64(x: np.ndarray) -> np.ndarray:
-    """splitmix64's finalizer: a bijection of uint64 that spreads every input bit over the output.
-
-    x: uint64[n] (modified copy returned).
-    """
-    x = x ^ (x >> _U64(30))
-    x *= _U64(0xBF58476D1CE4E5B9)
-    x ^= x >> _U64(27)
-    x *= _U64(0x94D049BB133111EB)
-    x ^= x >> _U64(31)
-    return x
 
 
 def _constants(seed: int, count: int) -> np.ndarray:
-    """``count`` odd uint64 multipliers derived from ``seed`` (a splitmix64 stream)."""
-    state = (seed * _GOLDEN + 0x2545F4914F6CDD1D) & _MASK64
-    out = []
-    for _ in range(count):
-        state = (state + _GOLDEN) & _MASK64
-        z = state
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
-        out.append((z ^ (z >> 31)) | 1)
-    return np.array(out, dtype=_U64)
+    """``count`` odd uint64 multipliers derived from ``seed``."""
+    return rng.sequence(seed, "balance.strings", count) | _U64(1)
 
 
 def _as_string_array(values: pa.Array | pa.ChunkedArray) -> pa.Array:

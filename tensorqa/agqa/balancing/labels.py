@@ -1,17 +1,9 @@
 """Temporal-change labels (semantics §d step 1) and the order in which they give up questions.
 
-Every question gets one label:
-
-* ``same`` (0) / ``different`` (1): a localized question (window other than the whole video) whose
-  group (``direct_group``, b.4) has a direct question, with the same / a different answer;
-* ``no direct`` (2): a localized question whose group has no direct question;
-* ``no temporal`` (3): an unlocalized question (the direct one included).
-
-When k questions must leave an answer bucket, :func:`label_removals` decides how many come from each
-label: first "same" and "different" are equalized, then both are trimmed toward "no direct", then
-the three toward "no temporal", then all four evenly (each stage lowers the largest first); inside a
-label the questions are taken at random (``tensorqa.agqa.balancing.select``).
-"""
+Labels: ``same`` (0) / ``different`` (1), a localized question whose ``direct_group`` has a direct
+question with the same / another answer; ``no direct`` (2), a localized question without one; ``no
+temporal`` (3), an unlocalized question. :func:`label_removals` takes a bucket's k questions by
+equalizing same and different, trimming toward no direct, then no temporal, then evenly."""
 
 from __future__ import annotations
 
@@ -29,18 +21,13 @@ PART_ROWS = 1 << 23  # candidates per partition of the join (bounds its extra me
 
 def temporal_labels(group_hash: np.ndarray, is_direct: np.ndarray, localized: np.ndarray,
                     answer: np.ndarray, has_group: np.ndarray | None = None, part_rows: int | None = None) -> np.ndarray:
-    """int8[n] label per question.
+    """int8[n] label per question. group_hash: uint64[n] hash of ``direct_group``; is_direct, localized:
+    bool[n]; answer: int[n]; has_group: bool[n] (False: empty ``direct_group``, never matched).
 
-    group_hash: uint64[n] hash of ``direct_group``; is_direct: bool[n]; localized: bool[n];
-    answer: int[n] answer codes; has_group: bool[n] (False: empty ``direct_group``, never matched).
-
-    Sort-based join, no Python loop and no argsort: candidates (direct or localized questions with a
-    group) are packed as ``hash prefix | not-direct bit | row`` and sorted, so each run of equal
-    prefixes starts with its direct question. A prefix run may mix groups whose 64-bit hashes share
-    the prefix; the full hash is compared before a match is accepted, and such runs (rare) are
-    resolved exactly by a second pass over just their rows. Groups are joined in parts of about
-    ``part_rows`` candidates (by hash), which bounds the extra memory.
-    """
+    A sort-based join: candidates are packed as ``hash prefix | not-direct bit | row`` and sorted, so
+    each run of equal prefixes starts with its direct question; the full hash is compared before a
+    match, and runs mixing groups (rare) are resolved by a second pass over their rows. Parts of about
+    ``part_rows`` candidates (by hash) bound the extra memory."""
     n = len(group_hash)
     labels = np.full(n, NO_TEMPORAL, np.int8)
     if n == 0:
@@ -105,12 +92,8 @@ def _label_part(labels, cand, group_hash, is_direct, localized, answer, part: in
 
 
 def label_removals(counts: np.ndarray, remove: np.ndarray) -> np.ndarray:
-    """Questions to remove per label, for many answer buckets at once.
-
-    counts: int64[B, 4] questions per (bucket, label) in LABELS order.
-    remove: int64[B] questions to remove per bucket (clipped to 0..bucket size).
-    Returns int64[B, 4] removals following the module docstring's order.
-    """
+    """Questions to remove per label for many buckets: counts int64[B, 4] (LABELS order), remove
+    int64[B] (clipped to the bucket) -> int64[B, 4], in the module docstring's order."""
     counts = np.asarray(counts, np.int64)
     out = np.zeros_like(counts)
     k_all = np.clip(np.asarray(remove, np.int64), 0, counts.sum(axis=1))

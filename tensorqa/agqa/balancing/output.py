@@ -1,10 +1,8 @@
 """Writing a pool in the Hugging Face layout from a stream of filtered record batches.
 
-:class:`PoolOutput` knows in advance how many rows each split will get, picks the number of shards
-K (at most ``shard_rows`` rows per split per shard), fills shard 0, 1, ... of each split in order,
-and writes row groups of a fixed size, so the files are byte-identical whenever the same rows arrive
-in the same order, whatever the input batches were.
-"""
+:class:`PoolOutput` knows each split's row count in advance, picks the shard count (at most
+``shard_rows`` rows per split per shard) and writes fixed-size row groups, so the same rows in the
+same order give byte-identical files, whatever the input batches."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""Answer-distribution figures per category: size, entropy and the most-likely-answer baseline.
-
-For a category c with answer counts n_a (N questions): entropy ``H = -sum p_a log2 p_a`` bits with
-``p_a = n_a / N``, and the majority baseline ``max_a p_a`` — the accuracy of always answering the
-category's most frequent answer, the "blind" baseline balancing is meant to push down.
-"""
+"""Answer-distribution figures per category: size, entropy ``-sum p_a log2 p_a`` (bits) and the
+majority baseline ``max_a p_a``, the accuracy of always giving the most frequent answer."""
 
 from __future__ import annotations
 

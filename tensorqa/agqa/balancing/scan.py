@@ -1,12 +1,6 @@
-"""Reading a Parquet pool column by column: shard discovery, batches, string codebooks.
-
-A pool is the Hugging Face layout written by ``tensorqa.writers`` (``POOL/data/<split>-<i>-of-<K>``).
-Passes read only the columns they need, batch by batch (``pyarrow.parquet.ParquetFile.iter_batches``),
-in a fixed order: splits in ``SPLITS`` order, shard files by index, rows in file order. Strings
-become dense integer codes through a :class:`Codebook`; codes are renumbered in sorted string order
-at the end of a pass, so every decision made on codes is independent of the order the pool was
-written in.
-"""
+"""Reading a Parquet pool (``POOL/data/<split>-<i>-of-<K>``) column by column, in a fixed order
+(splits, shard index, rows), and dense codes for strings (:class:`Codebook`), renumbered in sorted
+string order so that no decision depends on the order the pool was written in."""
 
 from __future__ import annotations
 
@@ -88,6 +82,12 @@ def check_columns(files: Sequence[Path], columns: Sequence[str]) -> None:
                 raise TensorQAError(f"{f}: column {c!r} is missing (expected tensorqa.writers.RECORD_SCHEMA)")
 
 
+def check_split_rows(split_column, split: str, where) -> None:
+    """Refuse a ``split`` shard (of the pool folder ``where``) holding a row of another split."""
+    if not pc.all(pc.equal(split_column, split)).as_py():
+        raise TensorQAError(f"{where}: a {split} shard holds rows whose 'split' is not {split!r}")
+
+
 def count_rows(files: Sequence[Path]) -> int:
     return sum(open_shard(f).metadata.num_rows for f in files)
 
@@ -124,14 +124,9 @@ def used_words(values: pa.DictionaryArray) -> tuple[list, np.ndarray, np.ndarray
 
 
 class Codebook:
-    """Dense int32 codes for low-cardinality strings (answers, template names).
-
-    ``encode`` assigns codes in order of first appearance (one ``dictionary_encode`` per batch, or
-    the batch's own dictionary, and a Python dictionary lookup per distinct string *of the batch*:
-    meant for columns with at most thousands of distinct values; high-cardinality keys go through
-    ``hashindex.HashIndex``). ``finish`` renumbers them in sorted string order and returns the old ->
-    new lookup table, so codes do not depend on the reading order.
-    """
+    """Dense int32 codes for low-cardinality strings (answers, template names): ``encode`` numbers
+    them by first appearance (a dictionary lookup per distinct string of a batch; high-cardinality
+    keys go through ``hashindex``); ``finish`` renumbers them in sorted order."""
 
     def __init__(self) -> None:
         self.index: dict[str, int] = {}

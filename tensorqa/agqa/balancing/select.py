@@ -1,17 +1,8 @@
 """Keep a quota of questions per cell, chosen at random, with one sort and no Python loop per question.
 
-The balancing pass keeps its per-question arrays in *priority order*: position p holds the question
-whose seeded random priority ranks p-th. Selecting "t random questions of a cell" is then "the t
-first positions of the cell". :func:`select_in_cells` packs ``cell << bits | position`` into one
-uint64 per question, sorts it (numpy's vectorized sort of plain integers, far faster than argsort),
-reads the cells off as runs of the sorted array, asks a target function how many questions each
-bucket keeps, spreads each bucket's removals over its temporal-change labels
-(``labels.label_removals``) and clears ``alive`` for the tail of every cell.
-
-Cells are (key, answer, label): ``key`` is the balancing key of the step (family, local key, ...),
-``answer`` an answer code, ``label`` one of the four temporal-change labels. A bucket is
-(key, answer); buckets of one key are adjacent, sorted by answer code.
-"""
+The arrays are in priority order (position p: the question whose seeded priority ranks p-th), so
+"t random questions of a cell" is its first t positions. Cells are (key, answer, label); a bucket
+is (key, answer), the buckets of a key adjacent by answer code."""
 
 from __future__ import annotations
 
@@ -38,17 +29,10 @@ def select_in_cells(alive: np.ndarray, take: np.ndarray, wkey: np.ndarray, key_o
                     per_key: bool = False, part_rows: int | None = None) -> int:
     """Apply one balancing step in place; returns the number of questions removed.
 
-    alive:       bool[n] questions still in the pool (priority order); cleared for removed ones.
-    take:        bool[n] questions this step looks at (a subset of ``alive``).
-    wkey:        int32[n] (template, window, local) code per question; ``key_of_wkey`` int64[W] maps
-                 it to the step's key in 0..n_keys-1.
-    answer:      int32[n] answer codes in 0..n_answers-1.
-    label:       int8[n] temporal-change labels.
-    per_key:     the targets of a key depend on that key's buckets only; then the keys are cut into
-                 parts (key code modulo the number of parts) of about ``part_rows`` questions, each
-                 selected on its own, so the step's extra memory is bounded by the part size. The
-                 result is the same for any number of parts.
-    """
+    alive: bool[n] (priority order), cleared for removed questions; take: bool[n] the questions this
+    step looks at; wkey: int32[n] (template, window, local) code, ``key_of_wkey`` int64[W] its step key;
+    answer: int32[n]; label: int8[n]. ``per_key``: a key's targets read only its own buckets, so the keys
+    are cut into parts of about ``part_rows`` questions (bounded memory, same result)."""
     n = len(alive)
     bits = max(1, int(n - 1).bit_length())
     cell_bits = max(1, int(max(n_keys, 1) * max(n_answers, 1) * 4 - 1).bit_length())

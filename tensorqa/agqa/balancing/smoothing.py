@@ -1,37 +1,15 @@
-"""Answer-distribution targets: how many questions each answer of one distribution keeps.
+"""Answer-distribution targets: kept counts per answer of one balancing key (``counts``: int64[m] ->
+int64[m], ``0 <= kept <= counts``); which questions go is ``select``'s decision. The rules are
+semantics §d steps 2-3: :func:`binary_targets` (vectorized over keys), :func:`smooth_counts` (one
+open distribution), :func:`uniform_counts` (AGQA 2.0's stricter reading).
 
-These functions see counts, never questions: ``counts`` is int64[m], the number of questions per
-answer of one balancing key; they return int64[m] kept counts (``0 <= kept <= counts``). Which
-questions go is decided elsewhere (``tensorqa.agqa.balancing.select``).
-
-* :func:`binary_targets` — AGQA's binary rule (semantics §d step 2), vectorized over many keys.
-* :func:`smooth_counts` — AGQA's open-answer smoothing (§d step 3), one distribution.
-* :func:`uniform_counts` — the stricter AGQA 2.0 reading: every answer of a distribution equal.
-
-How :func:`smooth_counts` reads the reference, step by step:
-
-1. Answers sorted by count, largest first (ties: lower answer code first). One answer: dropped.
-   Two: both cut to the smaller.
-2. Tail: the rarest answers whose counts sum to at most ``tail_fraction`` of the distribution are set
-   aside untouched, unless that leaves 2 or fewer answers (then nothing is set aside).
-3. Passes with ratio bound ``b`` = ``ratio_bound``, then ``b * ratio_decay`` ..., while
-   ``b >= ratio_min``. A pass walks the cut points i = 1, 2, ... of the non-tail answers and stops
-   at the first answer below the cut with fewer than ``min_answer_count`` questions. At cut i, if
-   mean(answers above) / mean(answers below) > b, the answers above lose questions until the ratio
-   is <= b.
-4. AGQA removes those questions one at a time from an answer drawn with probability proportional
-   to its current count, never making an answer smaller than the next one and giving up after
-   repeated failures. We use that process's expected outcome, computed exactly: the answers above
-   the cut shrink by one common factor (proportional removal keeps their ratios), clipped at the
-   count of the first answer below the cut (the only "next one" that can bind), with integer counts
-   by largest remainder. When even clipping everything at that count leaves the ratio above b, the
-   answers stay at that count: AGQA's give-up.
-5. After a pass: if fewer than ``min_keep_fraction`` of the distribution's questions (tail
-   included) would remain, stop and keep the previous pass's state; else accept and stop if the
-   ``top_fraction`` most frequent answers (rounded up) hold at most ``top_share`` of the questions.
-6. ``last_pass_only`` (faithful default, semantics §f #10): AGQA tracks the counts as if every pass
-   were applied but applies only the removals of the last pass it kept, so the result is
-   ``original - removals of that pass``. With ``last_pass_only=False`` every kept pass is applied.
+Where :func:`smooth_counts` departs from a literal reading: AGQA removes questions one at a time
+from answers drawn in proportion to their counts, never below the next answer, giving up after
+repeated failures. We use that process's expected outcome, exactly: the answers above the cut shrink
+by one common factor, clipped at the first answer below the cut, integer counts by largest remainder;
+when even that clip leaves the ratio above b, they stay at the clip (AGQA's give-up). Ties in the
+order by count go to the lower answer code. ``last_pass_only`` (§f 10) applies only the last kept
+pass's removals to the original counts.
 """
 
 from __future__ import annotations
@@ -58,14 +36,9 @@ class SmoothingRule:
 
 
 def binary_targets(key_start: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """AGQA's binary rule for many keys at once (semantics §d step 2).
-
-    key_start: int64[K] index of each key's first answer in ``counts`` (answers of a key contiguous).
-    counts:    int64[m] questions per (key, answer).
-    Returns int64[m]: keys with one answer keep nothing; otherwise every answer keeps the key's
-    smallest count (two answers: exactly 50/50; more answers, which binary templates never produce:
-    all equal to the smallest).
-    """
+    """AGQA's binary rule for many keys (§d step 2): key_start int64[K] (each key's first answer),
+    counts int64[m] -> int64[m]; a key with one answer keeps nothing, otherwise every answer keeps the
+    key's smallest count."""
     counts = np.asarray(counts, np.int64)
     if len(counts) == 0:
         return counts.copy()

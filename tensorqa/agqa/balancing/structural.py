@@ -1,20 +1,10 @@
-"""Structural rejection sampling (semantics §d step 5), as kept counts per (key, answer) bucket.
+"""Structural rejection sampling (semantics §d step 5) as kept counts per (key, answer) bucket.
 
-* The total is fixed by the query questions: ``total = query / share[query]``; every other
-  structure s keeps at most ``floor(share[s] * total)``. Nothing is up-sampled; query is never cut.
-* In a structure that must shrink, each local key first follows the within-key rules: fewer than
-  two answers -> the key is dropped; two answers -> the imbalance is removed.
-* The remaining cut is spread by water-filling (lower the largest first,
-  ``tensorqa.agqa.balancing.waterfill``): over the structure's templates, then over the time kinds
-  (windows) of each template, then over the local keys of each (template, window).
-* Within a key: two answers lose the cut evenly; more answers are water-filled.
-* Keys of two equal answers are cut in pairs (units of two questions) wherever a whole
-  (template, window) group consists of such keys, which is every binary group after binary
-  balancing; so those keys stay exactly 50/50. The group's cut is rounded up to whole pairs.
-
-AGQA also drops, once a (template, time kind) group has kept enough, the remaining keys with cuts
-assigned. Here no key keeps more than its assigned share, so that rule never fires and is not
-needed.
+The query count fixes the total; other structures keep at most their share (nothing up-sampled).
+Cuts are water-filled (``waterfill``) over templates, time kinds, then local keys. Keys of two
+equal answers are cut in pairs wherever a whole (template, window) group consists of them (every
+binary group after binary balancing), so they stay exactly 50/50. AGQA's "drop the remaining keys
+once a group kept enough" never fires here (no key keeps more than its share), so it is not coded.
 """
 
 from __future__ import annotations
@@ -44,13 +34,8 @@ def structure_caps(counts: np.ndarray, names: tuple[str, ...], shares: dict[str,
 def structural_targets(bucket_key: np.ndarray, counts: np.ndarray, key_template: np.ndarray, key_window: np.ndarray,
                        template_structure: np.ndarray, names: tuple[str, ...], shares: dict[str, float],
                        n_windows: int) -> np.ndarray:
-    """Kept questions per (key, answer) bucket.
-
-    bucket_key:         int64[B] key of each bucket (buckets of a key adjacent).
-    counts:             int64[B] questions per bucket.
-    key_template:       int64[K] template code of each key; key_window: int64[K] window code.
-    template_structure: int64[T] structure code (index into ``names``) of each template.
-    """
+    """Kept questions per (key, answer) bucket. bucket_key, counts: int64[B] (a key's buckets
+    adjacent); key_template, key_window: int64[K]; template_structure: int64[T] (index into ``names``)."""
     counts = np.asarray(counts, np.int64)
     B = len(counts)
     if B == 0:

@@ -1,18 +1,7 @@
-"""Water-filling: spread a cut over groups by lowering the largest first.
-
-Lowering the largest group first until it meets the next, then both, and so on, is how AGQA
-spreads removals (semantics §d step 5) and how it orders removals among temporal-change labels
-(§d step 1). Two vectorized forms:
-
-* :func:`waterfill` — members of many parents at once (``parent`` codes), one cut per parent;
-* :func:`waterfill_rows` — a small fixed number of columns per row (the four temporal labels of
-  every answer bucket), one cut per row.
-
-Both are exact integer solutions: after removing ``cut`` units, the lowered members share one level
-``q`` (some ``q + 1``), no member ends above its start or below ``q``, and members not lowered keep
-their size. Ties: :func:`waterfill` keeps the extra unit on the larger and then the earlier member;
-:func:`waterfill_rows` removes the extra unit from the earlier column (column order is priority).
-"""
+"""Water-filling: spread a cut over groups by lowering the largest first (AGQA's way of spreading
+removals, §d steps 1 and 5). :func:`waterfill` serves many parents at once, :func:`waterfill_rows`
+a few columns per row. Both are exact integer solutions; ties keep the extra unit on the larger,
+then earlier member (``waterfill``) or take it from the earlier column (``waterfill_rows``)."""
 
 from __future__ import annotations
 
@@ -61,15 +50,10 @@ def waterfill(sizes: np.ndarray, parent: np.ndarray, cut: np.ndarray) -> np.ndar
 
 
 def waterfill_rows(x: np.ndarray, cut: np.ndarray) -> np.ndarray:
-    """Per row, remove ``min(cut, row sum)`` units, lowering the largest columns first.
-
-    x:   int64[R, L] (L small).
-    cut: int64[R].
-    Returns int64[R, L] removals: exactly what removing one unit at a time from the largest column
-    (the earliest among equal ones) gives. Only the final level is computed (from each row's
-    sorted values); then every column is clipped to level + 1 and the earliest columns at level + 1
-    drop the remaining units.
-    """
+    """Per row, remove ``min(cut, row sum)`` units, lowering the largest columns first: x int64[R, L]
+    (L small), cut int64[R] -> int64[R, L], what removing one unit at a time from the largest (earliest)
+    column gives. Only the final level is computed; columns are clipped to level + 1 and the earliest
+    at level + 1 drop the remaining units."""
     x = np.asarray(x, np.int64)
     R, L = x.shape
     if R == 0:

@@ -31,7 +31,7 @@ Choices made where the references leave room (all easy to change in the tables b
 * ``semantic`` uses the data's ``relation`` where Table 14 writes "relationship".
 * ``base_steps`` follows docs/reference/agqa_semantics.md §b.1; ``table14_steps`` keeps the paper's column. They
   differ only for actLongest / actShortest (2 vs 1).
-* ``program`` is the key of ``tensorqa.engine.program_shapes.PROGRAM_SHAPES``: equal to the name except
+* ``program`` is the key of ``tensorqa.agqa.shapes.PROGRAM_SHAPES``: equal to the name except
   actLengthLongerCompare / actLengthShorterCompare, which AGQA's generator (and PROGRAM_SHAPES)
   calls ``actLengthLongerChoose`` / ``actLengthShorterChoose``.
 * ``references``: every slot lists its allowed reference kinds (§b.3). A window's action may be
@@ -44,13 +44,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tensorqa.engine.windows import WINDOW_KINDS
 from tensorqa.errors import TensorQAError
-from tensorqa.engine.program_shapes import SHAPES, ShapeSpec
+from tensorqa.agqa.shapes import SHAPES, ShapeSpec
 from tensorqa.agqa.templates.frames import FRAME_SLOTS, check_frame, frame_placeholders, read_frames  # noqa: F401  (public here)
 from tensorqa.agqa.templates.phrases import ACTION_REFERENCE_FRAMES, OBJECT_REFERENCE_FRAMES, WINDOW_FRAMES  # noqa: F401  (public here)
 
 # -- vocabularies of the metadata --------------------------------------------------------------
-WINDOW_KINDS: tuple[str, ...] = ("video", "before", "after", "while", "between")
 REFERENCE_KINDS: tuple[str, ...] = ("direct", "first", "last", "whole", "indirect-object")
 FAMILIES: tuple[str, ...] = ("exists", "what", "first", "last", "length", "time")
 SEMANTICS: tuple[str, ...] = ("object", "relation", "action")
@@ -74,7 +74,7 @@ class TemplateSpec:
     """One AGQA template: metadata plus its question frames.
 
     name:          Table 14 name (``objRelExists``).
-    program:       key of its program skeleton in ``tensorqa.engine.program_shapes.PROGRAM_SHAPES``.
+    program:       key of its program skeleton in ``tensorqa.agqa.shapes.PROGRAM_SHAPES``.
     global_:       released ``global`` list of reasoning categories.
     family:        internal balancing family (exists / what / first / last / length / time).
     semantic:      object / relation / action.
@@ -102,7 +102,11 @@ class TemplateSpec:
     validity:      its validity rule, a name of ``agqa/validity.RULES`` (docs/reference/agqa_semantics.md §b).
     evidence:      how its sg_grounding picks evidence keyframes and what it grounds (a name of
                    ``agqa/grounding_text.EVIDENCE``).
-    shape:         the engine's facts of its program (``engine/program_shapes.SHAPES``: grid
+    reference_rule: which reference rules (agqa/indirect.reference_rule) its object references
+                   obey beyond the plain ones: "touching" (§b.1 objRelExists' touching
+                   restriction), "and_xor" (that, and the own-relation clause only under
+                   ``Semantics.and_xor_reference_relation_check``), or "".
+    shape:         the engine's facts of its program (``agqa/shapes.SHAPES``: grid
                    evaluator, scan direction, which length wins).
     """
 
@@ -126,6 +130,7 @@ class TemplateSpec:
     retired: bool = False
     validity: str = ""
     evidence: str = ""
+    reference_rule: str = ""
 
     @property
     def shape(self) -> ShapeSpec:
@@ -337,6 +342,9 @@ _RULES: dict[str, tuple[str, str]] = {
     "objTime": ("obj_time", "side-object"),
 }
 
+# per program: the reference rules beyond the plain ones (TemplateSpec.reference_rule)
+_REFERENCE_RULES: dict[str, str] = {"objRelExists": "touching", "andObjRelExists": "and_xor", "xorObjRelExists": "and_xor"}
+
 
 def _build(frames: dict[str, list[str]]) -> dict[str, TemplateSpec]:
     unknown = sorted(set(frames) - set(_ROWS))
@@ -363,6 +371,7 @@ def _build(frames: dict[str, list[str]]) -> dict[str, TemplateSpec]:
             table14_unbalanced_k=unbalanced_k, table14_balanced_k=balanced_k,
             slots=slots, frames=tuple(own), retired=name in RETIRED,
             validity=_RULES[program][0], evidence=_RULES[program][1],
+            reference_rule=_REFERENCE_RULES.get(program, ""),
         )
     return specs
 

@@ -15,11 +15,8 @@ FRAME_SLOTS: tuple[str, ...] = ("object", "object2", "relation", "action", "acti
 
 # -- frame parsing -------------------------------------------------------------------------------
 def frame_placeholders(text: str) -> list[str]:
-    """Placeholder names of a format string, in order of appearance (repeats kept).
-
-    Raises TensorQAError for unbalanced braces, positional ``{}`` fields and format specs or
-    conversions (frames are filled by plain substitution, never by ``str.format`` options).
-    """
+    """Placeholder names of a format string, in order (repeats kept); unbalanced braces, positional
+    fields, format specs and conversions raise (frames are filled by plain substitution)."""
     try:
         parsed = list(string.Formatter().parse(text))
     except ValueError as err:
@@ -35,13 +32,9 @@ def frame_placeholders(text: str) -> list[str]:
 
 
 def check_frame(text: str) -> list[str]:
-    """Placeholders of a question frame in order of appearance; raise if the frame is malformed.
-
-    A frame may only use ``FRAME_SLOTS``, each at most once; it must start with a capital letter
-    (no placeholder can open a sentence), end with ``?``, and place ``{window}`` directly after a
-    word and directly before ``?``, ``,``, ``:`` or a space (the window phrase brings its own
-    leading space, so the empty whole-video window leaves no stray space).
-    """
+    """Placeholders of a question frame in order; raise if it is malformed: only ``FRAME_SLOTS``, each at
+    most once; a capital first letter, ``?`` last; ``{window}`` right after a word and right before
+    ``?``, ``,``, ``:`` or a space (the window phrase brings its own leading space)."""
     names = frame_placeholders(text)
     unknown = [n for n in names if n not in FRAME_SLOTS]
     if unknown:

@@ -43,19 +43,10 @@ _DETERMINER = r"(?:(?:a|an|some|the|their) )?"
 
 
 def _action_reference_frames() -> dict[str, str]:
-    """{action id: its phrase with the object's noun phrase replaced by ``{object}``}.
-
-    Indirect-object actions keep the action's own wording and swap only its object, as the real
-    record LSKA2-2205 does ("taking food from somewhere" -> "taking the object they were on the
-    side of first from somewhere"). AGQA's generator makes the indirect form by replacing the
-    English word of the action's own object, in its merged form (semantics §b.3: c038's towel is
-    "blanket"), in the phrase; a phrase that does not contain that word gets no indirect form
-    (c145 "working on a book", whose object is paper; c147 "cooking something"). The noun phrase
-    replaced is an optional determiner (a, an, some, the, their) plus that word, singular or
-    plural; every occurrence is replaced. Which actions may actually take an indirect object
-    (verbs that admit varying objects, never c044 or pictures) is the generator's rule, not this
-    table's.
-    """
+    """{action id: its phrase with the object's noun phrase replaced by ``{object}``}, as AGQA makes
+    the indirect form (LSKA2-2205: "taking the object they were on the side of first from
+    somewhere"): an optional determiner plus the action's merged object word (§b.3), singular or
+    plural, every occurrence. A phrase without that word gets no entry (c145, c147)."""
     v = vocab()
     frames = {}
     for action, phrase, obj in zip(v.actions, v.action_phrases, v.action_object):

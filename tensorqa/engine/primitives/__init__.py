@@ -1,23 +1,7 @@
-"""Vectorized program primitives over ``SceneBatch`` tensors (docs/architecture.md, "Design").
-
-One module per family; every primitive registers itself in :mod:`.registry` under its name (and
-the AGQA function names it implements), so a grid plan can swap or ablate it by name:
-
-* :mod:`.localize`    localization windows (compact per-video window axis, or flat rows) and compare
-                      windows
-* :mod:`.scans`       frame scans (next / previous keyframe where x holds, prefix counts) read at
-                      window edges
-* :mod:`.filter`      what is present in each window: relate, relations / objects / actions present,
-                      contacted (the three §c.1 interaction rules)
-* :mod:`.exists`      exists, has_item
-* :mod:`.count`       count
-* :mod:`.first_last`  objFirst / objLast episodes, the Choose rule, actFirst / actLast / actWhat
-* :mod:`.duration`    longest / shortest instance, length compare
-* :mod:`.order`       actTime order, relTime / objTime side of an action
-* :mod:`.query`       only_item, choose, equals, and, xor
-
-All of them are device-agnostic torch code without Python loops over videos, frames, slots or
-questions; shapes and dtypes are in each docstring; semantics switches are passed explicitly.
+"""Vectorized program primitives over ``SceneBatch`` tensors, one module per family (localize,
+scans, filter, exists, count, first_last, duration, order, query, static), each registered in
+:mod:`.registry` under its name. Device-agnostic torch without Python loops over videos, frames,
+slots or questions; shapes and dtypes in each docstring; semantics switches passed explicitly.
 """
 
 from tensorqa.engine.primitives import registry
@@ -27,14 +11,14 @@ from tensorqa.engine.primitives.exists import exists, has_item
 from tensorqa.engine.primitives.filter import actions_in, contacted, objects_present, present_objects, present_relations, relate, \
     relations_present, window_any
 from tensorqa.engine.primitives.first_last import act_first, act_last, act_what, choose_episode, first_episode, last_episode
-from tensorqa.engine.primitives.localize import KIND_NAMES, CompareWindows, Windows, compare_windows, localize, present_actions
+from tensorqa.engine.primitives.localize import CompareWindows, Windows, compare_windows, localize, present_actions
 from tensorqa.engine.primitives.order import act_order, side_of
 from tensorqa.engine.primitives.query import and_, choose, equals, only_item, xor
 from tensorqa.engine.primitives.registry import ablate, lookup, override, use
 
 __all__ = [
     "registry", "lookup", "use", "override", "ablate",
-    "Windows", "CompareWindows", "KIND_NAMES", "localize", "compare_windows", "present_actions",
+    "Windows", "CompareWindows", "localize", "compare_windows", "present_actions",
     "window_any", "relate", "relations_present", "objects_present", "contacted", "actions_in",
     "present_objects", "present_relations",
     "exists", "has_item", "count",

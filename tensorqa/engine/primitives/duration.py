@@ -1,9 +1,5 @@
-"""Durations: the longest / shortest action of a video and the length compare of two actions
-(docs/reference/agqa_semantics.md §b.1 length templates, f9).
-
-Lengths are ``end - start`` in seconds, float32 (as the reference computes them), over the
-instances that have keyframes. Margins are strict: lengths must differ by MORE than
-``semantics.duration_margin_s``.
+"""Durations (§b.1 length templates, f9): lengths ``end - start`` in float32 seconds over the
+instances with keyframes; they must differ by MORE than ``semantics.duration_margin_s``.
 """
 
 from __future__ import annotations

@@ -13,13 +13,34 @@ import functools
 import numpy as np
 import torch
 
+from tensorqa.errors import TensorQAError
 from tensorqa.scenes.batch import SceneBatch
-from tensorqa.engine.semantics import interaction_relations
+from tensorqa.scenes.vocab import vocab
 from tensorqa.engine.primitives.localize import Windows
 from tensorqa.engine.primitives.scans import prefix_count, read_rows
 from tensorqa.engine.primitives.registry import register
 
 CHUNK_ELEMENTS = 1 << 25  # float32 elements of one [B, w, X] product block (128 MiB)
+
+# Interaction ("contacted") rules of docs/reference/agqa_semantics.md §c.1.
+CONTACT_EXCEPT_NOT_CONTACTING = "contact_except_not_contacting"  # objExists: r10-r26 minus r18
+CONTACT_EXCEPT_NOT_CONTACTING_OR_OTHER = "contact_except_not_contacting_or_other"  # objTime: minus r18, r19
+ANY_PRESENT = "any_present"  # objWhatGeneral: obj[f, o], whatever relates it
+
+
+def interaction_relations(rule: str) -> np.ndarray | None:
+    """bool[R]: the relations that make an object "interacted with" under ``rule``; None for
+    ``ANY_PRESENT`` (that rule reads ``obj[f, o]`` instead of relations)."""
+    if rule == ANY_PRESENT:
+        return None
+    v = vocab()
+    mask = v.relation_mask("contact").copy()
+    mask[v.relation_index("notcontacting")] = False
+    if rule == CONTACT_EXCEPT_NOT_CONTACTING_OR_OTHER:
+        mask[v.relation_index("otherrelationship")] = False
+    elif rule != CONTACT_EXCEPT_NOT_CONTACTING:
+        raise TensorQAError(f"semantics: unknown interaction rule {rule!r}")
+    return mask
 
 
 def window_any(windows: "Windows | torch.Tensor", facts: torch.Tensor) -> torch.Tensor:
@@ -74,38 +95,25 @@ def _frames_ok(batch: SceneBatch, facts: torch.Tensor) -> torch.Tensor:
 
 @register("relate", aliases=("Filter",))
 def relate(rel: torch.Tensor, windows: Windows) -> torch.Tensor:
-    """bool[B, W, O, R]: relation r holds with object o at some keyframe of the window.
-
-    rel: bool[B, F, O, R] (``batch.rel``, or its restriction to compact object / relation axes;
-    padded keyframes must be False). Flat windows give [V, O, R].
-    ``Iterate(W, Filter(frame, [relations, r, objects]))`` for every r at once.
-    """
+    """bool[B, W, O, R] ([V, O, R] flat): ``Iterate(W, Filter(frame, [relations, r, objects]))`` for
+    every r at once; rel bool[B, F, O, R] (possibly on compact axes; padded keyframes False)."""
     return window_any(windows, rel)
 
 
 @register("relations_present")
 def relations_present(batch: SceneBatch, windows: Windows) -> torch.Tensor:
-    """bool[B, W, R]: relation r holds (with any object) at some keyframe of the window.
-
-    ``Iterate(W, Filter(frame, [relations]))``.
-    """
+    """bool[B, W, R]: ``Iterate(W, Filter(frame, [relations]))``, r holds with any object."""
     return window_any(windows, _frames_ok(batch, any_along(batch.rel, 2)))
 
 
 @register("objects_present")
 def objects_present(batch: SceneBatch, windows: Windows) -> torch.Tensor:
-    """bool[B, W, O]: object class o is annotated at some keyframe of the window.
-
-    ``Iterate(W, Filter(frame, [objects]))`` read literally (objWhatGeneral's rule, §c.1).
-    """
+    """bool[B, W, O]: object o is annotated at some keyframe of the window (§c.1 any_present)."""
     return window_any(windows, _frames_ok(batch, batch.obj))
 
 
 def interacted_frames(batch: SceneBatch, rule: str) -> torch.Tensor:
-    """bool[B, F, O]: the person interacts with object o at keyframe f under a §c.1 rule.
-
-    rule: one of ``tensorqa.engine.semantics``' interaction rules (``any_present`` reads ``obj``).
-    """
+    """bool[B, F, O]: the person interacts with object o at keyframe f under a §c.1 rule."""
     runs = _relation_runs(rule)
     if runs is None:
         return _frames_ok(batch, batch.obj)
@@ -122,8 +130,7 @@ def interacted_frames(batch: SceneBatch, rule: str) -> torch.Tensor:
 
 @functools.cache
 def _relation_runs(rule: str) -> tuple[tuple[int, int], ...] | None:
-    """The relations of an interaction rule as runs [a, b) of consecutive ids (None: the rule
-    reads ``obj``)."""
+    """The rule's relations as runs [a, b) of consecutive ids (None: the rule reads ``obj``)."""
     rels = interaction_relations(rule)
     if rels is None:
         return None
@@ -133,19 +140,13 @@ def _relation_runs(rule: str) -> tuple[tuple[int, int], ...] | None:
 
 @register("contacted")
 def contacted(batch: SceneBatch, windows: Windows, rule: str) -> torch.Tensor:
-    """bool[B, W, O]: the person interacts with object o at some keyframe of the window.
-
-    rule: the §c.1 interaction rule (``Semantics.interaction_rule(template)``).
-    """
+    """bool[B, W, O]: the person interacts with object o in the window under a §c.1 rule."""
     return window_any(windows, interacted_frames(batch, rule))
 
 
 @register("actions_in")
 def actions_in(batch: SceneBatch, windows: Windows) -> torch.Tensor:
-    """bool[B, W, A]: some instance of action class a covers a keyframe of the window.
-
-    ``Iterate(W, Filter(frame, [actions]))``.
-    """
+    """bool[B, W, A]: ``Iterate(W, Filter(frame, [actions]))``, an instance of a covers a keyframe."""
     return window_any(windows, _frames_ok(batch, batch.act))
 
 

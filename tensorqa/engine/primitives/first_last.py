@@ -1,11 +1,8 @@
-"""First / last: episodes of a relation (objFirst / objLast and their Choose forms) and the first
-/ last action of a window (actFirst / actLast, and actWhatAfterAll / actWhatBefore, which read the
-same window edge).
+"""First / last: episodes of a relation (objFirst / objLast, their Choose forms) and the first /
+last action of a window (actFirst / actLast, actWhatAfterAll / actWhatBefore).
 
-Everything here reads frame scans (``scans.py``) at window edges: "the first keyframe of W with r"
-is ``next_from`` at W's start, "where it stops" is ``next_from(~x)`` read there, "r's objects over
-the stretch [a, b)" is a difference of prefix counts. Windows may be in either layout of
-``localize.Windows`` ([B, W] or flat [V]); shapes below write [*L] for the window dimensions.
+Everything reads frame scans (``scans.py``) at window edges. Windows may be in either layout
+([B, W] or flat [V]); [*L] below stands for the window dimensions.
 """
 
 from __future__ import annotations
@@ -20,16 +17,11 @@ from tensorqa.engine.primitives.registry import register
 from tensorqa.engine.primitives.scans import any_between, next_from, prefix_count, prev_before, read_each, read_rows
 
 
-# --------------------------------------------------------------------------------------------------
-# objFirst / objLast
-# --------------------------------------------------------------------------------------------------
-
+# -- objFirst / objLast --------------------------------------------------------------------------------
 def first_stretch(occurs: torch.Tensor, video: torch.Tensor, start: torch.Tensor, stop: torch.Tensor
                   ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """objFirst's stretch rule in windows [start, stop) (int64[*L]) of videos ``video``: (f0, g,
-    ok), int64 / bool[*L, R]: f0 = the first keyframe >= start where relation r occurs, g = the
-    first keyframe >= f0 where it does not; ok: both lie in the window. The answer reads r's
-    objects over [f0, g] (through the stopping keyframe); grounding reads its evidence there."""
+    """objFirst's stretch in windows [start, stop) int64[*L]: (f0, g, ok) int64 / bool[*L, R], f0 the
+    first keyframe >= start with relation r, g the first >= f0 without it, ok both in the window."""
     f0 = read_rows(next_from(occurs), video, start).long()  # [*L, R] first keyframe >= s with r
     g = read_each(next_from(~occurs), video, f0).long()  # first keyframe >= f0 without r
     return f0, g, (f0 < stop[..., None]) & (g < stop[..., None])
@@ -37,9 +29,8 @@ def first_stretch(occurs: torch.Tensor, video: torch.Tensor, start: torch.Tensor
 
 def last_stretch(occurs: torch.Tensor, video: torch.Tensor, start: torch.Tensor, stop: torch.Tensor,
                  semantics) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """objLast's stretch rule: (lo, last, ok), int64 / bool[*L, R]: last = the last keyframe < stop
-    where r occurs, g = the nearest earlier keyframe where it does not, both in the window (ok);
-    the stretch runs from lo = max(g - ``obj_last_extra_keyframes``, start) through ``last``."""
+    """objLast's stretch: (lo, last, ok) int64 / bool[*L, R], last the last keyframe < stop with r,
+    g the nearest earlier one without it (ok: both in W), lo = max(g - obj_last_extra_keyframes, start)."""
     s = start[..., None]
     last = read_rows(prev_before(occurs), video, stop).long()  # [*L, R] last keyframe < e with r
     g = read_each(prev_before(~occurs), video, last).long()  # last keyframe < last without r
@@ -49,15 +40,8 @@ def last_stretch(occurs: torch.Tensor, video: torch.Tensor, start: torch.Tensor,
 @register("first_episode", aliases=("IterateUntil",))
 def first_episode(occurs: torch.Tensor, rel: torch.Tensor, windows: Windows, semantics=None
                   ) -> tuple[torch.Tensor, torch.Tensor]:
-    """objFirst's stretch (:func:`first_stretch`) and its objects.
-
-    occurs: bool[B, F, R]  relation r occurs (with any object) at keyframe f (False on padding)
-    rel:    bool[B, F, O, R]
-    Returns (objects bool[*L, O, R]: the relation's objects over the stretch, defined
-    bool[*L, R]: the stretch exists and ends inside W).
-    ``semantics`` is not read (no quirk touches the first stretch): it is there so that
-    first_episode and last_episode take the same arguments and ablate into each other.
-    """
+    """occurs bool[B, F, R], rel bool[B, F, O, R] -> (objects bool[*L, O, R] over objFirst's stretch
+    [f0, g], defined bool[*L, R]). ``semantics`` is unread; it lets the two episodes swap."""
     v = windows.video
     f0, g, ok = first_stretch(occurs, v, windows.start, windows.stop)
     defined = windows.valid[..., None] & ok
@@ -68,11 +52,7 @@ def first_episode(occurs: torch.Tensor, rel: torch.Tensor, windows: Windows, sem
 
 @register("last_episode")
 def last_episode(occurs: torch.Tensor, rel: torch.Tensor, windows: Windows, semantics) -> tuple[torch.Tensor, torch.Tensor]:
-    """objLast's stretch (:func:`last_stretch`) and its objects.
-
-    occurs: bool[B, F, R]; rel: bool[B, F, O, R].
-    Returns (objects bool[*L, O, R], defined bool[*L, R]).
-    """
+    """As :func:`first_episode`, over objLast's stretch [lo, last]."""
     v = windows.video
     lo, last, ok = last_stretch(occurs, v, windows.start, windows.stop, semantics)
     defined = windows.valid[..., None] & ok
@@ -82,19 +62,9 @@ def last_episode(occurs: torch.Tensor, rel: torch.Tensor, windows: Windows, sema
 
 @register("choose_episode", aliases=("Choose",))
 def choose_episode(rel: torch.Tensor, windows: Windows, forward: bool, semantics) -> tuple[torch.Tensor, torch.Tensor]:
-    """The Choose rule (objFirstChoose / objLastChoose / objWhatChoose) for every ordered pair of
-    candidate objects.
-
-    rel: bool[B, F, K, R]  relation r with candidate object k at keyframe f (False on padding)
-    forward: first (True) or last keyframe of W where r holds with either object of the pair.
-    Returns (pick bool[*L, R, K, K]: True where the answer is the first object of the pair (rows),
-    else the second (columns); defined, the same shape).
-
-    Rule (engine/scalar/, Choose): at = first (last) keyframe of W where r holds with o1 or o2; the
-    item is o1 if r holds with it there; its stretch runs on (back) to the keyframe where it stops
-    holding, which must lie in W; if the stretch (stop keyframe included when
-    ``choose_stretch_includes_stop``) also has r with the other object, undefined.
-    """
+    """The Choose rule (objFirstChoose / objLastChoose / objWhatChoose; twin: scalar
+    ``choose_stretch``) for every ordered pair: rel bool[B, F, K, R] -> (pick bool[*L, R, K, K]:
+    the row object is the answer, else the column one; defined, the same shape)."""
     hit, end, usable = object_runs(rel, windows.video, windows.start, windows.stop, forward)
     usable = usable & windows.valid[..., None, None]
     # positions fit in int16 (F < 32768), which halves the traffic of the pairwise comparisons
@@ -104,11 +74,8 @@ def choose_episode(rel: torch.Tensor, windows: Windows, forward: bool, semantics
 
 def object_runs(rel: torch.Tensor, video: torch.Tensor, start: torch.Tensor, stop: torch.Tensor, forward: bool
                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Per object k and relation r, in windows [start, stop) (int64[*L]) of videos ``video``: (hit,
-    end, usable), [*L, K, R]: hit = the first (forward) or last keyframe of the window where r holds
-    with k, end = where that run stops (the next keyframe without it, or the nearest earlier one),
-    usable = both lie in the window. The choose rule picks among two objects' runs
-    (:func:`choose_pairs`); grounding reads the chosen one's keyframes."""
+    """(hit, end, usable) [*L, K, R]: the first (forward) or last keyframe of [start, stop) where r
+    holds with k, where that run stops, and whether both lie in the window."""
     s, e = start[..., None, None], stop[..., None, None]
     if forward:
         hit = read_rows(next_from(rel), video, start).long()  # [*L, K, R] first keyframe >= s
@@ -124,9 +91,8 @@ def object_runs(rel: torch.Tensor, video: torch.Tensor, start: torch.Tensor, sto
 
 def choose_pairs(hit: torch.Tensor, end: torch.Tensor, usable: torch.Tensor, forward: bool, semantics
                  ) -> tuple[torch.Tensor, torch.Tensor]:
-    """The pairwise half of :func:`choose_episode`: from each object's hit keyframe, the keyframe
-    where its run stops and whether both lie in W (int16 / int16 / bool[..., K]), the pick and
-    definedness of every ordered pair (bool[..., K, K]; rows: first object, columns: second)."""
+    """The pairwise half of :func:`choose_episode`: (hit, end, usable) [..., K] -> (pick, defined)
+    bool[..., K, K] (rows: first object, columns: second)."""
     keep_stop = semantics.choose_stretch_includes_stop
     h1, h2 = hit[..., :, None], hit[..., None, :]
     e1, e2 = end[..., :, None], end[..., None, :]
@@ -144,14 +110,11 @@ def choose_pairs(hit: torch.Tensor, end: torch.Tensor, usable: torch.Tensor, for
     return pick, torch.where(pick, ok_1, ok_2)
 
 
-# --------------------------------------------------------------------------------------------------
-# actFirst / actLast / actWhat
-# --------------------------------------------------------------------------------------------------
-
+# -- actFirst / actLast / actWhat -----------------------------------------------------------------------
 def _unique_instance(cand: torch.Tensor, key: torch.Tensor, cls: torch.Tensor, largest: bool
                      ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Among candidate instances cand bool[*L, N], the one with the smallest (largest) key
-    float32[*L, N]; defined when exactly one instance attains it. Returns (class, defined) [*L]."""
+    """(class, defined) [*L]: the candidate (cand bool[*L, N]) with the smallest (largest) key,
+    defined when exactly one attains it."""
     if cand.shape[-1] == 0:  # a batch without action instances
         return _only_instance(cand, cls)
     k = torch.where(cand, key, -math.inf if largest else math.inf)
@@ -160,8 +123,7 @@ def _unique_instance(cand: torch.Tensor, key: torch.Tensor, cls: torch.Tensor, l
 
 
 def _only_instance(winners: torch.Tensor, cls: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Class (cls int64[*L, N]) of the single True instance of winners bool[*L, N]; defined
-    when exactly one."""
+    """(class, defined) [*L] of the single True instance of winners bool[*L, N]."""
     defined = winners.sum(-1) == 1
     if winners.shape[-1] == 0:
         return torch.zeros(defined.shape, dtype=torch.long, device=defined.device), defined
@@ -204,13 +166,9 @@ class _Edges:
 
 @register("act_first")
 def act_first(batch: SceneBatch, act: torch.Tensor, windows: Windows, semantics) -> tuple[torch.Tensor, torch.Tensor]:
-    """actFirst: the action instance with the earliest start among those starting at or after t.
-
-    act: bool[B, F, A] (``batch.act``). Returns (class int64[*L], defined bool[*L]). Undefined
-    when W is empty, when the keyframes of W up to the first one more than ``act_window_s`` after
-    W's first keyframe show more than one class, when no single instance starts first, or when
-    at most one instance ends at or after t (§b.1 "more than one instance").
-    """
+    """actFirst (§b.1): act bool[B, F, A] -> (class int64[*L], defined bool[*L]), the instance
+    starting first at or after t; undefined when W is empty, its first ``act_window_s`` show more
+    than one class, no single instance starts first, or at most one ends at or after t."""
     x = _Edges(batch, act, windows)
     s, e = x.s, x.e
     secs0 = x.time(s)
@@ -228,16 +186,9 @@ def act_first(batch: SceneBatch, act: torch.Tensor, windows: Windows, semantics)
 
 @register("act_last")
 def act_last(batch: SceneBatch, act: torch.Tensor, windows: Windows, semantics) -> tuple[torch.Tensor, torch.Tensor]:
-    """actLast: the action instance with the latest end among those ending before t = the time of
-    W's last keyframe (+inf at the video's last keyframe unless
-    ``act_last_video_end_is_last_keyframe``).
-
-    act: bool[B, F, A]. Returns (class int64[*L], defined bool[*L]). Undefined when W is empty,
-    when the keyframes of W scanned back from its last one, up to the first more than
-    ``act_window_s`` earlier, show more than one class, when no single instance ends last, or
-    when at most one instance ends before t taken as +inf at the video's last keyframe (§b.1
-    "more than one candidate").
-    """
+    """actLast (§b.1): the instance ending last before t, the time of W's last keyframe; the
+    mirror of :func:`act_first` (its last ``act_window_s``, at least two candidates with t = +inf
+    at the video's end)."""
     x = _Edges(batch, act, windows)
     s, e = x.s, x.e
     last = e - 1
@@ -261,16 +212,9 @@ def act_last(batch: SceneBatch, act: torch.Tensor, windows: Windows, semantics) 
 
 @register("act_what")
 def act_what(batch: SceneBatch, act: torch.Tensor, windows: Windows, semantics) -> tuple[torch.Tensor, torch.Tensor]:
-    """``Query(class, OnlyItem(Iterate(W, Filter(frame, [actions]))))``: the one action instance
-    going on or following (whole video / after X: actWhatAfterAll) or finished before (before X:
-    actWhatBefore) the window's edge. AGQA prints one program for both templates and tells them
-    apart by the window's word; while / between are undefined.
-
-    act: bool[B, F, A]. Returns (class int64[*L], defined bool[*L]).
-    after-all: W's first keyframe shows at most one class; t as for actFirst; exactly one instance
-    ends at or after t. before: W's last keyframe shows at most one class; t = its time (+inf at
-    the video's last keyframe); exactly one instance ends strictly before t.
-    """
+    """actWhatAfterAll (video / after: the one instance ending at or after actFirst's t) and
+    actWhatBefore (before: the one ending before W's last keyframe, +inf at the video's end), one
+    program told apart by the window's word; the edge keyframe shows at most one class."""
     x = _Edges(batch, act, windows)
     s, e = x.s, x.e
     word = windows.word

@@ -1,20 +1,10 @@
 """Frame sets: localization windows (docs/reference/agqa_semantics.md §a.1) and compare windows (§a.2).
 
-Every window AGQA uses is a contiguous run of keyframes, so a window is stored both as a
-half-open range of keyframe positions ``[start, stop)`` (what the episode and superlative
-primitives gather with) and as a mask ``bool[B, W, F]`` (what the contractions of ``filter.py``
-use).
-
-The window axis is *compact* and per video. Candidates, in this order: window 0 the whole video,
-then before X, after X, while X for each action class X present in the video (ascending id), then
-between X and Y for each ordered pair of present classes (X-major). Candidates the semantics does
-not offer are dropped and the rest are packed to the left, padded to the batch's largest count
-(``valid`` marks real, offered windows). A dense action x action grid (157^2 x F per video) would
-not fit; the candidates number 1 + 3k + k^2 for the k classes of a video, and the offered windows
-far fewer (between needs X to end before Y starts).
-
-Instances without keyframes are ignored everywhere (AGQA's graph only has actions with annotated
-frames), so "present", "first instance" and "number of instances" count instances with keyframes.
+A window is a contiguous run of keyframes: a range ``[start, stop)`` (for gathers) and a mask
+``bool[B, W, F]`` (for contractions). The window axis is compact per video: the whole video, then
+before / after / while X per present class X, then between X and Y per ordered pair, the offered
+ones packed left (1 + 3k + k^2 candidates for k classes; a dense 157^2 grid would not fit).
+Instances without keyframes are ignored everywhere, as in AGQA's graph.
 """
 
 from __future__ import annotations
@@ -22,22 +12,21 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 
 import torch
+from einops import rearrange, repeat
 
 from tensorqa.scenes.batch import SceneBatch, by_identity
 from tensorqa.scenes.vocab import vocab
 from tensorqa.engine.primitives.registry import ablation, register
 from tensorqa.engine.windows import WINDOW_KINDS
 
-# Window kinds (Windows.kind); the names are AGQA's temporal words, "video" for the whole video.
+# Window kinds (Windows.word indexes WINDOW_KINDS): the temporal words, "video" for the whole video.
 VIDEO, BEFORE, AFTER, WHILE, BETWEEN = range(5)
-KIND_NAMES = WINDOW_KINDS  # a window row's word indexes this
 
 
 @dataclass(frozen=True)
 class Windows:
-    """A window axis: the compact per-video layout [B, W] that ``localize`` returns, or the flat
-    layout [V] of :meth:`rows` (the offered windows of the whole batch, video by video), which is
-    what the grid evaluates on. Shapes below are for the [B, W] layout; drop W for [V].
+    """A window axis: compact per video [B, W] (``localize``) or flat [V] (:meth:`rows`, what the
+    grid evaluates on; drop W from the shapes below).
 
     mask:   bool[B, W, F]   keyframe f lies in window w (False on padding)
     start:  int64[B, W]     position of the window's first keyframe
@@ -45,10 +34,8 @@ class Windows:
     kind:   int64[B, W]     VIDEO / BEFORE / AFTER / WHILE / BETWEEN: the frames' rule
     action: int64[B, W, 2]  action class of X (and of Y for between); -1 when unused
     valid:  bool[B, W]      the window is offered (§a.1) and real (not padding)
-    word:   int64[B, W]     the temporal word the program says; equals ``kind`` unless an
-                            ablation (``registry.ablate("before", "while")``) changed the frames
-    video:  int64[B, 1]     the batch position of each window's video, broadcastable to ``start``
-                            ([V] in the flat layout); primitives read per-video tables with it
+    word:   int64[B, W]     the temporal word the program says (``kind`` unless ablated)
+    video:  int64[B, 1]     each window's batch position, broadcastable to ``start`` ([V] flat)
     """
 
     mask: torch.Tensor
@@ -76,8 +63,7 @@ class Windows:
         return Windows(*(getattr(self, f.name).to(device) for f in fields(self)))
 
     def rows(self) -> "Windows":
-        """The flat layout: one row per offered window, video by video (``video[v]`` its video,
-        the row order is that of ``valid.nonzero()``)."""
+        """The flat layout: one row per offered window, in ``valid.nonzero()`` order."""
         b, w = self.valid.nonzero(as_tuple=True)
         return Windows(self.mask[b, w], self.start[b, w], self.stop[b, w], self.kind[b, w], self.action[b, w],
                        self.valid[b, w], self.word[b, w], b)
@@ -90,10 +76,8 @@ def interval_mask(start: torch.Tensor, stop: torch.Tensor, num_frames: int) -> t
 
 
 def compact(present: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Positions of the True entries of each row, packed left (ascending) and padded with -1.
-
-    present: bool[B, X] -> (ids int64[B, K], valid bool[B, K]), K = the largest row count.
-    """
+    """present bool[B, X] -> (ids int64[B, K], valid bool[B, K]): each row's True positions packed
+    left (ascending), padded with -1; K = the largest row count."""
     B, X = present.shape
     pos = torch.arange(X, device=present.device).expand(B, X)
     key = torch.where(present, pos, pos + X)  # present entries first, each group in id order
@@ -103,17 +87,10 @@ def compact(present: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.where(valid, ids, torch.full_like(ids, -1)), valid
 
 
-# --------------------------------------------------------------------------------------------------
-# Action instances
-# --------------------------------------------------------------------------------------------------
-
+# -- action instances ---------------------------------------------------------------------------------
 def instance_frames(batch: SceneBatch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """First and last keyframe of each action instance.
-
-    Returns (first int64[B, N], last int64[B, N], has bool[B, N]): positions of the instance's
-    first and last keyframe (start <= secs <= end, float32) and whether it has any (padding: False).
-    Computed once per batch (``SceneBatch.derived``).
-    """
+    """(first int64[B, N], last int64[B, N], has bool[B, N]): each instance's first and last
+    keyframe (start <= secs <= end) and whether it has any; once per batch."""
     return batch.derived("instance_frames", lambda: _instance_frames(batch))
 
 
@@ -136,11 +113,8 @@ def real_instances(batch: SceneBatch) -> torch.Tensor:
 
 
 def present_actions(batch: SceneBatch) -> tuple[torch.Tensor, torch.Tensor]:
-    """The action classes each video has an instance (with keyframes) of, as a compact axis.
-
-    Returns (ids int64[B, K], valid bool[B, K]): class ids ascending, padded with -1. Computed
-    once per batch (``SceneBatch.derived``; ``compact`` waits for the device to size K).
-    """
+    """(ids int64[B, K], valid bool[B, K]): the classes each video has an instance of (with
+    keyframes), ascending, padded with -1; once per batch (sizing K waits for the device)."""
     return batch.derived("present_actions", lambda: _present_actions(batch))
 
 
@@ -155,7 +129,7 @@ def _present_actions(batch: SceneBatch) -> tuple[torch.Tensor, torch.Tensor]:
 
 @dataclass(frozen=True)
 class ClassInstances:
-    """Per (video, class) facts about the instances of classes ``ids`` [B, K].
+    """Per (video, class) facts about the instances of classes ``ids`` [B, K]:
 
     count:           int64[B, K]  instances (with keyframes) of the class
     first_inst:      int64[B, K]  index n of the first one (instance order: start, end, class)
@@ -175,10 +149,8 @@ class ClassInstances:
 
 
 def class_instances(batch: SceneBatch, ids: torch.Tensor) -> ClassInstances:
-    """Instances of the classes ``ids`` int64[B, K] (-1 = none) in each video. Kept with the batch
-    per ``ids`` tensor, matched by identity (the entry holds the tensor, so its identity is not
-    reused): localization, the compare windows, act_order and the length comparisons all pass the
-    same ``present_actions`` ids."""
+    """Instances of the classes ``ids`` int64[B, K] (-1 = none), kept with the batch per ``ids``
+    tensor by identity (every caller passes the same ``present_actions`` ids)."""
     return by_identity(batch.derived("class_instances", list), (ids,), lambda: _class_instances(batch, ids))
 
 
@@ -212,10 +184,8 @@ def _localizes(ids: torch.Tensor, semantics) -> torch.Tensor:
 
 def window_frames(kind: int, ci_x: ClassInstances, ci_y: ClassInstances | None, num_frames: torch.Tensor,
                   semantics) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(start, stop, offered) of the ``kind`` window around X (and Y) — all int64/bool[...].
-
-    ci_x, ci_y: :class:`ClassInstances` of X and Y (same shape); num_frames: int64, broadcastable.
-    """
+    """(start, stop, offered) int64/bool[...] of the ``kind`` window around X (and Y); ci_x, ci_y:
+    :class:`ClassInstances` of one shape; num_frames: int64, broadcastable."""
     has_x = ci_x.count > 0
     zero = torch.zeros_like(ci_x.count)
     nf = num_frames.expand_as(zero)
@@ -236,18 +206,11 @@ def window_frames(kind: int, ci_x: ClassInstances, ci_y: ClassInstances | None, 
     return start, stop, offered
 
 
-# --------------------------------------------------------------------------------------------------
-# Localization windows (§a.1)
-# --------------------------------------------------------------------------------------------------
-
+# -- localization windows (§a.1) ------------------------------------------------------------------------
 @register("localize", aliases=("Localize",))
 def localize(batch: SceneBatch, semantics) -> Windows:
-    """Every localization window of every video (docs/reference/agqa_semantics.md §a.1), on a compact axis.
-
-    batch: SceneBatch (B videos, F keyframes); semantics: a ``tensorqa.engine.semantics.Semantics``.
-    Returns :class:`Windows` with W = the batch's largest number of offered windows (>= 1: the
-    whole video is always offered, also in a video without keyframes, where it is empty).
-    """
+    """Every offered localization window of every video (§a.1), compact: W >= 1 (the whole video
+    is always offered, empty in a video without keyframes)."""
     dev = batch.device
     B, F = batch.frame_mask.shape
     nf = batch.frame_mask.sum(1)[:, None]  # [B, 1]
@@ -258,24 +221,27 @@ def localize(batch: SceneBatch, semantics) -> Windows:
 
     per_class = [window_frames(k, ci, None, nf, semantics) for k in (BEFORE, AFTER, WHILE)]  # 3 x (s, e, ok)[B, K]
     # between X (row) and Y (column): [B, K, K]
-    pair = lambda t, row: (t[:, :, None] if row else t[:, None, :]).expand(B, K, K)  # noqa: E731
-    ci_x = ClassInstances(*(pair(getattr(ci, f.name), True) for f in fields(ci)))
-    ci_y = ClassInstances(*(pair(getattr(ci, f.name), False) for f in fields(ci)))
+    as_x = lambda t: repeat(t, "b x -> b x y", y=K)  # noqa: E731
+    as_y = lambda t: repeat(t, "b y -> b x y", x=K)  # noqa: E731
+    ci_x = ClassInstances(*(as_x(getattr(ci, f.name)) for f in fields(ci)))
+    ci_y = ClassInstances(*(as_y(getattr(ci, f.name)) for f in fields(ci)))
     bs, be, bok = window_frames(BETWEEN, ci_x, ci_y, nf[:, :, None], semantics)
-    bok = bok & pair(loc, True) & pair(loc, False)
+    bok = bok & as_x(loc) & as_y(loc)
 
-    # candidates [B, 1 + 3K + K^2] in the documented order
-    start = torch.cat([torch.zeros(B, 1, dtype=torch.long, device=dev),
-                       torch.stack([p[0] for p in per_class], 2).reshape(B, 3 * K), bs.reshape(B, K * K)], 1)
-    stop = torch.cat([nf, torch.stack([p[1] for p in per_class], 2).reshape(B, 3 * K), be.reshape(B, K * K)], 1)
-    valid = torch.cat([torch.ones(B, 1, dtype=torch.bool, device=dev),
-                       torch.stack([p[2] & loc for p in per_class], 2).reshape(B, 3 * K), bok.reshape(B, K * K)], 1)
+    # candidates [B, 1 + 3K + K^2] in the documented order: the video, then per class its
+    # before / after / while, then the (x, y) pairs of between
+    one_action = lambda parts: rearrange(parts, "kind b k -> b (k kind)")  # noqa: E731
+    pairs = lambda t: rearrange(t, "b x y -> b (x y)")  # noqa: E731
+    start = torch.cat([torch.zeros(B, 1, dtype=torch.long, device=dev), one_action([p[0] for p in per_class]),
+                       pairs(bs)], 1)
+    stop = torch.cat([nf, one_action([p[1] for p in per_class]), pairs(be)], 1)
+    valid = torch.cat([torch.ones(B, 1, dtype=torch.bool, device=dev), one_action([p[2] & loc for p in per_class]),
+                       pairs(bok)], 1)
     kinds = torch.tensor([BEFORE, AFTER, WHILE], device=dev)
-    kind = torch.cat([torch.full((B, 1), VIDEO, device=dev), kinds.repeat(K).expand(B, 3 * K),
+    kind = torch.cat([torch.full((B, 1), VIDEO, device=dev), repeat(kinds, "kind -> b (k kind)", b=B, k=K),
                       torch.full((B, K * K), BETWEEN, device=dev)], 1)
-    none = torch.full_like(ids, -1)
-    single = torch.stack([ids, none], -1)[:, :, None, :].expand(B, K, 3, 2).reshape(B, 3 * K, 2)
-    xy = torch.stack([pair(ids, True), pair(ids, False)], -1).reshape(B, K * K, 2)
+    single = repeat(torch.stack([ids, torch.full_like(ids, -1)], -1), "b k two -> b (k kind) two", kind=3)
+    xy = torch.stack([pairs(as_x(ids)), pairs(as_y(ids))], -1)
     action = torch.cat([torch.full((B, 1, 2), -1, device=dev), single, xy], 1)
 
     # pack the offered windows to the left (stable), pad to the largest count
@@ -291,10 +257,9 @@ def localize(batch: SceneBatch, semantics) -> Windows:
 
 
 def _ablate(batch: SceneBatch, w: Windows, semantics) -> Windows:
-    """Apply the registry's temporal ablations: a window asked as ``word`` gets the frames of
-    ``ablation(word)`` around the same action(s). Which questions exist (``valid``) and what they
-    say (``word``, ``action``) stay; only the frames the answer reads change."""
-    swaps = {k: KIND_NAMES.index(ablation(name)) for k, name in enumerate(KIND_NAMES)
+    """The registry's temporal ablations: a window asked as ``word`` reads the frames of
+    ``ablation(word)`` around the same action(s); ``valid``, ``word`` and ``action`` stay."""
+    swaps = {k: WINDOW_KINDS.index(ablation(name)) for k, name in enumerate(WINDOW_KINDS)
              if ablation(name) != name}
     if not swaps:
         return w
@@ -312,20 +277,15 @@ def _ablate(batch: SceneBatch, w: Windows, semantics) -> Windows:
     return Windows(interval_mask(start, stop, F), start, stop, kind, w.action, w.valid, w.word, w.video)
 
 
-# --------------------------------------------------------------------------------------------------
-# Compare windows (§a.2)
-# --------------------------------------------------------------------------------------------------
-
+# -- compare windows (§a.2) --------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class CompareWindows:
     """Before / during / after frame ranges of action classes ``ids`` [B, K].
 
-    before_stop: int64[B, K]  compare-before is [0, before_stop): strictly before X's first
-                              keyframe (``compare_before_includes_x`` adds that keyframe)
+    before_stop, after_start: int64[B, K]  (:func:`compare_bounds`)
     first, last: int64[B, K]  X's first and last keyframe (during = [first, last])
-    after_start: int64[B, K]  compare-after is [after_start, num_frames): strictly after X's last
     single:      bool[B, K]   X has exactly one instance (with keyframes): the windows exist
-    before, during, after: bool[B, K, F] the three frame sets as masks (False where not single)
+    before, during, after: bool[B, K, F] the three frame sets (False where not single)
     """
 
     before_stop: torch.Tensor
@@ -339,8 +299,8 @@ class CompareWindows:
 
 
 def compare_bounds(ci: ClassInstances, semantics) -> tuple[torch.Tensor, torch.Tensor]:
-    """(before_stop, after_start) of the compare windows (§a.2) around each class's first instance:
-    compare-before is [0, before_stop), compare-after is [after_start, num_frames)."""
+    """(before_stop, after_start): compare-before is [0, before_stop), strictly before X's first
+    keyframe unless ``compare_before_includes_x``; compare-after [after_start, F), after its last."""
     first = ci.first_kf0
     return (first + 1 if semantics.compare_before_includes_x else first), ci.last_kf0 + 1
 

@@ -8,6 +8,7 @@ Side tests are prefix-count differences over the keyframe axis: "x occurs in [lo
 from __future__ import annotations
 
 import torch
+from einops import rearrange, repeat
 
 from tensorqa.scenes.batch import SceneBatch
 from tensorqa.scenes.vocab import NO_OBJECT, vocab
@@ -47,10 +48,9 @@ def action_relation_frames(batch: SceneBatch, ids: torch.Tensor) -> torch.Tensor
     safe = ids.clamp(min=0)
     o, r = obj_of[safe], rel_of[safe]  # [B, K]
     usable = (ids >= 0) & (o != NO_OBJECT) & (r >= 0)
-    B, F, O, R = batch.rel.shape
-    flat = batch.rel.reshape(B, F, O * R)
-    col = (o.clamp(min=0) * R + r.clamp(min=0))[:, None, :].expand(B, F, -1)
-    return flat.gather(2, col) & usable[:, None, :] & batch.frame_mask[:, :, None]
+    F, R = batch.rel.shape[1], batch.rel.shape[3]
+    col = repeat(o.clamp(min=0) * R + r.clamp(min=0), "b k -> b f k", f=F)  # (o, r) on the flat (o r) axis
+    return rearrange(batch.rel, "b f o r -> b f (o r)").gather(2, col) & usable[:, None, :] & batch.frame_mask[:, :, None]
 
 
 @register("act_order")

@@ -1,29 +1,14 @@
-"""One table from primitive name (and AGQA function name) to its implementation.
-
-Like CLEVR's question engine (one handler per program function) and einops' backends (one small
-interface, many implementations), every vectorized primitive registers here under its name, and
-AGQA's function names are aliases of the primitive that implements them (``Localize`` ->
-``localize``, ``OnlyItem`` -> ``only_item``, ...). Compiled grid plans hold *names*, and look
-the implementation up each time they run, so swapping or ablating a primitive is one entry:
-
-* Each primitive's *scalar twin* (one scene, plain Python: the oracle the differential tests
-  compare with) registers under the same name as backend ``scalar``; :func:`scalar` returns it.
-  The scalar executors walk programs through these twins, never through the vectorized table.
-* ``use("kernel")`` runs every primitive that has a kernel implementation (``kernels/``) with it,
-  falling back to the torch implementation for the others; ``use("torch")`` goes back.
-* ``override("relate", fn)`` replaces one implementation.
-* ``ablate("before", "while")`` makes a name mean another: for temporal words, every before window
-  becomes a while window (``localize`` reads :func:`ablation`); for primitive names, lookups of the
-  first name return the second's implementation (``ablate("first_episode", "last_episode")``).
-
-Each of the three changes the table until undone, and returns a context manager that undoes it on
-exit, so ``with ablate("before", "while"): ...`` is a temporary swap.
+"""One table from primitive name (and program function alias: ``Localize`` -> ``localize``) to
+its implementations: backend ``torch``, ``kernel`` (``kernels/``) and ``scalar`` (the twin, the
+oracle; :func:`scalar`). Plans hold names and look them up on every run, so one entry swaps a
+primitive: ``use("kernel")`` (torch where no kernel), ``override(name, fn)``, ``ablate(a, b)`` (a
+temporal word read as another, or one primitive's lookups returning another's). Each returns a
+context manager that undoes it.
 """
 
 from __future__ import annotations
 
 import contextlib
-
 from typing import Callable
 
 from tensorqa.errors import TensorQAError
@@ -31,7 +16,6 @@ from tensorqa.engine.windows import WINDOW_KINDS
 
 BACKENDS = ("torch", "kernel", "scalar")
 VECTOR_BACKENDS = ("torch", "kernel")  # what use() may switch the vectorized runs to
-TEMPORAL_WORDS = WINDOW_KINDS  # the words an ablation may swap
 
 _impls: dict[str, dict[str, Callable]] = {}  # primitive name -> backend -> function
 _aliases: dict[str, str] = {}  # AGQA function name -> primitive name
@@ -57,10 +41,8 @@ class _Undo:
 
 
 def register(name: str, backend: str = "torch", aliases: tuple[str, ...] = ()) -> Callable[[Callable], Callable]:
-    """Decorator: register ``fn`` as the ``backend`` implementation of primitive ``name``.
-
-    ``aliases`` are AGQA function names that this primitive implements.
-    """
+    """Decorator: ``fn`` is the ``backend`` implementation of primitive ``name`` (and of the
+    program functions ``aliases``)."""
     if backend not in BACKENDS:
         raise TensorQAError(f"registry: unknown backend {backend!r} (expected {' or '.join(BACKENDS)})")
 
@@ -146,51 +128,35 @@ def use(backend_name: str, torch_only: tuple[str, ...] = ()) -> _Undo:
     previous = dict(_state)
     _state["backend"] = backend_name
     _state["torch_only"] = frozenset(canonical(n) for n in torch_only)
+    return _Undo(lambda: _state.update(previous))
 
-    def undo() -> None:
-        _state.update(previous)
 
-    return _Undo(undo)
+def _set(table: dict, key: str, value) -> _Undo:
+    """``table[key] = value``, undone by the returned :class:`_Undo`."""
+    had, previous = key in table, table.get(key)
+    table[key] = value
+    return _Undo(lambda: table.__setitem__(key, previous) if had else table.pop(key, None))
 
 
 def override(name: str, fn: Callable) -> _Undo:
     """Replace the implementation of primitive ``name`` by ``fn`` (context manager too)."""
-    name = canonical(name)
-    had, previous = name in _overrides, _overrides.get(name)
-    _overrides[name] = fn
-
-    def undo() -> None:
-        if had:
-            _overrides[name] = previous
-        else:
-            _overrides.pop(name, None)
-
-    return _Undo(undo)
+    return _set(_overrides, canonical(name), fn)
 
 
 def ablate(name: str, replacement: str) -> _Undo:
     """Make ``name`` mean ``replacement``: a temporal word (``ablate("before", "while")``) or a
     primitive name (lookups of ``name`` return ``replacement``'s implementation)."""
-    if name in TEMPORAL_WORDS or replacement in TEMPORAL_WORDS:
-        if name not in TEMPORAL_WORDS or replacement not in TEMPORAL_WORDS:
+    if name in WINDOW_KINDS or replacement in WINDOW_KINDS:
+        if name not in WINDOW_KINDS or replacement not in WINDOW_KINDS:
             raise TensorQAError(f"registry: cannot ablate {name!r} into {replacement!r}: both must be temporal words "
-                                f"({', '.join(TEMPORAL_WORDS)}) or both primitives")
+                                f"({', '.join(WINDOW_KINDS)}) or both primitives")
         if name == "video":
             raise TensorQAError("registry: the whole video has no action to localize around; it cannot be ablated")
         if replacement == "between" and name != "between":
             raise TensorQAError(f"registry: cannot ablate {name!r} into 'between': it needs a second action")
     else:
         name, replacement = canonical(name), canonical(replacement)
-    had, previous = name in _ablations, _ablations.get(name)
-    _ablations[name] = replacement
-
-    def undo() -> None:
-        if had:
-            _ablations[name] = previous
-        else:
-            _ablations.pop(name, None)
-
-    return _Undo(undo)
+    return _set(_ablations, name, replacement)
 
 
 def ablation(word: str) -> str:

@@ -4,13 +4,9 @@
 * ``prev_before(x)[b, k]`` = last position < k where x holds (-1 when none),
 * ``prefix_count(x)[b, k]`` = number of positions < k where x holds,
 
-each int32[B, F + 1, *X] for x bool[B, F, *X]. "The first keyframe of window [s, e) with r" is
-``next_from`` read at s (if < e), "some keyframe of [lo, hi) has x" is a difference of two prefix
-counts, and so on: per-window questions become gathers, with no [windows, F, ...] tensor.
-
-Windows come in two layouts (``localize.Windows``): [B, W] and the flat [V]; a window's video
-index (``Windows.video``) broadcasts against its positions, so ``read_rows`` / ``read_each`` read
-a per-video table for either layout.
+each int32[B, F + 1, *X] for x bool[B, F, *X]: per-window questions become gathers at the
+window's edges (no [windows, F, ...] tensor), for either window layout (``Windows.video``
+broadcasts against the positions).
 """
 
 from __future__ import annotations

@@ -1,16 +1,12 @@
-"""The scalar executor: one AGQA program on one video, the way AGQA's generator answers it; the
-oracle the vectorized primitives are tested against, written to be read, not to be fast.
+"""The scalar twins: each vectorized primitive's one-video reference, registered under the
+primitive's name (backend ``scalar``), one module per family (``localize``, ``filter``,
+``first_last``, ``duration``, ``order``, ``query``, ``static``); ``video`` holds one video's
+tables. A benchmark's executor walks its programs and calls them (AGQA's: ``agqa/executor.py``)."""
 
-``walker`` walks a program and calls each primitive's scalar twin, registered in the primitive
-registry under the vectorized primitive's name (backend ``scalar``); the twins live in modules
-named like the vectorized families (``localize``, ``filter``, ``first_last``, ``duration``,
-``order``, ``query``); ``video`` holds one video's tables.
-
-    run_program(program, source, video_id, semantics=AGQA) -> str | Undefined
-"""
-
+from tensorqa.engine.primitives import registry
 from tensorqa.engine.scalar import duration, filter, first_last, localize, order, query, static  # noqa: F401  (register the twins)
 from tensorqa.engine.scalar.video import Undefined
-from tensorqa.engine.scalar.walker import VideoExecutor, localize_frames, render, run_program, twin
 
-__all__ = ["Undefined", "VideoExecutor", "localize_frames", "render", "run_program", "twin"]
+twin = registry.scalar
+
+__all__ = ["Undefined", "twin"]

@@ -1,10 +1,6 @@
-"""Scalar twins of ``superlative`` and ``length_compare`` (the length templates, docs/reference/agqa_semantics.md
-§b.1), the oracle of ``engine/primitives/duration.py``.
-
-* ``superlative`` (actLongest / actShortest): at least two instances; rank every instance by
-  end - start; the top (bottom) two must differ by more than ``duration_margin_s``.
-* ``length_compare`` (the length choose / verify templates): A and B have exactly one instance
-  each and their lengths differ by more than the margin; the longer (shorter) wins.
+"""Scalar twins of ``superlative`` (at least two instances; the top two lengths differ by more
+than ``duration_margin_s``) and ``length_compare`` (one instance each, lengths differ by more than
+the margin), docs/reference/agqa_semantics.md §b.1.
 """
 
 from __future__ import annotations
@@ -12,13 +8,12 @@ from __future__ import annotations
 import numpy as np
 
 from tensorqa.engine.primitives.registry import register
-from tensorqa.engine.scalar.video import NoAnswer, ScalarVideo
-from tensorqa.engine.semantics import Semantics
+from tensorqa.engine.scalar.video import NoAnswer, ScalarVideo, Switches
 from tensorqa.scenes.vocab import vocab
 
 
 @register("superlative", backend="scalar")
-def superlative(video: ScalarVideo, sem: Semantics, longest: bool) -> int:
+def superlative(video: ScalarVideo, sem: Switches, longest: bool) -> int:
     margin = np.float32(sem.duration_margin_s)
     insts = sorted(video.instances, key=lambda i: i.end - i.start)
     if len(insts) < 2:
@@ -35,7 +30,7 @@ def superlative(video: ScalarVideo, sem: Semantics, longest: bool) -> int:
 
 
 @register("length_compare", backend="scalar")
-def length_compare(video: ScalarVideo, sem: Semantics, a: int, b: int, longest: bool) -> int:
+def length_compare(video: ScalarVideo, sem: Switches, a: int, b: int, longest: bool) -> int:
     lengths = []
     for x in (a, b):
         insts = video.instances_of(x)

@@ -1,13 +1,6 @@
-"""Scalar twins of the window filters: what holds somewhere in a window of one video, as bool
-vectors over the keys (the torch twins return the same per window, ``engine/primitives/filter.py``).
-
-* ``relate``: bool[O, R], the person stands in relation r to object o at some keyframe of W.
-* ``relations_present``: bool[R], relation r holds with some object at some keyframe of W.
-* ``objects_present``: bool[O], object o is annotated at some keyframe of W.
-* ``contacted``: bool[O], the person interacts with o at some keyframe of W under a §c.1 rule.
-* ``actions_in``: bool[A], an instance of action a covers some keyframe of W.
-* ``present_objects``: bool[O], object o is annotated or related at some keyframe of the video.
-* ``present_relations``: bool[R], relation r holds with some object at some keyframe of the video.
+"""Scalar twins of the window filters (``engine/primitives/filter.py``): what holds somewhere in
+a window of one video, as bool vectors over objects [O], relations [R] or actions [A]
+(``relate``: bool[O, R]); ``present_*`` over the whole video.
 """
 
 from __future__ import annotations

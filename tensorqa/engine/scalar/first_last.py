@@ -1,29 +1,7 @@
-"""Scalar twins of the episode primitives (docs/reference/agqa_semantics.md §b.1), the oracle of
-``engine/primitives/first_last.py``.
-
-* ``first_episode`` (objFirst): the first keyframe of W where relation r_stretch holds; the
-  stretch runs to the first later keyframe without it, which must lie in W; AGQA's solver takes
-  the stretch through that stopping keyframe. Returns bool[O], the objects in relation r_objects
-  over the stretch (``only_item`` then wants exactly one).
-* ``last_episode`` (objLast): the last keyframe of W with r_stretch; scanning back, the nearest
-  keyframe g without it must lie in W; the stretch runs from ``obj_last_extra_keyframes``
-  keyframes before g (clamped to W) to the last occurrence.
-* ``choose_episode`` (objFirstChoose / objLastChoose, and objWhatChoose with the first-keyframe
-  rule): the first (last) keyframe of W where r holds with o1 or o2 (AGQA's solver tests "or",
-  whatever the printed XOR says); o1 if it holds there, else o2; its stretch must end inside W; if
-  the stretch (stop keyframe included with ``choose_stretch_includes_stop``) has r with both
-  objects, no answer.
-* ``act_first``: the keyframes of W within ``act_window_s`` of W's first show at most one class;
-  t = W's first keyframe time - ``act_first_slack_s`` (0 at the video's first keyframe); the
-  instance with the earliest start among those starting at or after t, unique; more than one
-  instance ends at or after t.
-* ``act_last``: the keyframes of W within ``act_window_s`` before W's last show at most one class;
-  t = W's last keyframe time (+inf at the video's end unless ``act_last_video_end_is_last_keyframe``);
-  the instance with the latest end among those ending before t, unique; more than one candidate.
-* ``act_what``: after X or the whole video (actWhatAfterAll): W's first keyframe has at most one
-  action, t as for act_first, exactly one instance ends at or after t. Before X (actWhatBefore):
-  W's last keyframe has at most one action; t = its time (+inf at the video's last keyframe);
-  exactly one instance ends strictly before t. While / between: no answer.
+"""Scalar twins of the episode and action-edge primitives (``engine/primitives/first_last.py``),
+the rules of docs/reference/agqa_semantics.md §b.1 for one video: objFirst / objLast stretches
+(``episode_stretch``), the Choose rule (``choose_stretch``; AGQA's solver tests "or" whatever the
+printed XOR says), actFirst / actLast and actWhatAfterAll / actWhatBefore.
 """
 
 from __future__ import annotations
@@ -33,15 +11,14 @@ import math
 import numpy as np
 
 from tensorqa.engine.primitives.registry import register
-from tensorqa.engine.scalar.video import NoAnswer, ScalarVideo, Window
-from tensorqa.engine.semantics import Semantics
+from tensorqa.engine.scalar.video import NoAnswer, ScalarVideo, Window, Switches
 
 
 def _objects_over(video: ScalarVideo, frames: list[int], r: int) -> np.ndarray:
     return video.rel[frames, :, r].any(0) if frames else np.zeros(video.rel.shape[1], bool)
 
 
-def episode_stretch(video: ScalarVideo, sem: Semantics, w: Window, r: int, forward: bool) -> list[int]:
+def episode_stretch(video: ScalarVideo, sem: Switches, w: Window, r: int, forward: bool) -> list[int]:
     """The keyframes of relation r's first (forward) or last (backward) stretch in W: the evidence
     rule of objFirst / objLast, which the grounding of their records reads too."""
     frames = w.frames
@@ -63,16 +40,16 @@ def episode_stretch(video: ScalarVideo, sem: Semantics, w: Window, r: int, forwa
 
 
 @register("first_episode", backend="scalar")
-def first_episode(video: ScalarVideo, sem: Semantics, w: Window, r_stretch: int, r_objects: int) -> np.ndarray:
+def first_episode(video: ScalarVideo, sem: Switches, w: Window, r_stretch: int, r_objects: int) -> np.ndarray:
     return _objects_over(video, episode_stretch(video, sem, w, r_stretch, True), r_objects)
 
 
 @register("last_episode", backend="scalar")
-def last_episode(video: ScalarVideo, sem: Semantics, w: Window, r_stretch: int, r_objects: int) -> np.ndarray:
+def last_episode(video: ScalarVideo, sem: Switches, w: Window, r_stretch: int, r_objects: int) -> np.ndarray:
     return _objects_over(video, episode_stretch(video, sem, w, r_stretch, False), r_objects)
 
 
-def choose_stretch(video: ScalarVideo, sem: Semantics, w: Window, o1: int, o2: int, r: int,
+def choose_stretch(video: ScalarVideo, sem: Switches, w: Window, o1: int, o2: int, r: int,
                    forward: bool) -> tuple[int, list[int]]:
     """(chosen object, keyframes of its stretch): the evidence rule of objFirstChoose /
     objLastChoose, which the grounding of their records reads too."""
@@ -93,7 +70,7 @@ def choose_stretch(video: ScalarVideo, sem: Semantics, w: Window, o1: int, o2: i
 
 
 @register("choose_episode", backend="scalar")
-def choose_episode(video: ScalarVideo, sem: Semantics, w: Window, o1: int, o2: int, r: int, forward: bool) -> int:
+def choose_episode(video: ScalarVideo, sem: Switches, w: Window, o1: int, o2: int, r: int, forward: bool) -> int:
     item, group = choose_stretch(video, sem, w, o1, o2, r, forward)
     seen = _objects_over(video, group, r)
     if seen[o1] and seen[o2]:
@@ -101,14 +78,14 @@ def choose_episode(video: ScalarVideo, sem: Semantics, w: Window, o1: int, o2: i
     return item
 
 
-def _first_time(video: ScalarVideo, sem: Semantics, f0: int) -> np.float32:
+def _first_time(video: ScalarVideo, sem: Switches, f0: int) -> np.float32:
     if f0 == 0:
         return np.float32(0.0)
     return video.secs[f0] - np.float32(sem.act_first_slack_s)
 
 
 @register("act_first", backend="scalar")
-def act_first(video: ScalarVideo, sem: Semantics, w: Window) -> int:
+def act_first(video: ScalarVideo, sem: Switches, w: Window) -> int:
     if not w.frames:
         raise NoAnswer("actFirst: the window has no keyframe")
     f0 = w.frames[0]
@@ -134,7 +111,7 @@ def act_first(video: ScalarVideo, sem: Semantics, w: Window) -> int:
 
 
 @register("act_last", backend="scalar")
-def act_last(video: ScalarVideo, sem: Semantics, w: Window) -> int:
+def act_last(video: ScalarVideo, sem: Switches, w: Window) -> int:
     if not w.frames:
         raise NoAnswer("actLast: the window has no keyframe")
     fl = w.frames[-1]
@@ -164,7 +141,7 @@ def act_last(video: ScalarVideo, sem: Semantics, w: Window) -> int:
 
 
 @register("act_what", backend="scalar")
-def act_what(video: ScalarVideo, sem: Semantics, w: Window) -> int:
+def act_what(video: ScalarVideo, sem: Switches, w: Window) -> int:
     if not w.frames:
         raise NoAnswer("actWhat: the window has no keyframe")
     if w.kind in ("video", "after"):  # actWhatAfterAll

@@ -1,30 +1,17 @@
-"""Scalar twins of ``localize`` and ``compare_windows``: the window rule (docs/reference/agqa_semantics.md §a.1,
-§a.2) for one video, the oracle of ``engine/primitives/localize.window_frames``.
-
-* ``video``: every keyframe.
-* ``before X``: from the first keyframe up to X's first keyframe, included
-  (``localize_before_includes_x``); not offered when X's first keyframe is the video's first.
-* ``after X``: the keyframes strictly after X's last keyframe; not offered when there are none.
-* ``while X``: X's first through last keyframe. Before / after / while use X's first instance.
-* ``between X and Y``: strictly after X's last keyframe (of its last instance,
-  ``between_x_instance``) and strictly before Y's first; not offered when X's keyframe is at or
-  after Y's (reversed, overlapping, shared keyframe) or when nothing lies between.
-* Actions in ``never_localize`` (c044) never localize.
-
-Compare windows (actTime / relTime / objTime): the anchor has exactly one instance; before =
-keyframes strictly before its first keyframe (``compare_before_includes_x`` includes it), during
-= its keyframes, after = strictly after its last.
+"""Scalar twins of ``localize`` and ``compare_windows`` (docs/reference/agqa_semantics.md §a.1,
+§a.2) for one video: before / after / while read X's first instance, between X's last (or first,
+``between_x_instance``) and Y's first; a window is not offered when empty or reversed, nor around
+``never_localize`` actions. Compare windows need exactly one anchor instance.
 """
 
 from __future__ import annotations
 
 from tensorqa.engine.primitives.registry import register
-from tensorqa.engine.scalar.video import Instance, NoAnswer, ScalarVideo, Window
-from tensorqa.engine.semantics import Semantics
+from tensorqa.engine.scalar.video import Instance, NoAnswer, ScalarVideo, Window, Switches
 from tensorqa.scenes.vocab import vocab
 
 
-def _check_localizable(x: int, sem: Semantics) -> None:
+def _check_localizable(x: int, sem: Switches) -> None:
     if vocab().actions[x] in sem.never_localize:
         raise NoAnswer(f"{vocab().actions[x]} never localizes")
 
@@ -37,7 +24,7 @@ def _first_instance(video: ScalarVideo, x: int) -> Instance:
 
 
 @register("localize", backend="scalar")
-def localize(video: ScalarVideo, sem: Semantics, kind: str, x: int | None = None, y: int | None = None) -> Window:
+def localize(video: ScalarVideo, sem: Switches, kind: str, x: int | None = None, y: int | None = None) -> Window:
     """The window ``kind`` ("video", "before", "after", "while", "between") around action x (and y)."""
     if kind == "video":
         return Window("video", list(range(video.num_frames)))
@@ -61,7 +48,7 @@ def localize(video: ScalarVideo, sem: Semantics, kind: str, x: int | None = None
     raise ValueError(f"unknown window kind {kind!r}")
 
 
-def _between(video: ScalarVideo, sem: Semantics, x: int, y: int) -> Window:
+def _between(video: ScalarVideo, sem: Switches, x: int, y: int) -> Window:
     if not sem.between_enabled:
         raise NoAnswer("between is switched off")
     _check_localizable(x, sem)
@@ -81,7 +68,7 @@ def _between(video: ScalarVideo, sem: Semantics, x: int, y: int) -> Window:
 
 
 @register("compare_windows", backend="scalar")
-def compare_windows(video: ScalarVideo, sem: Semantics, anchor: int) -> tuple[list[int], list[int], list[int]]:
+def compare_windows(video: ScalarVideo, sem: Switches, anchor: int) -> tuple[list[int], list[int], list[int]]:
     """(before, during, after) keyframe positions around the anchor action's only instance."""
     anchors = video.instances_of(anchor)
     if len(anchors) != 1:

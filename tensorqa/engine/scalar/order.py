@@ -1,12 +1,6 @@
-"""Scalar twins of ``side_of`` and ``act_order`` (relTime / objTime and actTime, docs/reference/agqa_semantics.md
-§a.2), the oracle of ``engine/primitives/order.py``. Both read the compare windows (before,
-during, after) of ``compare_windows``.
-
-* ``side_of``: no answer if the relation / object occurs during the anchor; the answer is the one
-  side where it occurs, no answer if both or neither.
-* ``act_order``: x has exactly one instance; no answer if all of x's keyframes are within the
-  anchor's; "before" if all precede it (and, with ``act_time_persistence_check``, x's (object,
-  verb) relation occurs in no keyframe after the anchor), "after" symmetrically, else no answer.
+"""Scalar twins of ``side_of`` (relTime / objTime) and ``act_order`` (actTime) over the compare
+windows (docs/reference/agqa_semantics.md §a.2): the one side where the thing occurs, never
+during the anchor; actTime optionally checks that x's (object, verb) relation does not persist.
 """
 
 from __future__ import annotations
@@ -14,8 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorqa.engine.primitives.registry import register
-from tensorqa.engine.scalar.video import NoAnswer, ScalarVideo
-from tensorqa.engine.semantics import Semantics
+from tensorqa.engine.scalar.video import NoAnswer, ScalarVideo, Switches
 from tensorqa.scenes.vocab import NO_OBJECT, vocab
 
 Windows = tuple[list[int], list[int], list[int]]
@@ -34,7 +27,7 @@ def side_of(occurs: np.ndarray, windows: Windows) -> str:
 
 
 @register("act_order", backend="scalar")
-def act_order(video: ScalarVideo, sem: Semantics, x: int, windows: Windows) -> str:
+def act_order(video: ScalarVideo, sem: Switches, x: int, windows: Windows) -> str:
     before, during, after = windows
     xs = video.instances_of(x)
     if len(xs) != 1:
@@ -53,7 +46,7 @@ def act_order(video: ScalarVideo, sem: Semantics, x: int, windows: Windows) -> s
     raise NoAnswer("actTime: the actions overlap")
 
 
-def _persists(video: ScalarVideo, sem: Semantics, x: int, frames: list[int]) -> bool:
+def _persists(video: ScalarVideo, sem: Switches, x: int, frames: list[int]) -> bool:
     """actTime's persistence check: x's (object, verb relation) occurs in one of ``frames``."""
     if not sem.act_time_persistence_check:
         return False

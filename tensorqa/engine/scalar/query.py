@@ -7,8 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorqa.engine.primitives.registry import register
-from tensorqa.engine.scalar.video import Entity, NoAnswer, one
-from tensorqa.engine.semantics import Semantics
+from tensorqa.engine.scalar.video import Entity, NoAnswer, one, Switches
 
 
 @register("exists", backend="scalar")
@@ -55,6 +54,6 @@ def and_(a: bool, b: bool) -> bool:
 
 
 @register("xor", backend="scalar")
-def xor(a: bool, b: bool, sem: Semantics) -> bool:
+def xor(a: bool, b: bool, sem: Switches) -> bool:
     """AGQA's solver reads XOR(A, B) as "A and not B" (``xor_is_and_not``)."""
     return (a and not b) if sem.xor_is_and_not else (a != b)

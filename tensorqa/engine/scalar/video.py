@@ -1,23 +1,23 @@
-"""One video as plain lists and small arrays, the values the scalar twins pass around, and the
-"no answer" signal.
+"""One video as plain lists and small arrays for the scalar twins, and the "no answer" signal.
 
-Keyframes are ordered by frame number (``VideoScene.sorted``); a window is a list of keyframe
-positions. An instance's keyframes are the keyframes with start <= secs <= end (float32, as
-``SceneBatch.inst_frames``); instances without any keyframe are left out everywhere (AGQA's graph
-only has actions with annotated frames: its windows read an action's first / last frame).
-Instances are ordered by (start, end, class), so "first" / "last" instance follow that order.
+Keyframes are sorted by frame number; a window is a list of keyframe positions; an instance's
+keyframes are those with start <= secs <= end (float32, as ``SceneBatch.inst_frames``), and
+instances without any are left out, as in AGQA's graph. Instances are ordered by (start, end, class).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Any, Mapping
 
 import numpy as np
 
 from tensorqa.errors import TensorQAError
-from tensorqa.engine.semantics import ANY_PRESENT, interaction_relations
+from tensorqa.engine.primitives.filter import ANY_PRESENT, interaction_relations
 from tensorqa.scenes.batch import SceneBatch, VideoScene
+
+# a benchmark's semantic switches, read by attribute (AGQA's: ``agqa.semantics.Semantics``)
+Switches = Any
 
 
 @dataclass(frozen=True)
@@ -89,9 +89,6 @@ class ScalarVideo:
 
     def relation_occurs(self, f: int, r: int) -> bool:
         return bool(self.rel[f, :, r].any())
-
-    def objects_with(self, f: int, r: int) -> set[int]:
-        return set(np.flatnonzero(self.rel[f, :, r]).tolist())
 
     def contact(self, rule: str) -> np.ndarray:
         """bool[F, O]: at keyframe f the person interacts with object o under ``rule`` (§c.1)."""

@@ -1,15 +1,15 @@
 """The grid evaluators: one function per program shape family, ``(plan, ctx) -> (answer, defined,
-axes, answer kind)``, each calling its primitives through the registry. ``program_shapes.SHAPES``
+axes, answer kind)``, each calling its primitives through the registry. ``agqa/shapes.SHAPES``
 says which evaluator answers which shape; ``grid._run`` turns the result into an AnswerGrid."""
 
 from __future__ import annotations
 
 import torch
 
-from tensorqa.engine.grid_context import GridContext, all_axis, gather_axis, ids_at
+from tensorqa.agqa.grid.context import GridContext, all_axis, gather_axis, ids_at
 from tensorqa.engine.primitives import registry
 from tensorqa.engine.primitives.filter import interacted_frames
-from tensorqa.engine.program_shapes import SHAPES
+from tensorqa.agqa.shapes import SHAPES
 
 
 # -- evaluators: (plan, ctx) -> (answer, defined, axes, answer kind) ------------------------------------
@@ -104,9 +104,9 @@ def _shared_grid(ctx: GridContext, key: str, make):
     (their rules, applied later, differ); ``_run`` then shares ``defined & real`` too."""
     def made():
         answer, ok = make()
-        ctx._get("shared_defined", list).append(ok)
+        ctx.cached("shared_defined", list).append(ok)
         return answer, ok
-    return ctx._get(key, made)
+    return ctx.cached(key, made)
 
 
 def _choose(plan, ctx):
@@ -148,7 +148,7 @@ def _length_winner(plan, ctx):
     """(winner, defined) of every pair of present actions, shared by the Choose and Verify
     templates of one comparison (longer or shorter)."""
     longer = _longer(plan)
-    return ctx._get(f"length/{longer}", lambda: registry.lookup("length_compare")(
+    return ctx.cached(f"length/{longer}", lambda: registry.lookup("length_compare")(
         ctx.batch, ctx.actions[0], longer, ctx.semantics))
 
 

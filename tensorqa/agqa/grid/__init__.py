@@ -2,40 +2,18 @@
 
     evaluate(skeleton, batch, semantics=AGQA) -> AnswerGrid
 
-``skeleton`` is a template name (``"objRelExists"``), a skeleton string of ``PROGRAM_SHAPES``
-(``"Exists(<object>, Iterate(<window>, Filter(frame, [relations, <relation>, objects])))"``) or a
-parsed one. Its slots span the grid's axes:
+``skeleton``: a template name, a skeleton string of ``PROGRAM_SHAPES`` or a parsed one. Its slots
+are the grid's axes: ``<window>`` every offered window of the batch as one flat axis (dimension 0,
+each row tagged with its video; without a window slot, dimension 0 is the videos), ``<object>`` /
+``<relation>`` / ``<action>`` (and ``2`` forms) compact per-video axes of what is present
+(objExists' object and relExists' relation range over the whole vocabulary, as AGQA asks about
+absent ones; ``domain="all"`` does so for every slot). A word fixes its axis (size 1); a filled
+window keeps only its rows. Indirect references are not grid slots (``TensorQAError``).
 
-==============  ====================================================================================
-slot            axis values
-==============  ====================================================================================
-``<window>``    every offered localization window of every video of the batch, as one flat axis
-                (``Windows.rows``): the grid's dimension 0, each row tagged with its video
-``<object>``    the objects present in the video (annotated or related somewhere; compact axis), also
-                ``<object2>``; objExists' object ranges over all O objects (AGQA asks about absent ones)
-``<relation>``  the relations that hold somewhere in the video (compact axis); relExists' relation
-                ranges over all R relations (AGQA asks about absent ones)
-``<action>``    the action classes present in the video (compact axis), also ``<action2>``
-==============  ====================================================================================
-
-``domain="all"`` makes every object / relation slot range over the whole vocabulary (much larger
-grids; cells of absent objects are answered too). Skeletons without a window slot have the
-batch's videos as dimension 0.
-
-A slot may also be filled: a word fixes the axis to that value (size 1); ``video`` or
-``Localize(before, <action>)`` in the window position keeps only the rows of windows of that kind
-(and that action, if named). Indirect references (object sub-programs, ``ToAction``) are not grid
-slots (``TensorQAError``).
-
-Compilation (like einops' recipes): a ShapeSpec (or a template's spec) is its :class:`Plan`
-directly; skeleton text is matched once against the 28 AGQA program shapes; plans are cached per
-(skeleton, semantics, domain). Running a plan looks each primitive up in the
-registry, so ``registry.use`` / ``override`` / ``ablate`` take effect without recompiling. A
-:class:`GridContext` holds what skeletons share on one batch (windows, the window x object x
-relation contraction, first / last episodes) so that evaluating all 28 costs little more than the
-largest few (``grid_context``); the evaluators, one per shape family, are in ``grid_evaluators``,
-the result type in ``answer_grid``. Why the window axis is flat (memory): ``benchmarks/RESULTS.md``,
-"Grid memory".
+A skeleton compiles once into a cached :class:`Plan` (per skeleton, semantics, domain); running
+it looks each primitive up in the registry, so ``use`` / ``override`` / ``ablate`` need no
+recompiling. A :class:`GridContext` (``grid.context``) holds what skeletons share on one batch;
+the evaluators are ``grid.evaluators``, the result type ``grid.answers``.
 """
 
 from __future__ import annotations
@@ -49,26 +27,21 @@ import torch
 
 from tensorqa.errors import TensorQAError
 from tensorqa.engine.primitives import registry
-from tensorqa.engine.answer_grid import ANSWER_KINDS, NO, YES, AnswerGrid, action_word, answer_text  # noqa: F401  (public here)
-from tensorqa.engine.grid_context import GridContext, RelationAxes, gather_axis  # noqa: F401  (GridContext is public here)
-from tensorqa.engine.grid_evaluators import EVALUATORS
-from tensorqa.engine.primitives.localize import KIND_NAMES, VIDEO
-from tensorqa.engine.program import Call, Items, Node, Slot, Word, match, parse_program
-from tensorqa.engine.program_shapes import PROGRAM_SHAPES, SHAPES, ShapeSpec
+from tensorqa.agqa.grid.answers import ANSWER_KINDS, NO, YES, AnswerGrid, action_word, answer_text  # noqa: F401  (public here)
+from tensorqa.agqa.grid.context import GridContext, RelationAxes, gather_axis  # noqa: F401  (GridContext is public here)
+from tensorqa.agqa.grid.evaluators import EVALUATORS
+from tensorqa.engine.primitives.localize import VIDEO
+from tensorqa.agqa.program import Call, Items, Node, Slot, Word, match, parse_program
+from tensorqa.agqa.shapes import PROGRAM_SHAPES, SHAPES, ShapeSpec
 from tensorqa.scenes.batch import SceneBatch, by_identity
-from tensorqa.engine.semantics import AGQA, Semantics, get_semantics
+from tensorqa.agqa.semantics import AGQA, Semantics, get_semantics
 from tensorqa.scenes.vocab import vocab
-from tensorqa.engine.windows import ONE_ACTION_WINDOWS
+from tensorqa.engine.windows import ONE_ACTION_WINDOWS, WINDOW_KINDS
 
 DOMAINS = ("present", "all")
 
 
-# --------------------------------------------------------------------------------------------------
-# Shapes and plans
-# --------------------------------------------------------------------------------------------------
-
-# shape -> its evaluator (the EVALUATORS entry), read from program_shapes.SHAPES; which
-# primitives a shape calls is recorded from a run (shape_primitives), not written down.
+# -- shapes and plans ------------------------------------------------------------------------------------
 SHAPE_EVALUATORS: dict[str, str] = {name: spec.evaluator for name, spec in SHAPES.items()}
 PAIR_SHAPES = frozenset(name for name, spec in SHAPES.items() if spec.pair)
 
@@ -104,13 +77,8 @@ def _patterns() -> list[tuple[str, Node]]:
 
 @dataclass(frozen=True)
 class Plan:
-    """A compiled skeleton: which shape it is, how each pattern slot is bound, what it calls.
-
-    fixed:   pattern slot -> class id, for slots the skeleton fills with a word
-    window_kind: restrict the window axis to this word (VIDEO ... BETWEEN), or None
-    window_actions: (X, Y) class ids the window must have, None where free
-    primitives: registry names this plan calls, as a run records them (:func:`shape_primitives`)
-    """
+    """A compiled skeleton: its shape, the slots it fixes to a class id (``fixed``), the window
+    kind and (X, Y) actions its window axis keeps (None: free)."""
 
     skeleton: str
     shape: str
@@ -132,9 +100,8 @@ class Plan:
 
 @functools.cache
 def shape_primitives(shape: str, domain: str = "present") -> tuple[str, ...]:
-    """The registry names a plan of ``shape`` looks up when it runs (sorted): recorded from one run
-    on a small probe video with a fresh context, under the registry's plain state, so that the
-    list cannot drift from the code (the ablations read it)."""
+    """The registry names a plan of ``shape`` looks up (sorted), recorded from one run on a probe
+    video so that the list cannot drift from the code."""
     from tensorqa.scenes.batch import SceneBatch, VideoScene
     from tensorqa.scenes.vocab import vocab
 
@@ -174,14 +141,13 @@ def _bind_window(node: Node, skeleton: str) -> tuple[int | None, tuple[int | Non
         else:
             raise TensorQAError(f"grid: unsupported window {str(node)!r} in {skeleton!r}")
         ids = [None if isinstance(a, Slot) else _resolve_word("action", a, skeleton) for a in acts]
-        return KIND_NAMES.index(word), (ids[0], ids[1] if len(ids) > 1 else None)
+        return WINDOW_KINDS.index(word), (ids[0], ids[1] if len(ids) > 1 else None)
     raise TensorQAError(f"grid: unsupported window {str(node)!r} in {skeleton!r}")
 
 
 @functools.lru_cache(maxsize=512)
 def _compile(text: str, semantics: Semantics, domain: str) -> Plan:
-    """The plan of skeleton text: matched once against the shapes (first name wins where two
-    shapes print one program)."""
+    """The plan of skeleton text (first shape name wins where two print one program)."""
     node = _normalize(parse_program(text))
     for shape, pattern in _patterns():
         bind: dict[str, Node] = {}
@@ -215,13 +181,8 @@ def _shape_plan(shape: str, semantics: Semantics, domain: str) -> Plan:
 
 def compile_skeleton(skeleton: "str | Node | ShapeSpec", semantics: Semantics | str = AGQA,
                      domain: str = "present") -> Plan:
-    """The cached plan of a skeleton: a :class:`ShapeSpec` (or an object with a ``shape`` ShapeSpec,
-    such as an AGQA ``TemplateSpec``), a shape name, skeleton text or a parsed skeleton. A spec or a
-    name is its plan directly; text is matched once against the 28 shapes.
-
-    domain: "present" (object and relation slots range over what occurs in each video, except
-    objExists' object and relExists' relation, which AGQA also asks about absent ones) or "all"
-    (every slot over the whole vocabulary)."""
+    """The cached plan of a :class:`ShapeSpec` (or a ``TemplateSpec``), a shape name, skeleton text
+    or a parsed skeleton; domain: "present" or "all" (module docstring)."""
     if domain not in DOMAINS:
         raise TensorQAError(f"grid: domain must be one of {', '.join(DOMAINS)}, not {domain!r}")
     spec = getattr(skeleton, "shape", skeleton)
@@ -232,19 +193,11 @@ def compile_skeleton(skeleton: "str | Node | ShapeSpec", semantics: Semantics | 
     return _compile(str(skeleton), get_semantics(semantics), domain)
 
 
-# --------------------------------------------------------------------------------------------------
-# Running plans
-# --------------------------------------------------------------------------------------------------
-
+# -- running plans ---------------------------------------------------------------------------------------
 def evaluate(skeleton: "str | Node | ShapeSpec", batch: SceneBatch, semantics: Semantics | str = AGQA,
              context: GridContext | None = None, domain: str = "present") -> AnswerGrid:
-    """Evaluate a skeleton over its whole slot grid for every video of ``batch``.
-
-    skeleton: a ShapeSpec (or an AGQA TemplateSpec), a shape name, a skeleton string or a parsed
-    skeleton; semantics: a Semantics
-    or preset name; context: reuse per-batch intermediates across skeletons (same batch and
-    semantics).
-    """
+    """Evaluate a skeleton (as :func:`compile_skeleton` takes it) over its whole slot grid for every
+    video of ``batch``; ``context`` shares per-batch intermediates across skeletons."""
     sem = get_semantics(semantics)
     if context is None:
         context = GridContext(batch, sem)
@@ -279,7 +232,7 @@ def _run(plan: Plan, ctx: GridContext) -> AnswerGrid:
         values = {"window": wpos}
         rest = axes[1:]
     else:
-        video = ctx._get("video_axis", lambda: torch.arange(B, device=answer.device))
+        video = ctx.cached("video_axis", lambda: torch.arange(B, device=answer.device))
         names = ("video",) + names
         values = {}
         rest = axes
@@ -304,10 +257,10 @@ def _run(plan: Plan, ctx: GridContext) -> AnswerGrid:
         real = _outer(masks, video)
     if defined is None:
         defined = real if real.shape == answer.shape else real.expand(answer.shape)
-    elif not filtered and not fixed and any(defined is t for t in ctx._get("shared_defined", list)):
+    elif not filtered and not fixed and any(defined is t for t in ctx.cached("shared_defined", list)):
         # a result two templates share (objWhatChoose / objFirstChoose): one shared mask too
         ok = defined
-        defined = by_identity(ctx._get("defined", list), (ok, real), lambda: ok & real)
+        defined = by_identity(ctx.cached("defined", list), (ok, real), lambda: ok & real)
     else:
         defined = defined & real
     return AnswerGrid(answer=answer, defined=defined, real=real, axes=names, video=video, values=values,
@@ -326,11 +279,9 @@ def _outer(masks: list[torch.Tensor], video: torch.Tensor) -> torch.Tensor:
 
 
 def _real(ctx: GridContext, video: torch.Tensor, valids: list[torch.Tensor]) -> torch.Tensor:
-    """:func:`_outer` of ``valid[video]`` for each axis, computed once per context for each
-    combination of axes: the five pair templates share one [V, Kr, Ko, Ko] mask, the object-relation
-    templates one [V, Kr, Ko]. Matched by identity (the context holds the tensors, so an identity
-    is never reused while the entry lives); the grids that share it must not modify it."""
-    return by_identity(ctx._get("real", list), (video, *valids),
+    """:func:`_outer` of ``valid[video]`` per axis, once per context and combination of axes
+    (matched by identity; the grids that share it must not modify it)."""
+    return by_identity(ctx.cached("real", list), (video, *valids),
                        lambda: _outer([valid[video] for valid in valids], video))
 
 

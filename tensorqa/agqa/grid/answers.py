@@ -8,30 +8,27 @@ from dataclasses import dataclass, field, replace
 
 import torch
 
-from tensorqa.engine.primitives.localize import KIND_NAMES, Windows
-from tensorqa.engine.program import Node, Word, localize as localize_node
-from tensorqa.engine.semantics import AGQA, Semantics
+from tensorqa.engine.primitives.localize import Windows
+from tensorqa.agqa.program import Node, Word, localize as localize_node
+from tensorqa.agqa.semantics import AGQA, Semantics
 from tensorqa.errors import TensorQAError
 from tensorqa.scenes.vocab import vocab
+from tensorqa.engine.windows import WINDOW_KINDS
 
 YES, NO = 1, 0
 ANSWER_KINDS = ("yes/no", "before/after", "object", "action")
 
 
-# --------------------------------------------------------------------------------------------------
-# Answer grids
-# --------------------------------------------------------------------------------------------------
+
 
 @dataclass
 class AnswerGrid:
     """Answers of one skeleton for every cell of its slot grid, for every video of a batch.
 
-    Layout: dimension 0 is "video" (the batch's videos) for skeletons without a window slot, and
-    "window" for skeletons with one: then it lists the offered windows of all videos of the batch,
-    video by video (a flat, PyG-style axis: padding every video to the batch's largest window
-    count would make the two-object grids ~5x larger on Charades-like blocks; ``padded()``
-    gives that layout). The other dimensions are the remaining
-    slots, each a compact per-video axis padded to the batch maximum.
+    Dimension 0 is "video" without a window slot, else "window": the offered windows of all
+    videos, video by video (flat, PyG-style: padding per video would make the two-object grids
+    ~5x larger; ``padded()`` gives that layout). The other dimensions are the remaining slots,
+    compact per-video axes padded to the batch maximum.
 
     answer:  int64[n0, *n]  answer ids: 0/1 = no/yes, 0/1 = before/after, object or action class
     defined: bool[n0, *n]   the program has an answer there (window offered, unique answer,
@@ -72,10 +69,8 @@ class AnswerGrid:
                        windows=None if self.windows is None else self.windows.to(device))
 
     def padded(self) -> "AnswerGrid":
-        """The same grid with dimension 0 split into (video, window): axes ("video", "window",
-        ...), shape [B, W, ...] with W the batch's largest number of offered windows per video
-        (the layout of ``Windows``), cells of padding windows not real. Costs W / (V / B) times
-        the memory of the flat grid; a grid without a window axis is returned as is."""
+        """The grid with dimension 0 split into (video, window) [B, W, ...] as ``Windows`` lays them
+        out (padding cells not real); a grid without a window axis as is."""
         if self.axes[0] != "window":
             return self
         B, W = self.windows.valid.shape
@@ -97,8 +92,7 @@ class AnswerGrid:
         return self.defined.nonzero()
 
     def axis_ids(self, name: str) -> torch.Tensor:
-        """The id each cell has on axis ``name`` (window position, object / relation / action id),
-        as an int64 tensor broadcastable to the grid's shape."""
+        """int64, broadcastable to the grid: each cell's id on axis ``name``."""
         d = self.axes.index(name)
         shape = [1] * self.answer.dim()
         if d == 0:
@@ -149,8 +143,8 @@ class AnswerGrid:
 
 
 def action_word(a: int) -> str:
-    """The word a program uses for action class ``a``: its phrase, or its Charades id when the
-    phrase names the class it is merged into (``holding a towel`` reads as ``holding a blanket``)."""
+    """A program's word for action class ``a``: its phrase, or its Charades id where the phrase
+    names the class it is merged into."""
     v = vocab()
     phrase = v.action_phrases[a]
     return phrase if v.action_index(phrase) == a else v.actions[a]
@@ -168,7 +162,7 @@ def answer_text(kind: str, value: int) -> str:
 
 
 def _window_node(windows: Windows, b: int, w: int) -> Node:
-    word = KIND_NAMES[int(windows.word[b, w])]
+    word = WINDOW_KINDS[int(windows.word[b, w])]
     x, y = (int(a) for a in windows.action[b, w])
     if word == "video":
         return localize_node("video", "")

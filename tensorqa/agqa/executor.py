@@ -1,39 +1,25 @@
-"""The scalar executor: walks one AGQA program over one video, calling each primitive's scalar
-twin from the registry (``registry.scalar(name)``) by a table from program function to handler.
+"""The scalar executor, AGQA's oracle: walks one program over one video, calling each primitive's
+scalar twin (``engine/scalar/``) from a table of handlers by program function.
 
-The handlers only read the program's shape (which window, which filter keys, which arguments);
-every rule lives in a twin (``engine/scalar/<family>.py``, named like the vectorized family it is
-the oracle of). What the executor decides and what it leaves to the template layer: it applies
-the solvers (docs/reference/agqa_semantics.md §a and the "Answer" rules of §b) and everything that makes an
-answer undefined (a window not offered, an action that does not occur, no or several candidates,
-a stretch that does not end inside the window, a margin not met); it does NOT apply validity
-rules (``agqa/validity.py``) or reference-building rules (``agqa/indirect.py``).
-
-Interaction (§c.1) depends on where ``Filter(frame, [objects])`` stands: in ``Exists`` (objExists,
-also inside AND / XOR) the objExists rule, in ``Compare`` (objTime) the objTime rule, in
-``Query(class, OnlyItem(Iterate(W, Filter(frame, [objects]))))`` (objWhatGeneral) any present
-object; ``semantics.interaction == "unified"`` uses the objTime rule in all three.
-
-Indirect references: an object argument may be ``Query(class, OnlyItem(...))`` (a first / last /
-whole reference, whose referent must exist and be unique); an action argument may be
-``ToAction(verb, <object>)`` (``Vocab.actions_named``; when several classes share the pair, the one
-occurring in the video; when several occur, ``semantics.resolve_to_action``: the one the question
-was built from). Malformed programs (unknown shape, a relation where an object is needed, unfilled
-slots) raise ``TensorQAError``: they are not questions.
+Handlers read only the program's shape; the rules live in the twins. It applies the solvers and
+everything that makes an answer undefined (docs/reference/agqa_semantics.md §a, §b), not the
+validity or reference-building rules (``agqa/validity.py``, ``agqa/indirect.py``). Where
+``Filter(frame, [objects])`` stands picks the §c.1 interaction rule (objExists, objTime,
+objWhatGeneral). An object argument may be a reference (``Query(class, OnlyItem(...))``), an
+action ``ToAction(verb, <object>)`` (``semantics.resolve_to_action`` when several fit).
+Malformed programs raise ``TensorQAError``: they are not questions.
 """
 
 from __future__ import annotations
 
 from tensorqa.errors import TensorQAError
-from tensorqa.engine.primitives import registry
-from tensorqa.engine.program import Call, Items, Node, Slot, Word, parse_program, verb_index
+from tensorqa.agqa.program import Call, Items, Node, Slot, Word, parse_program, verb_index, word_kinds
 from tensorqa.engine.scalar.video import Entity, NoAnswer, ScalarVideo, Undefined, Window, scene_of
-from tensorqa.engine.semantics import AGQA, Semantics, get_semantics, resolve_to_action
+from tensorqa.agqa.semantics import AGQA, Semantics, get_semantics, resolve_to_action
 from tensorqa.scenes.batch import VideoScene
 from tensorqa.scenes.vocab import vocab
+from tensorqa.engine.scalar import twin  # importing it registers the twins
 from tensorqa.engine.windows import ONE_ACTION_WINDOWS
-
-twin = registry.scalar
 
 
 # -- shape helpers -----------------------------------------------------------------------------------------
@@ -77,6 +63,16 @@ def _is_length(node: Node) -> bool:
             and _is_word(node.args[1].args[1], "action"))
 
 
+def _word_id(kind: str, text: str) -> int:
+    """The id of a word of ``kind`` ("object", "relation", "action", "verb"), else TensorQAError."""
+    v = vocab()
+    lookup = {"object": v.object_index, "relation": v.relation_index, "action": v.action_index, "verb": verb_index}[kind]
+    try:
+        return lookup(text)
+    except TensorQAError:
+        raise TensorQAError(f"program: {text!r} is not a{'n' if kind[0] in 'ao' else ''} {kind}") from None
+
+
 def _video_actions(node: Node, with_action: bool) -> bool:
     """``Filter(video, [actions])`` (or ``[actions, A]`` with ``with_action``)."""
     return (_is_call(node, "Filter", 2) and _is_word(node.args[0], "video") and isinstance(node.args[1], Items)
@@ -114,12 +110,8 @@ class _Walker:
     def entity(self, node: Node) -> Entity:
         """An object or action argument of Equals: a word, a reference or a sub-program."""
         if isinstance(node, Word):
-            kinds = []
-            for kind, lookup in (("object", self.vocab.object_index), ("action", self.vocab.action_index)):
-                try:
-                    kinds.append(Entity(kind, lookup(node.text)))
-                except TensorQAError:
-                    pass
+            kinds = [Entity(kind, _word_id(kind, node.text)) for kind in ("object", "action")
+                     if kind in word_kinds(node.text)]
             if len(kinds) != 1:
                 raise TensorQAError(f"program: {node.text!r} is not an object or an action")
             return kinds[0]
@@ -133,10 +125,7 @@ class _Walker:
     def object(self, node: Node) -> int:
         _unfilled(node)
         if isinstance(node, Word):
-            try:
-                return self.vocab.object_index(node.text)
-            except TensorQAError:
-                raise TensorQAError(f"program: {node.text!r} is not an object") from None
+            return _word_id("object", node.text)
         value = self.value(node)
         if not (isinstance(value, Entity) and value.kind == "object"):
             raise _unsupported(node, "expected an object reference")
@@ -146,18 +135,12 @@ class _Walker:
         _unfilled(node)
         if not isinstance(node, Word):
             raise _unsupported(node, "relations are always plain words")
-        try:
-            return self.vocab.relation_index(node.text)
-        except TensorQAError:
-            raise TensorQAError(f"program: {node.text!r} is not a relation") from None
+        return _word_id("relation", node.text)
 
     def action(self, node: Node) -> int:
         _unfilled(node)
         if isinstance(node, Word):
-            try:
-                return self.vocab.action_index(node.text)
-            except TensorQAError:
-                raise TensorQAError(f"program: {node.text!r} is not an action") from None
+            return _word_id("action", node.text)
         if _is_call(node, "ToAction", 2):
             return self.to_action(node)
         raise _unsupported(node, "expected an action phrase or ToAction(verb, object)")
@@ -166,10 +149,7 @@ class _Walker:
         verb_word, obj_node = node.args
         if not isinstance(verb_word, Word):
             raise _unsupported(node, "ToAction's first argument is a verb")
-        try:
-            verb = verb_index(verb_word.text)
-        except TensorQAError:
-            raise TensorQAError(f"program: {verb_word.text!r} is not a verb") from None
+        verb = _word_id("verb", verb_word.text)
         o = self.object(obj_node)
         voc = self.vocab
         classes = voc.actions_named(verb, o)
@@ -346,8 +326,8 @@ _HANDLERS = {
 
 
 def render(value) -> str:
-    """AGQA's released answer string of a value: yes / no, before / after, an object's English
-    name (``vocab().object_english``) or an action's phrase (``vocab().action_phrases``)."""
+    """AGQA's released answer string: yes / no, before / after, an object's English name or an
+    action's phrase."""
     v = vocab()
     if isinstance(value, bool):
         return "yes" if value else "no"
@@ -360,8 +340,7 @@ def render(value) -> str:
 
 # -- public face ------------------------------------------------------------------------------------------------
 class VideoExecutor:
-    """The scalar executor bound to one video: its tables are built once, then any number of
-    programs run on it (``run_program`` builds them on every call)."""
+    """The executor bound to one video: its tables are built once for any number of programs."""
 
     def __init__(self, scene: VideoScene, semantics: Semantics | str = AGQA):
         self.video = ScalarVideo(scene)
@@ -390,19 +369,25 @@ class VideoExecutor:
             return Undefined(str(u))
         return [self.video.frame_ids[f] for f in w.frames]
 
+    def compare_frames(self, action: Node | str) -> "tuple[list[int], list[int], list[int]] | Undefined":
+        """(before, during, after) keyframes (frame numbers) of the compare windows around an action
+        (§a.2, the ``compare_windows`` twin), or Undefined when they are not defined on this video."""
+        node = parse_program(action) if isinstance(action, str) else action
+        try:
+            sides = twin("compare_windows")(self.video, self.semantics, self._walker.action(node))
+        except NoAnswer as u:
+            return Undefined(str(u))
+        return tuple([self.video.frame_ids[f] for f in side] for side in sides)
+
 
 def run_program(program: Node | str, source, video_id: str | None = None,
                 semantics: Semantics | str = AGQA, actions=()) -> "str | Undefined":
-    """Answer ``program`` on one video.
+    """The released answer of ``program`` (tree or text, no unfilled slots) on one video, or
+    :class:`Undefined` with the reason.
 
-    program: a program tree or AGQA program text (no unfilled slots).
-    source: a ``SceneStore``, a ``SceneBatch``, a ``VideoScene`` or a dict video_id -> VideoScene.
-    video_id: the video (optional when ``source`` is a VideoScene).
-    semantics: a :class:`Semantics` or a preset name ("agqa", "strict").
-    actions: the action classes the question's indirect-object actions were built from (ids such
-      as ``c043`` or indices: a record's action slots whose ``_ref`` is set), for a ``ToAction``
-      that fits several actions of the video (``semantics.resolve_to_action``); optional.
-    Returns the released answer string, or :class:`Undefined` with the reason.
+    source: a ``SceneStore``, ``SceneBatch``, ``VideoScene`` or dict video_id -> VideoScene.
+    actions: the classes the question's indirect-object actions were built from (a record's action
+    slots whose ``_ref`` is set), for a ``ToAction`` that fits several (optional).
     """
     return VideoExecutor(scene_of(source, video_id), semantics).run(program, actions)
 

@@ -6,9 +6,9 @@ import json
 import pytest
 
 from tensorqa.errors import TensorQAError
-from tensorqa.engine.program import Call, Items, Slot, Word, localize, parse_program, slots, verb_index, word_kinds
+from tensorqa.agqa.program import Call, Items, Slot, Word, localize, parse_program, slots, verb_index, word_kinds
 from tensorqa.agqa.templates import TEMPLATES
-from tensorqa.engine.program_shapes import PROGRAM_SHAPES, SHAPES, WINDOW_FORMS
+from tensorqa.agqa.shapes import PROGRAM_SHAPES, SHAPES, WINDOW_FORMS
 
 TEMPLATE_WINDOWS = {spec.program: spec.windows for spec in TEMPLATES.values()}  # the catalogue's windows
 from tensorqa.scenes.vocab import vocab

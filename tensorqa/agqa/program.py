@@ -1,27 +1,12 @@
 """AGQA programs as typed trees: parse AGQA's program syntax, print it back, fill skeleton slots.
 
-Syntax (AGQA 2.0 ``program`` field)::
-
-    Exists(blanket, Iterate(Localize(while, holding a pillow), Filter(frame, [objects])))
-
-* ``Name(arg, arg, ...)``: a call of one of AGQA's functions (``FUNCTIONS``) -> :class:`Call`;
-* ``[a, b, ...]``: a list -> :class:`Items`;
-* anything else is a bare word -> :class:`Word`: a keyword (``KEYWORDS``: ``frame``, ``video``,
-  ``objects``, ``relations`` (and the singular ``relation`` that AGQA's and/xor programs print),
-  ``actions``, ``action``, ``class``, ``forward``, ``backward``, ``before``, ``after``, ``while``,
-  ``between``, ``max``, ``min``, ``start``, ``end`` and ``temporal tag``, which contains a space)
-  or a vocabulary word: an object (``blanket``), a relation (``on the side of``, verb relations
-  such as ``walking``), an action phrase (``holding a pillow``) or, as ``ToAction``'s first
-  argument, a verb (``taking``). Words may contain spaces; only ``( ) [ ] ,`` delimit them.
-* ``<name>``: a slot of a skeleton -> :class:`Slot` (``<object>``, ``<object2>``, ``<relation>``,
-  ``<action>``, ``<window>``, ...). Its kind is the name without trailing digits.
-
-Arguments are separated by ``", "`` when printed; ``str(parse_program(p)) == p`` for every program
-AGQA prints. Between is ``Localize(between, [X, Y])`` in AGQA's data; ``Localize(between, X, Y)``
-is accepted as well and prints back as written (see ``program_shapes``).
-
-Errors are :class:`TensorQAError` with the 0-based character position of the offending text,
-e.g. ``program: unknown function 'Exsts' at position 0``.
+Syntax (AGQA 2.0's ``program`` field), e.g.
+``Exists(blanket, Iterate(Localize(while, holding a pillow), Filter(frame, [objects])))``:
+``Name(args)`` is a :class:`Call` of one of ``FUNCTIONS``, ``[a, b]`` :class:`Items`, ``<name>``
+a skeleton's :class:`Slot`, anything else a :class:`Word` (a ``KEYWORDS`` entry or a vocabulary
+word, spaces allowed: only ``( ) [ ] ,`` delimit). ``str(parse_program(p)) == p`` for every
+program AGQA prints; ``Localize(between, X, Y)`` is accepted beside AGQA's
+``Localize(between, [X, Y])``. Errors name the 0-based position of the offending text.
 """
 
 from __future__ import annotations
@@ -49,7 +34,6 @@ KEYWORDS: frozenset[str] = frozenset({
     "max", "min", "start", "end",
 })
 
-TEMPORAL_WORDS = LOCALIZE_WORDS
 
 _SLOT = re.compile(r"<([A-Za-z_]+[0-9]*)>")
 _DELIMS = "()[],"
@@ -57,7 +41,7 @@ _DELIMS = "()[],"
 
 # -- nodes ------------------------------------------------------------------------------------------
 class Node:
-    """A program tree node. Nodes are immutable and compare by structure."""
+    """A program tree node: immutable, compared by structure."""
 
     def substitute(self, slot_values: Mapping[str, "Node | str"]) -> "Node":
         """Fill slots: ``slot_values`` maps a slot name (``"object"`` or ``"<object>"``) to a Node
@@ -69,11 +53,16 @@ class Node:
         return self._fill(values)
 
     def _fill(self, values: dict) -> "Node":
-        raise NotImplementedError
+        return self
 
     def walk(self) -> Iterator["Node"]:
         """This node and every node below it, depth first, left to right."""
         yield self
+        for child in self._children():
+            yield from child.walk()
+
+    def _children(self) -> tuple["Node", ...]:
+        return ()
 
 
 @dataclass(frozen=True)
@@ -84,9 +73,6 @@ class Word(Node):
 
     def __str__(self) -> str:
         return self.text
-
-    def _fill(self, values: dict) -> Node:
-        return self
 
 
 @dataclass(frozen=True)
@@ -127,10 +113,8 @@ class Items(Node):
     def _fill(self, values: dict) -> Node:
         return Items([i._fill(values) for i in self.items])
 
-    def walk(self) -> Iterator[Node]:
-        yield self
-        for i in self.items:
-            yield from i.walk()
+    def _children(self) -> tuple[Node, ...]:
+        return self.items
 
 
 @dataclass(frozen=True)
@@ -150,10 +134,8 @@ class Call(Node):
     def _fill(self, values: dict) -> Node:
         return Call(self.func, [a._fill(values) for a in self.args])
 
-    def walk(self) -> Iterator[Node]:
-        yield self
-        for a in self.args:
-            yield from a.walk()
+    def _children(self) -> tuple[Node, ...]:
+        return self.args
 
 
 def slots(node: Node) -> list[Slot]:
@@ -193,7 +175,7 @@ def localize(kind: str, action: Node | str, action2: Node | str | None = None) -
     AGQA's ``Localize(between, [X, Y])``. Actions may be Nodes or program text."""
     if kind in ("video", "all"):
         return WHOLE_VIDEO
-    if kind not in TEMPORAL_WORDS:
+    if kind not in LOCALIZE_WORDS:
         raise TensorQAError(f"unknown time kind {kind!r} (expected video, before, after, while or between)")
     a = parse_program(action) if isinstance(action, str) else action
     if kind != "between":
@@ -242,8 +224,7 @@ def word_kinds(text: str) -> frozenset[str]:
 
 # -- parser -----------------------------------------------------------------------------------------
 def _tokens(text: str) -> list[tuple[str, str, int]]:
-    """(kind, text, position): kind is one of ``( ) [ ] ,`` or "word" (stripped, position of its
-    first character)."""
+    """(kind, text, position): kind one of ``( ) [ ] ,`` or "word" (stripped)."""
     out = []
     i, n = 0, len(text)
     while i < n:
@@ -331,9 +312,8 @@ class _Parser:
             self.k += 1
             return items
         while True:
-            if self.peek() is None:
-                raise self.fail(f"unbalanced parentheses: {opener!r} at position {open_pos} is never closed")
-            items.append(self.expr())
+            if self.peek() is not None:
+                items.append(self.expr())
             tok = self.peek()
             if tok is None:
                 raise self.fail(f"unbalanced parentheses: {opener!r} at position {open_pos} is never closed")

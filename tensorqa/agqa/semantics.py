@@ -1,14 +1,8 @@
-"""Switches for AGQA's semantic quirks (``docs/reference/agqa_semantics.md`` §a–§c and §f).
-
-Both the scalar reference executor (``engine/scalar/``) and the vectorized primitives read one
-:class:`Semantics`. ``AGQA`` (the default) reproduces the original generator, bugs included;
-``STRICT`` takes the cleaned-up option of every quirk that has one (§f). Each field's comment
-says which rule it controls, which layer reads it and the two behaviours.
-
-Quirks that §f says to reproduce with no alternative are fixed rules, not switches; they are
-documented where they are implemented (``engine/scalar/``): the ordering of windows by first
-instance / last-of-X-first-of-Y (f2, but see ``between_x_instance``), between being order
-sensitive and never offered when empty (f3), and seeded randomness (f11, a generator setting).
+"""Switches for AGQA's semantic quirks (``docs/reference/agqa_semantics.md`` §a–§c, §f), read by
+the primitives, their scalar twins and the template layer. ``AGQA`` (the default) reproduces the
+original generator, bugs included; ``STRICT`` takes the clean option of every quirk that has one.
+Each field's comment names its rule, its reader and both behaviours; the quirks §f keeps without
+an alternative are fixed rules where they are implemented.
 """
 
 from __future__ import annotations
@@ -18,18 +12,15 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from tensorqa.errors import TensorQAError
+from tensorqa.engine.primitives.filter import ANY_PRESENT, CONTACT_EXCEPT_NOT_CONTACTING, CONTACT_EXCEPT_NOT_CONTACTING_OR_OTHER
 from tensorqa.scenes.vocab import vocab
 
-# Interaction ("contacted") rules of docs/reference/agqa_semantics.md §c.1.
-CONTACT_EXCEPT_NOT_CONTACTING = "contact_except_not_contacting"  # objExists: r10-r26 minus r18
-CONTACT_EXCEPT_NOT_CONTACTING_OR_OTHER = "contact_except_not_contacting_or_other"  # objTime: minus r18, r19
-ANY_PRESENT = "any_present"  # objWhatGeneral: obj[f, o], whatever relates it
 INTERACTION_CONTEXTS = ("objExists", "objTime", "objWhatGeneral")
 
 
 @dataclass(frozen=True)
 class Semantics:
-    """One named switch per AGQA quirk. Field comments: rule (§ of docs/reference/agqa_semantics.md), reader."""
+    """One named switch per AGQA quirk."""
 
     name: str = "agqa"
 
@@ -116,7 +107,7 @@ class Semantics:
     # the answer and every window are those of the action it was built from (False, AGQA: asked;
     # the executor resolves such a ToAction to that action, see ``resolve_to_action``). True (the
     # clean reading): asked only where exactly one action class of the video fits the program.
-    # Reader: indirect-object actions (agqa/indirect.py), the executor (engine/scalar/walker.py).
+    # Reader: indirect-object actions (agqa/indirect.py), the executor (agqa/executor.py).
     indirect_action_needs_unique_program: bool = False
     # f8. Pairs of a two-item slot are enumerated once (combinations, in a deterministic order).
     pairs_as_combinations: bool = True
@@ -169,21 +160,6 @@ def resolve_to_action(present: list[int], semantics: Semantics, built_from=()) -
         return built[0] if len(built) == 1 else None
     capable = [a for a in present if v.actions[a] not in NEVER_INDIRECT_OBJECT]
     return capable[0] if len(capable) == 1 else None
-
-
-def interaction_relations(rule: str) -> np.ndarray | None:
-    """bool[R]: the relations that make an object "interacted with" under ``rule``; None for
-    ``ANY_PRESENT`` (that rule reads ``obj[f, o]`` instead of relations)."""
-    if rule == ANY_PRESENT:
-        return None
-    v = vocab()
-    mask = v.relation_mask("contact").copy()
-    mask[v.relation_index("notcontacting")] = False
-    if rule == CONTACT_EXCEPT_NOT_CONTACTING_OR_OTHER:
-        mask[v.relation_index("otherrelationship")] = False
-    elif rule != CONTACT_EXCEPT_NOT_CONTACTING:
-        raise TensorQAError(f"semantics: unknown interaction rule {rule!r}")
-    return mask
 
 
 AGQA = Semantics()

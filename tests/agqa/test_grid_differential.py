@@ -1,5 +1,5 @@
-"""Differential tests: grid evaluation (tensorqa.engine.grid) against the scalar reference executor
-(tensorqa.engine.scalar.run_program) on random scene graphs, for every AGQA program shape, under the
+"""Differential tests: grid evaluation (tensorqa.agqa.grid) against the scalar reference executor
+(tensorqa.agqa.executor.run_program) on random scene graphs, for every AGQA program shape, under the
 AGQA and STRICT semantics.
 
 For each skeleton the grid is evaluated once over the whole batch; per video a few cells are
@@ -27,12 +27,13 @@ import pytest
 import torch
 
 from tensorqa import vocab
-from tensorqa.engine.grid import GridContext, action_word, evaluate
-from tensorqa.engine.primitives.localize import KIND_NAMES
-from tensorqa.engine.program_shapes import PROGRAM_SHAPES
-from tensorqa.engine.scalar import Undefined, localize_frames, run_program
+from tensorqa.agqa.grid import GridContext, action_word, evaluate
+from tensorqa.agqa.shapes import PROGRAM_SHAPES
+from tensorqa.engine.scalar import Undefined
+from tensorqa.agqa.executor import localize_frames, run_program
 from tensorqa.scenes.batch import SceneBatch, VideoScene
-from tensorqa.engine.semantics import AGQA, STRICT
+from tensorqa.agqa.semantics import AGQA, STRICT
+from tensorqa.engine.windows import WINDOW_KINDS
 
 N_VIDEOS = 640
 SEED = 7
@@ -283,7 +284,7 @@ def test_windows_match_reference(semantics, scenes, batch, contexts):
         candidates += [(k, x, -1) for x in classes for k in (1, 2, 3)]
         candidates += [(4, x, y) for x in classes for y in classes]
         for kind, x, y in candidates:
-            name = KIND_NAMES[kind]
+            name = WINDOW_KINDS[kind]
             node = "video" if kind == 0 else (f"Localize(between, [{action_word(x)}, {action_word(y)}])" if kind == 4
                                                else f"Localize({name}, {action_word(x)})")
             ref = localize_frames(node, scene, semantics=sem)
@@ -293,7 +294,7 @@ def test_windows_match_reference(semantics, scenes, batch, contexts):
             if got != expected:
                 mismatches.append((scene.video_id, node, got, expected))
     assert not mismatches, mismatches[:5]
-    for name in KIND_NAMES:  # both outcomes seen for every kind (the whole video is always offered)
+    for name in WINDOW_KINDS:  # both outcomes seen for every kind (the whole video is always offered)
         assert checked[(name, True)] > 20, checked
         if name != "video":
             assert checked[(name, False)] > 20, checked
@@ -304,7 +305,7 @@ def test_windows_match_reference(semantics, scenes, batch, contexts):
 # --------------------------------------------------------------------------------------------------
 
 def test_plans_are_compiled_once_per_skeleton_and_semantics():
-    from tensorqa.engine.grid import compile_skeleton
+    from tensorqa.agqa.grid import compile_skeleton
     plan = compile_skeleton("objRelExists")
     assert compile_skeleton(PROGRAM_SHAPES["objRelExists"]) is plan
     assert compile_skeleton("objRelExists", "strict") is not plan
@@ -427,7 +428,7 @@ def test_padded_layout_holds_the_same_cells(batch, contexts):
 def test_plan_primitives_are_what_runs(shape, scenes):
     # Plan.primitives is recorded from a run: every name it lists is called when the plan runs on
     # real videos (counted through a registry override), and nothing else is looked up
-    from tensorqa.engine.grid import compile_skeleton
+    from tensorqa.agqa.grid import compile_skeleton
     from tensorqa.engine.primitives import registry
 
     batch = SceneBatch.from_scenes(scenes[:48])

@@ -13,11 +13,12 @@ import pytest
 
 from helpers import make_scene
 from tensorqa.errors import TensorQAError
-from tensorqa.engine.program import parse_program
-from tensorqa.engine.program_shapes import PROGRAM_SHAPES
-from tensorqa.engine.scalar import Undefined, localize_frames, run_program
+from tensorqa.agqa.program import parse_program
+from tensorqa.agqa.shapes import PROGRAM_SHAPES
+from tensorqa.engine.scalar import Undefined
+from tensorqa.agqa.executor import localize_frames, run_program
 from tensorqa.scenes.batch import SceneBatch
-from tensorqa.engine.semantics import AGQA, STRICT, Semantics, get_semantics
+from tensorqa.agqa.semantics import AGQA, STRICT, Semantics, get_semantics
 from tensorqa.scenes.store import open_store, write_store
 
 T = [(10 * (i + 1), float(i + 1)) for i in range(10)]

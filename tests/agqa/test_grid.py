@@ -10,8 +10,8 @@ import torch
 
 from helpers import random_scene
 from tensorqa.agqa.templates import TEMPLATES
-from tensorqa.engine import grid
-from tensorqa.engine.program_shapes import PROGRAM_SHAPES, SHAPES
+from tensorqa.agqa import grid
+from tensorqa.agqa.shapes import PROGRAM_SHAPES, SHAPES
 from tensorqa.scenes.batch import SceneBatch
 
 

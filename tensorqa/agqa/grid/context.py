@@ -1,6 +1,5 @@
-"""What every skeleton evaluated on one batch shares (``GridContext``): the windows, the compact
-object / relation / action axes, the window x object x relation contraction, first / last
-episodes, the compare windows; computed once per batch, on first use, through the registry."""
+"""What every skeleton evaluated on one batch shares (``GridContext``): windows, compact axes, the
+window x object x relation contraction, first / last episodes, compare windows."""
 
 from __future__ import annotations
 
@@ -11,54 +10,53 @@ import torch
 from tensorqa.engine.primitives import registry
 from tensorqa.engine.primitives.filter import any_along
 from tensorqa.engine.primitives.localize import Windows, compact, present_actions
-from tensorqa.engine.semantics import AGQA, Semantics, get_semantics
+from tensorqa.agqa.semantics import AGQA, Semantics, get_semantics
 from tensorqa.scenes.batch import SceneBatch
 
 
 class GridContext:
-    """Per-batch intermediates shared by every skeleton evaluated on one batch (windows, the
-    window x object x relation contraction, first / last episodes, compact axes), computed on
-    first use through the registry. They reflect the registry (backend, overrides, ablations) at
-    that first use: build a new context after changing it."""
+    """Per-batch intermediates shared by the skeletons evaluated on one batch, computed on first use
+    through the registry as it stands then (build a new context after changing it)."""
 
     def __init__(self, batch: SceneBatch, semantics: Semantics | str = AGQA):
         self.batch = batch
         self.semantics = get_semantics(semantics)
         self._cache: dict[str, object] = {}
 
-    def _get(self, key: str, make):
+    def cached(self, key: str, make):
+        """The value cached under ``key`` on this batch, made by ``make()`` on first use."""
         if key not in self._cache:
             self._cache[key] = make()
         return self._cache[key]
 
     @property
     def windows(self) -> Windows:
-        return self._get("windows", lambda: registry.lookup("localize")(self.batch, self.semantics))
+        return self.cached("windows", lambda: registry.lookup("localize")(self.batch, self.semantics))
 
     @property
     def rows(self) -> tuple[torch.Tensor, torch.Tensor]:
         """(video int64[V], window int64[V]): the offered windows of the batch, video by video."""
-        return self._get("rows", lambda: self.windows.valid.nonzero(as_tuple=True))
+        return self.cached("rows", lambda: self.windows.valid.nonzero(as_tuple=True))
 
     @property
     def flat(self) -> Windows:
         """The offered windows in the flat layout [V] (``Windows.rows``), in ``rows`` order."""
-        return self._get("flat", lambda: self.windows.rows())
+        return self.cached("flat", lambda: self.windows.rows())
 
     @property
     def act(self) -> torch.Tensor:
         """bool[B, F, A]: action class a is going on at keyframe f."""
-        return self._get("act", lambda: self.batch.act)
+        return self.cached("act", lambda: self.batch.act)
 
     @property
     def actions(self) -> tuple[torch.Tensor, torch.Tensor]:
         """(ids int64[B, K], valid bool[B, K]): the action classes present (compact axis)."""
-        return self._get("actions", lambda: present_actions(self.batch))
+        return self.cached("actions", lambda: present_actions(self.batch))
 
     @property
     def compare(self):
         """Compare windows of the present action classes."""
-        return self._get("compare", lambda: registry.lookup("compare_windows")(self.batch, self.actions[0], self.semantics))
+        return self.cached("compare", lambda: registry.lookup("compare_windows")(self.batch, self.actions[0], self.semantics))
 
     def axes(self, domain: str) -> "RelationAxes":
         """The object and relation axes of ``domain`` ("present": compact axes of the objects and
@@ -78,30 +76,28 @@ class GridContext:
                 rel = gather_axis(gather_axis(b.rel, 2, oids), 3, rids)
                 rel = rel & (frames & ovalid[:, None, :, None] & rvalid[:, None, None, :])
             return RelationAxes(rel, any_along(rel, 2), oids, ovalid, rids, rvalid)
-        return self._get("axes/" + domain, make)
+        return self.cached("axes/" + domain, make)
 
     def relate(self, domain: str) -> torch.Tensor:
         """bool[B, W, Ko, Kr]: the relation holds with the object somewhere in the window (the
         per-video window axis of ``windows``; the matmul contraction of ``primitives.relate``)."""
-        return self._get("relate/" + domain, lambda: registry.lookup("relate")(self.axes(domain).rel, self.windows))
+        return self.cached("relate/" + domain, lambda: registry.lookup("relate")(self.axes(domain).rel, self.windows))
 
     def relate_rows(self, domain: str) -> torch.Tensor:
         """bool[V, Ko, Kr]: :meth:`relate` on the flat rows (``rows`` order), computed on them
         directly: the padded [B, W] layout is ~5x larger (a few videos have hundreds of windows)."""
-        return self._get("relate_rows/" + domain, lambda: registry.lookup("relate")(self.axes(domain).rel, self.flat))
+        return self.cached("relate_rows/" + domain, lambda: registry.lookup("relate")(self.axes(domain).rel, self.flat))
 
     def episodes(self, domain: str, forward: bool) -> tuple[torch.Tensor, torch.Tensor]:
         """(object id int64[V, Kr], defined bool[V, Kr]) of objFirst (forward) / objLast, shared by
         the query and verify templates."""
         def make():
             ax = self.axes(domain)
-            if forward:
-                objects, ok = registry.lookup("first_episode")(ax.occurs, ax.rel, self.flat, self.semantics)
-            else:
-                objects, ok = registry.lookup("last_episode")(ax.occurs, ax.rel, self.flat, self.semantics)
+            episode = registry.lookup("first_episode" if forward else "last_episode")
+            objects, ok = episode(ax.occurs, ax.rel, self.flat, self.semantics)
             pos, one = registry.lookup("only_item")(objects.transpose(-1, -2))  # [V, Kr]
             return ids_at(ax.oids, self.flat.video, pos), ok & one
-        return self._get(f"episodes/{domain}/{forward}", make)
+        return self.cached(f"episodes/{domain}/{forward}", make)
 
 
 @dataclass(frozen=True)

@@ -1,47 +1,21 @@
 """The program skeleton of each AGQA template, in AGQA's own program syntax with typed slots.
 
-``PROGRAM_SHAPES[template]`` is the program AGQA prints for that template, with its arguments
-replaced by slots (``tensorqa.engine.program.parse_program`` reads them; ``Node.substitute`` fills them):
-
-* ``<object>``, ``<object2>``: an object word (``blanket``) or an object reference, e.g. the first
-  object held: ``Query(class, OnlyItem(IterateUntil(forward, video, Exists(holding, Filter(frame,
-  [relations])), Filter(frame, [relations, holding, objects]))))``;
-* ``<relation>``: a relation word (``holding``, ``on the side of``, verb relations ``walking``);
-* ``<action>``, ``<action2>``: an action phrase (``holding a pillow``) or an indirect-object action
-  ``ToAction(<verb>, <object reference>)``;
-* ``<window>``: the optional localization, one of (``WINDOW_FORMS``)
-  ``video`` | ``Localize(before, <action>)`` | ``Localize(after, <action>)`` |
-  ``Localize(while, <action>)`` | ``Localize(between, [<action>, <action2>])``.
-
-A slot name that occurs twice (``<relation>`` in the and/xor programs, ``<action>`` in the length
-verify programs) takes one value.
-
-Where the shapes come from:
-
-* the 4 real records of AGQA 2.0's released ``test_balanced_example.json`` (objExists, and
-  an indirect relTime), the real programs quoted in ``docs/reference/agqa.md`` §2.4 (objLastChoose,
-  actLongest), and the program strings of AGQA's public question generator, which also agree with
-  third-party AGQA 2.0 program parsers (STAIR) for every form below;
-* the and/xor programs write the singular ``relation`` in their filters
-  (``Filter(frame, [relation, holding, objects])``): that is how AGQA prints them;
-* objWhatChoose is printed as a ``Choose`` over the one-object query
-  ``Choose(<object>, <object2>, Query(class, OnlyItem(Iterate(...))))``, not with ``IterateUntil``;
-  its answer rule is still the first-keyframe rule of docs/reference/agqa_semantics.md §b.1 (``engine/scalar/``);
-* **between**: AGQA prints the two actions as a list, ``Localize(between, [X, Y])`` (the form that
-  AGQA 2.0 program parsers consume). The three-argument form ``Localize(between, X, Y)`` is also
-  parsed and executed (it round-trips as written), but generated programs use the list form;
-* the length templates are named as AGQA's generator names them (``actLengthLongerChoose``...);
-  the paper's Table 14 calls the Choose pair ``...Compare`` (the catalogue's alias);
-* actExists was retired in AGQA 2.0 (docs/reference/agqa_semantics.md §b.2); its shape is kept so that all 28
-  programs of the paper have one (``TemplateSpec.retired`` in ``agqa/templates``).
-
-``SHAPES`` holds, per shape, what the engine needs beside the program: its grid evaluator, its
-scan direction and which length wins (the template's other facts are in ``agqa/templates``).
+``PROGRAM_SHAPES[template]`` is the program AGQA prints, its arguments replaced by slots:
+``<object>`` (a word or an object reference), ``<relation>``, ``<action>`` (a phrase or
+``ToAction(<verb>, <object reference>)``) and ``<window>`` (``WINDOW_FORMS``); a slot named twice
+takes one value. The forms follow AGQA 2.0's released records, the programs quoted in
+``docs/reference/agqa.md`` §2.4 and AGQA's generator (which STAIR's parser agrees with): the and/xor
+filters print the singular ``relation``, objWhatChoose is a ``Choose`` over a one-object query,
+between lists its actions, the length templates keep the generator's names, and the retired
+actExists keeps its shape. ``SHAPES`` adds what the grid needs: evaluator, scan direction, which
+length wins (the templates' other facts: ``agqa/templates``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from tensorqa.engine.windows import WINDOW_KINDS
 
 _OBJ_REL = "Filter(frame, [relations, <relation>, objects])"
 _OBJ_REL_SINGULAR = "Filter(frame, [relation, <relation>, objects])"
@@ -118,26 +92,17 @@ PROGRAM_SHAPES: dict[str, str] = {
 
 # What a ``<window>`` slot is filled with, per time kind ("video" = the whole video).
 WINDOW_FORMS: dict[str, str] = {
-    "video": "video",
-    "before": "Localize(before, <action>)",
-    "after": "Localize(after, <action>)",
-    "while": "Localize(while, <action>)",
-    "between": "Localize(between, [<action>, <action2>])",
+    k: "video" if k == "video" else f"Localize({k}, {'[<action>, <action2>]' if k == 'between' else '<action>'})"
+    for k in WINDOW_KINDS
 }
 
 
 
 @dataclass(frozen=True)
 class ShapeSpec:
-    """What the engine knows of one program shape (template programs are keyed by these names).
-
-    program:   the skeleton text (``PROGRAM_SHAPES``).
-    evaluator: the grid evaluator that answers it (``engine/grid.py``'s table). actWhatAfterAll and
-               actWhatBefore print one program and share an evaluator (the window's word picks the rule).
-    forward:   for first / last shapes, whether the scan runs forward (first) or backward (last).
-    longer:    for the length shapes, whether the longer (max) or the shorter (min) wins.
-    pair:      the shape has a two-object slot (``<object>``, ``<object2>``).
-    """
+    """What the grid knows of one program shape: its skeleton, its evaluator
+    (``agqa/grid/evaluators.py``), the scan direction of first / last shapes (``forward``), which
+    length wins (``longer``) and whether it has a two-object slot (``pair``)."""
 
     name: str
     program: str
