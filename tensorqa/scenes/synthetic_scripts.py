@@ -59,6 +59,10 @@ LIFT_PSEUDOCOUNT = 10.0  # pseudo-count shrinking the lifts of rare pairs toward
 # Charades 42 % of a video's new classes reuse an object already handled (the pair lifts alone give
 # 36 %), which keeps Charades' 3.3 distinct action objects per video and 2.1 per keyframe
 OBJECT_AFFINITY = 1.8
+# Charades videos often stop while several actions still run (29.5 % of its intervals end past the
+# video): in such a video (share P_OPEN_END) every instance that would end in the last OPEN_END_TAIL
+# of the video runs to its end, so instances ending with the video come in groups as in Charades
+P_OPEN_END, OPEN_END_TAIL = 0.3, 0.25
 CALIBRATION_SEED, CALIBRATION_VIDEOS, CALIBRATION_ROUNDS = 20240611, 3000, 5
 
 
@@ -88,6 +92,7 @@ class _ScriptModel:
         v = vocab()
         obj = np.array(v.action_object)
         self.class_object = np.where(obj >= 0, np.array(v.object_merged_into)[np.maximum(obj, 0)], -1)  # [C]
+        self.has_object = self.class_object >= 0
         self.num_objects = v.num_objects
         # base weights of a class new to the video, calibrated so that classes still appear in as
         # many videos as in Charades once co-occurrence has pulled scripts toward their themes
@@ -130,10 +135,8 @@ class _ScriptModel:
 
     def _affinity(self, used: np.ndarray) -> np.ndarray:
         """Weight factors float64[..., C]: OBJECT_AFFINITY for classes whose object is in ``used``
-        bool[..., O + 1] (the last column, no object, is never set)."""
-        used = used.copy()
-        used[..., -1] = False
-        return np.where(used[..., self.class_object], OBJECT_AFFINITY, 1.0)
+        bool[..., O + 1] (the last column stands for "no object" and never counts)."""
+        return np.where(used[..., self.class_object] & self.has_object, OBJECT_AFFINITY, 1.0)
 
     def _interp_rows(self, table: np.ndarray, cls: np.ndarray, u: np.ndarray) -> np.ndarray:
         """Inverse CDF of per-class quantile rows at u: float64[K] for classes ``cls`` int[K]."""
@@ -169,6 +172,8 @@ class _ScriptModel:
         for j in np.flatnonzero(u[1:, 4] < self.share_p) + 1:  # in order, so copies of copies chain
             partner = int(np.argmax(self.log_lift[cls[:j], cls[j]]))
             start[j], end[j] = start[partner], end[partner]
+        if rng.random() < P_OPEN_END:  # drawn last, so the draws above do not depend on it
+            end = np.where(end >= (1 - OPEN_END_TAIL) * length, length, end)
         actions = tuple((int(c), round(float(s), 2), round(float(e), 2)) for c, s, e in zip(cls, start, end))
         return Script(video_id, split, round(length, 2), actions)
 
