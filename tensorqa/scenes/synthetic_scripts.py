@@ -152,7 +152,7 @@ class _ScriptModel:
         cls = np.empty(k, dtype=np.int64)
         C = len(self.base)
         seen = np.zeros(C, dtype=bool)
-        used = np.zeros(self.num_objects + 1, dtype=bool)  # objects the drawn classes use
+        affinity = np.ones(C)  # OBJECT_AFFINITY where a class's object is already in use
         acc = np.zeros(C)  # summed log-lifts of every class with the classes drawn so far
         for j in range(k):  # sequential: each class is conditioned on the ones before it
             if j > 0 and u[j, 0] < self.repeat_p:
@@ -160,11 +160,12 @@ class _ScriptModel:
                 continue
             # classes that go with every class drawn so far are favoured: scripts stay on a theme
             # and so are classes handling an object already in use
-            w = np.where(seen, 0.0, self.base * np.exp(acc) * self._affinity(used))
+            w = np.where(seen, 0.0, self.base * np.exp(acc) * affinity)
             cdf = np.cumsum(w)
             cls[j] = min(int(np.searchsorted(cdf, u[j, 1] * cdf[-1], side="right")), C - 1)
             seen[cls[j]] = True
-            used[self.class_object[cls[j]]] = True
+            if self.has_object[cls[j]]:
+                affinity[self.class_object == self.class_object[cls[j]]] = OBJECT_AFFINITY
             acc += self.log_lift[cls[j]]
         dur = self._interp_rows(self.dur_q, cls, u[:, 2])
         start = self._interp_rows(self.start_q, cls, u[:, 3]) * length
