@@ -61,7 +61,7 @@ LIFT_PSEUDOCOUNT = 10.0  # pseudo-count shrinking the lifts of rare pairs toward
 OBJECT_AFFINITY = 1.8
 # Charades videos often stop while several actions still run (29.5 % of its intervals end past the
 # video): in such a video (share P_OPEN_END) every instance that would end in the last OPEN_END_TAIL
-# of the video runs past its end, so instances ending with the video come in groups as in Charades
+# of the video runs to its end, so instances ending with the video come in groups as in Charades
 P_OPEN_END, OPEN_END_TAIL = 0.3, 0.25
 CALIBRATION_SEED, CALIBRATION_VIDEOS, CALIBRATION_ROUNDS = 20240611, 3000, 5
 
@@ -174,10 +174,7 @@ class _ScriptModel:
             partner = int(np.argmax(self.log_lift[cls[:j], cls[j]]))
             start[j], end[j] = start[partner], end[partner]
         if rng.random() < P_OPEN_END:  # drawn last, so the draws above do not depend on it
-            # past the end by as much as the instance reached into the tail, as Charades intervals
-            # do (the scenes clip them): distinct ends stay distinct, copies stay copies
-            cut = (1 - OPEN_END_TAIL) * length
-            end = np.where(end >= cut, length + (end - cut), end)
+            end = np.where(end >= (1 - OPEN_END_TAIL) * length, length, end)
         actions = tuple((int(c), round(float(s), 2), round(float(e), 2)) for c, s, e in zip(cls, start, end))
         return Script(video_id, split, round(length, 2), actions)
 
