@@ -283,6 +283,11 @@ def use_compiled(opt: Options, templates: list[Template], synonyms: dict) -> boo
     templates compile (``plan.NotCompilable`` says why not; then the torch grid runs)."""
     if opt.engine == "torch" or (opt.engine == "auto" and str(opt.device) != "cpu"):
         return False
+    if not numba_available():
+        if opt.engine == "compiled":
+            raise TensorQAError("--engine compiled: needs numba (pip install 'tensorqa[numba]'); "
+                                "--engine torch runs without it")
+        return False
     from tensorqa.clevr.plan import NotCompilable, plans
 
     try:
@@ -290,6 +295,15 @@ def use_compiled(opt: Options, templates: list[Template], synonyms: dict) -> boo
     except NotCompilable as e:
         if opt.engine == "compiled":
             raise TensorQAError(f"--engine compiled: {e}") from None
+        return False
+    return True
+
+
+def numba_available() -> bool:
+    """Whether numba imports (the optional extra ``tensorqa[numba]``; as PyG picks up pyg-lib)."""
+    try:
+        import numba  # noqa: F401
+    except ImportError:
         return False
     return True
 

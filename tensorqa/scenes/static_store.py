@@ -118,14 +118,16 @@ def image_indices_of(raw: np.ndarray, names) -> np.ndarray:
     '.' of the stored bytes (``raw``, fixed width), compiled; a name that is not plain
     ``<anything>_<digits>[.<ext>]`` goes through :func:`image_index_of` (its error included).
     ``names``: the decoded names, or a function from a position to one."""
-    from tensorqa.scenes.image_indices import plain_image_indices
-
     S = len(raw)
     if S == 0:
         return np.zeros(0, np.int64)
+    name = names if callable(names) else names.__getitem__
+    try:
+        from tensorqa.scenes.image_indices import plain_image_indices
+    except ImportError:  # numba is an optional extra: the per-name path
+        return np.array([image_index_of(name(i)) for i in range(S)], np.int64)
     A = np.frombuffer(raw.tobytes(), np.uint8).reshape(S, -1) if raw.dtype.itemsize else np.zeros((S, 0), np.uint8)
     out, plain = plain_image_indices(A)
-    name = names if callable(names) else names.__getitem__
     for i in np.flatnonzero(~plain):  # int()'s own cases (signs, spaces, non-ASCII digits) and errors
         out[i] = image_index_of(name(i))
     return out
