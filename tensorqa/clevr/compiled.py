@@ -6,7 +6,7 @@ Why compiled: a scene has at most 62 objects here (CLEVR: 3 to 10), so an object
 word and every CLEVR function is a few integer operations; the torch grid spends its time in
 per-call overheads on small tensors. This module does the same arithmetic (the same hashes, the
 same option classes and float64 weights, the same inverse CDF) per row, and evaluates a template
-for a scene only when CLEVR's loop reaches it (draws hash (seed, scene, template, draw, node), so a
+for a scene only when CLEVR's loop reaches it (draws hash (seed, scene, template, node, draw), so a
 row does not depend on what else is evaluated). ``tests/clevr/test_compiled.py`` checks the accepted
 rows against the torch grid's, ``test_compiled_driver.py`` both engines' files, byte for byte, in
 both semantics and under CLEVR's options.
@@ -34,12 +34,12 @@ from tensorqa.clevr.compiled_bits import (
     key_index,
     lowest_bit,
     popcount,
-    scene_hash,
     scene_keys,
     select_bit,
     stable_order,
     uniform_in,
 )
+from tensorqa.engine.rng_numba import fold
 from tensorqa.clevr.plan import (
     BOOL,
     COUNT,
@@ -92,7 +92,7 @@ def workspace(CT, N):
 
 @njit(cache=True, nogil=True)  # nogil: the output file's writer thread runs meanwhile
 def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, relbits, attrbits, keybits, nobj, pos,
-                   seed, ipt, tpi, reset_every, draws, valid_draws, rounds, use, hist, fresh, stats, ws):
+                   root, ipt, tpi, reset_every, draws, valid_draws, rounds, use, hist, fresh, stats, ws):
     """CLEVR's per-scene loop over a block's scenes (``generate.choose`` with ``TemplateRows.fill``
     done lazily). ``use`` int64[T], ``hist`` int64[T, 11]: the bookkeeping, carried across blocks
     (``fresh``: the run's first block, which resets); ``ws``: a :func:`workspace` for the block's
@@ -136,7 +136,7 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
     hsort = np.zeros((T, MAX_BINS), np.int64)  # each template's answer counts (hist), sorted
     npk_box = np.zeros(1, np.int64)  # the current scene's present keys and id, read by run()
     scene_box = np.zeros(1, np.int64)
-    hs_box = np.zeros(1, np.int64)  # the scene's scene_hash
+    hs_box = np.zeros(1, np.uint64)  # the scene's hash: fold(root, scene)
     Qmax = B * min(tpi, T) * ipt
     acc_b = np.zeros(Qmax, np.int64)
     acc_t = np.zeros(Qmax, np.int64)
@@ -572,7 +572,7 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
                 obj_keys[lowest_bit(x), p >> 6] |= bit
                 x &= x - 1
         scene_box[0] = b
-        hs_box[0] = scene_hash(seed, pos[b])
+        hs_box[0] = fold(root, pos[b])
         stable_order(use, order, bucket)
         got_templates = 0
         for ti in order:

@@ -96,9 +96,10 @@ def scene_bits(batch) -> tuple:
     attrbits int64[B, 4, 8] (objects with value v of attribute a), keybits int64[B, K], nobj int64[B])
     of a :class:`SceneBlock` or a ``StaticBatch``."""
     from tensorqa.clevr.compiled_bits import scene_bits as bits
+    from tensorqa.clevr.keys import key_table
 
     blk = batch if isinstance(batch, SceneBlock) else SceneBlock.of_batch(batch)
-    maskbits, relbits, attrbits, keybits = bits(blk.attrs, blk.nobj, blk.relcode, nvals())
+    maskbits, relbits, attrbits, keybits = bits(blk.attrs, blk.nobj, blk.relcode, nvals(), key_table())
     return blk.attrs, maskbits, relbits, attrbits, keybits, blk.nobj
 
 
@@ -144,13 +145,14 @@ class Generator:
     def __call__(self, bits: tuple, pos: np.ndarray) -> tuple:
         """The accepted questions of a block given as :func:`scene_bits`, its scenes at ``pos``."""
         from tensorqa.clevr.compiled import generate_block, workspace
+        from tensorqa.clevr.compiled_bits import draw_root
 
         attrs, maskbits, relbits, attrbits, keybits, nobj = bits
         plan, opt, book = self.plan, self.opt, self.book
         if self.ws_slots != relbits.shape[1]:  # a workspace per run (per store: the same object slots)
             self.ws, self.ws_slots = workspace(plan.ct_base.shape[0], relbits.shape[1]), relbits.shape[1]
         out = generate_block(self.P, plan.cons, plan.ncons, plan.nparams, plan.nbins, self.flags, attrs, maskbits,
-                             relbits, attrbits, keybits, nobj, pos, opt.seed, opt.instances_per_template,
+                             relbits, attrbits, keybits, nobj, pos, draw_root(opt.seed), opt.instances_per_template,
                              opt.templates_per_image, opt.reset_counts_every, opt.draws, opt.valid_draws, ROUNDS,
                              book.use, book.hist, book.fresh, book.stats, self.ws)
         book.fresh = False
@@ -162,6 +164,13 @@ def text_tuple(tp) -> tuple:
     return (tp.strings, tp.str_off, tp.var_start, tp.var_ops_start, tp.ops, tp.word, tp.syn_start, tp.syn_count,
             tp.syn_ids, tp.other, tp.pair_params, tp.node_type, tp.filter_type, tp.suffix_type, tp.relate_type,
             tp.attr_word, tp.answer_kind, tp.answer_attr, tp.filename, tp.family, tp.core, tp.spacing)
+
+
+def text_root(seed: int) -> np.uint64:
+    """The root of the question text's stream (engine.rng ``clevr.text``), what the writer takes."""
+    from tensorqa.engine import rng
+
+    return np.uint64(rng.derive_int(seed, "clevr.text"))
 
 
 def concat_strings(parts: list[tuple]) -> tuple[np.ndarray, np.ndarray]:
@@ -218,7 +227,7 @@ def compiled_columns(store, templates: list, synonyms: dict, opt, start: int, st
     splits, names, indices = [], [], []
     for batch, bits, pos, acc in _blocks(store, plan, opt, start, stop, book):
         relbits, attrbits = bits[2], bits[3]
-        _, _, qb, qo, pb, po, abuf, ao = write_block(*acc, pos, opt.seed, with_output, answer_json, P, plan.ptype,
+        _, _, qb, qo, pb, po, abuf, ao = write_block(*acc, pos, text_root(opt.seed), with_output, answer_json, P, plan.ptype,
                                                      plan.nparams, relbits, attrbits, TP,
                                                      opt.semantics.other_thing_is_value)
         blocks.append({"question": (qb, qo), "program": (pb, po), "answer": (abuf, ao),
@@ -274,7 +283,7 @@ def stream_questions_json(path, store, templates: list, synonyms: dict, opt, sta
             q, Q = 0, len(acc[0])
             while q < Q:
                 rec = (f.buf, pieces, offsets[a:], q, n, f.fill)
-                q1, end = write_block(*acc, pos, opt.seed, with_output, True, P, plan.ptype, plan.nparams, bits[2],
+                q1, end = write_block(*acc, pos, text_root(opt.seed), with_output, True, P, plan.ptype, plan.nparams, bits[2],
                                       bits[3], TP, opt.semantics.other_thing_is_value, rec)[:2]
                 if q1 == q and end == f.fill:  # the next record does not fit: a larger buffer
                     f.room(len(f.buf))
@@ -379,7 +388,7 @@ def stream_parquet(folder, store, templates: list, synonyms: dict, opt, start: i
     w = ParquetShard(folder, templates, shard, num_shards)
     try:
         for batch, bits, pos, acc in _blocks(store, plan, opt, start, stop, book):
-            _, _, qb, qo, pb, po, abuf, ao = write_block(*acc, pos, opt.seed, False, False, P, plan.ptype, plan.nparams,
+            _, _, qb, qo, pb, po, abuf, ao = write_block(*acc, pos, text_root(opt.seed), False, False, P, plan.ptype, plan.nparams,
                                                          bits[2], bits[3], TP, opt.semantics.other_thing_is_value)
             scenes = SceneColumns(stored_bytes(batch.splits), stored_bytes(batch.image_filenames), batch.image_indices)
             w.write({"question": (qb, qo), "program": (pb, po), "answer": (abuf, ao), "template": acc[1]}, scenes,

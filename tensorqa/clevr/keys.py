@@ -3,18 +3,29 @@ unspecified), which objects of a scene each matches, and counting on bool tables
 
 from __future__ import annotations
 
+import functools
 import itertools
 
+import numpy as np
 import torch
 
 from tensorqa.scenes.static_batch import ATTRS, clevr_vocab
 
 
-def all_keys() -> torch.Tensor:
-    """int64[K, 4]: every filter key, -1 = unspecified, size slowest (K = 3 * 9 * 3 * 4 = 324)."""
+@functools.cache
+def key_table() -> np.ndarray:
+    """int64[K, 4]: every filter key, -1 = unspecified, size slowest (K = 3 * 9 * 3 * 4 = 324); the one
+    table of keys (the torch grid, the numba backend's scene bits, the foils). Read-only."""
     v = clevr_vocab()
     axes = [range(-1, len(v.values(a))) for a in ATTRS]
-    return torch.tensor(list(itertools.product(*axes)), dtype=torch.int64)
+    t = np.array(list(itertools.product(*axes)), dtype=np.int64)
+    t.flags.writeable = False
+    return t
+
+
+def all_keys() -> torch.Tensor:
+    """:func:`key_table` as a torch tensor (a copy)."""
+    return torch.tensor(key_table())
 
 
 def scene_match(attrs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

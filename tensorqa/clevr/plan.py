@@ -18,7 +18,7 @@ import numpy as np
 import orjson
 
 from tensorqa.clevr.columns import param_order
-from tensorqa.clevr.keys import all_keys
+from tensorqa.clevr.keys import key_table
 from tensorqa.clevr.templates import (
     FILTER_KINDS,
     KEY_TYPES,
@@ -138,7 +138,7 @@ def compile_plan(templates: list[Template]) -> Plan:
     rp, sp, ctid = z(T, L), z(T, L), z(T, L)
     ptype, cons = z(T, P), z(T, C, 3)
     nnodes, nparams, ncons, nbins = (np.zeros(T, np.int64) for _ in range(4))
-    keys = all_keys().numpy()
+    keys = np.array(key_table())
     tables: dict = {}
     for ti, t in enumerate(templates):
         pidx = {p: i for i, p in enumerate(orders[ti])}

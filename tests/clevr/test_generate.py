@@ -13,7 +13,8 @@ import pytest
 from tensorqa.clevr.templates import DEFAULT_SYNONYMS, DEFAULT_TEMPLATES_DIR
 
 from tensorqa.clevr import run_program
-from tensorqa.clevr.generate import Options, generate_scenes, generate_store, rejected
+from clevr.oracle import generate_scenes  # tests/ is on sys.path (conftest)
+from tensorqa.clevr.generate import Options, generate_store, rejected
 from tensorqa.clevr.scalar import is_degenerate
 from tensorqa.clevr.semantics import STRICT
 from tensorqa.clevr.templates import load_synonyms, load_templates
