@@ -91,16 +91,22 @@ def workspace(CT, N):
 
 
 @njit(cache=True, nogil=True)  # nogil: the output file's writer thread runs meanwhile
-def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, relbits, attrbits, keybits, nobj, pos,
-                   root, ipt, tpi, reset_every, draws, valid_draws, rounds, use, hist, fresh, stats, ws):
+def generate_block(plan, rules, scene, pos, use, hist, fresh, stats, ws):
     """CLEVR's per-scene loop over a block's scenes (``generate.choose`` with ``TemplateRows.fill``
     done lazily). ``use`` int64[T], ``hist`` int64[T, 11]: the bookkeeping, carried across blocks
     (``fresh``: the run's first block, which resets); ``ws``: a :func:`workspace` for the block's
     object slots. Returns the accepted questions in order: (scene row, template, draw, answer code,
     params int64[Q, Pmax], node outputs int64[Q, L])."""
-    (op, in0, in1, suffix, related, attr, kind, kp, kpa, rp, sp, ctid, nnodes, nvals, keys,
-     ct_base, ct_related, ct_allowed, ct_nallowed, ct_null) = P
-    out_neq_counts, neq_inverted, faithful = sem_flags[0], sem_flags[1], sem_flags[2]
+    # named reads of the plan (``plan.Plan``), the options (``plan.Rules``) and the scenes (``plan.SceneBits``)
+    op, in0, in1, suffix, related, attr, kind = plan.op, plan.in0, plan.in1, plan.suffix, plan.related, plan.attr, plan.kind
+    kp, kpa, rp, sp, ctid, nnodes = plan.kp, plan.kp_attr, plan.rp, plan.sp, plan.ctid, plan.nnodes
+    nvals, keys, cons, ncons, nparams, nbins = plan.nvals, plan.keys, plan.cons, plan.ncons, plan.nparams, plan.nbins
+    ct_base, ct_related, ct_allowed, ct_nallowed, ct_null = (plan.ct_base, plan.ct_related, plan.ct_allowed,
+                                                             plan.ct_nallowed, plan.ct_null)
+    root, ipt, tpi, reset_every, rounds = rules.root, rules.ipt, rules.tpi, rules.reset_every, rules.rounds
+    draws, valid_draws = rules.draws, rules.valid_draws
+    out_neq_counts, neq_inverted, faithful = rules.out_neq_counts, rules.neq_inverted, rules.faithful
+    attrs, maskbits, relbits, attrbits, keybits = scene.attrs, scene.maskbits, scene.relbits, scene.attrbits, scene.keybits
     T = nparams.shape[0]
     B, N = relbits.shape[0], relbits.shape[1]
     Pmax = max(1, nparams.max())
