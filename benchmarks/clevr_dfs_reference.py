@@ -28,12 +28,13 @@ from pathlib import Path
 import numpy as np
 
 from tensorqa.clevr import columns
-from tensorqa.clevr.generate import Options, generate_columns, rejected
+from tensorqa.clevr.generate import Options, rejected
+from tensorqa.clevr.torch_backend import generate_columns
 from tensorqa.clevr.records import answer_value, expand_program, param_words
 from tensorqa.clevr.scalar import is_degenerate
 from tensorqa.clevr.templates import (DEFAULT_SYNONYMS, DEFAULT_TEMPLATES_DIR, FILTER_KINDS, KEY_TYPES, RELATE_FILTER_KINDS,
                                       SINGLE_FILTERS, load_synonyms, load_templates)
-from tensorqa.clevr.validity import answer_domain
+from tensorqa.clevr.templates import answer_domain
 from tensorqa.scenes.clevr_sampler import sample_scenes
 from tensorqa.scenes.static_batch import ATTRS, RELATIONS, clevr_vocab
 from tensorqa.scenes.static_store import StaticStore, write_static_store

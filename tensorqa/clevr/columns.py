@@ -15,19 +15,13 @@ import numpy as np
 import orjson
 
 from tensorqa.clevr import records, text
-from tensorqa.clevr.templates import Template
-from tensorqa.clevr.validity import answer_domain
+from tensorqa.clevr.templates import Template, answer_domain, param_order
 from tensorqa.scenes.static_batch import PARAM_TYPES, RELATIONS, StaticBatch, clevr_vocab
 
 COLUMNS = ("split", "image_filename", "image_index", "image", "question", "answer", "program",
            "template_filename", "question_family_index")
 _SLOT = re.compile(r"@@(<[^@]*>)@@")
 _TOKENS = re.compile(r"(\[[^\[\]]*\]|<[A-Z]+\d*>)")
-
-
-def param_order(t: Template) -> list[str]:
-    """The parameters in assignment order (``records.param_words``'s order, the text's slots)."""
-    return list(dict.fromkeys(p for node in t.nodes for p in node.get("side_inputs", [])))
 
 
 def _words(t: Template, name: str, codes: np.ndarray) -> np.ndarray:

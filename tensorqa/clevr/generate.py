@@ -1,11 +1,7 @@
-"""generate: a static-scene store -> CLEVR questions, in blocks of scenes.
-
-Per block: a template runs over its grid for all the block's scenes that reach it at once
-(``grid``), its rules become masks (``validity``); one pass over the block's scenes applies CLEVR's
-per-scene bookkeeping in its order (templates stable-sorted by use count, ``--instances-per-template`` per
-template, stop after ``--templates-per-image``; answer-count rejection per template; counts reset
-at every ``reset_counts_every``-th scene), which only reads the masks and answer codes.
-"""
+"""generate: a static-scene store -> CLEVR questions, in blocks of scenes, by one of two backends
+that accept the same rows: numba on the CPU where it is installed (``compiled_driver``; it imports
+no torch), else torch on any device (``torch_backend``). Options, CLEVR's answer-count rejection,
+sharding and the output files live here."""
 
 from __future__ import annotations
 
@@ -13,24 +9,16 @@ import contextlib
 import gc
 import itertools
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import orjson
-import torch
 
-from tensorqa.clevr import columns, records
-from tensorqa.clevr.grid import Block, SceneTables, run_template
 from tensorqa.clevr.semantics import CLEVR, ClevrSemantics
 from tensorqa.clevr.templates import DEFAULT_SYNONYMS, DEFAULT_TEMPLATES_DIR, Template, load_synonyms, load_templates
-from tensorqa.clevr.validity import answer_codes, answer_domain, valid_rows
 from tensorqa.errors import TensorQAError
 from tensorqa.memory import keep_freed_memory
-from tensorqa.clevr.constants import ROUNDS
-from tensorqa.scenes.static_batch import StaticBatch
 from tensorqa.scenes.static_store import StaticStore
-
 
 
 # the most each count option may be: far past any use, and refused before anything is allocated
@@ -53,6 +41,7 @@ class Options:
     # compiled: the numba twin of the grid, the rules and the record writer (CPU); torch: the grid
     # (any device; the oracle); auto: compiled on the CPU, torch elsewhere. Same output.
     engine: str = "auto"
+    threads: int | None = None  # torch's CPU threads where the torch backend runs (--threads; None: the default)
 
     def __post_init__(self):
         if self.engine not in ("auto", "compiled", "torch"):
@@ -72,130 +61,6 @@ def rejected(hist: np.ndarray, a: int) -> bool:
     return bool(c > 1.1 * s[-2] or c > 5 * max(s[len(s) // 2], 5))
 
 
-@dataclass
-class Bookkeeping:
-    """Use counts and answer histograms per template, reset as CLEVR resets them."""
-
-    templates: list
-    use: np.ndarray = None
-    hist: list = field(default_factory=list)
-
-    def reset(self) -> None:
-        self.use = np.zeros(len(self.templates), np.int64)
-        self.hist = [[0] * len(answer_domain(t)[1]) for t in self.templates]
-
-
-class TemplateRows:
-    """One template's grid results for the scenes of a block, filled on demand: ok bool[B, M],
-    answer codes int64[B, M], params name -> int64[B, M], done bool[B]. Draws hash the scene's
-    global position, so evaluating a scene alone or with others gives the same rows."""
-
-    def __init__(self, B: int, M: int):
-        self.ok = np.zeros((B, M), bool)
-        self.ans = np.zeros((B, M), np.int64)
-        self.params: dict = {}
-        self.done = np.zeros(B, bool)
-
-    def fill(self, t: Template, tid: int, batch: StaticBatch, pos: np.ndarray, rows: np.ndarray, opt: Options,
-             tables: SceneTables) -> None:
-        """Evaluate ``rows`` (block scene rows) in rounds of draws (ROUNDS, up to ``opt.draws``): a scene
-        goes on to the next round while it has fewer than ``opt.valid_draws`` valid rows, so templates whose
-        draws mostly pass cost one short round and sparse ones get up to ``opt.draws``. The decision
-        reads only the scene's own rows: the same rows whatever the block."""
-        first = 0
-        for size in ROUNDS:
-            m = min(size, opt.draws - first)
-            if m <= 0 or not len(rows):
-                break
-            idx = torch.from_numpy(rows).to(batch.attrs.device)
-            blk = Block.build(batch.select(idx), torch.from_numpy(pos[rows]), m, opt.seed, tables, idx, first)
-            run = run_template(t, tid, blk, opt.semantics)
-            shape, cols = (len(rows), m), slice(first, first + m)
-            self.ok[rows, cols] = valid_rows(t, tid, blk, run, opt.semantics).view(shape).cpu().numpy()
-            self.ans[rows, cols] = answer_codes(run).view(shape).cpu().numpy()
-            for k, v in run.params.items():
-                self.params.setdefault(k, np.zeros_like(self.ans))[rows, cols] = v.view(shape).cpu().numpy()
-            self.done[rows] = True
-            first += m
-            rows = rows[self.ok[rows, :first].sum(1) < opt.valid_draws]
-
-
-def choose(rows: list[TemplateRows], pos: np.ndarray, book: Bookkeeping, opt: Options) -> tuple[list, dict]:
-    """CLEVR's per-scene loop over the masks: accepted (scene row b, template id, draw m). Where a
-    (scene, template) the loop reaches is not evaluated yet, it is listed in ``missing``
-    (template -> rows) and assumed to succeed; the caller evaluates those and runs the loop again."""
-    accepted, missing = [], {}
-    for b, g in enumerate(pos):
-        if book.use is None or g % opt.reset_counts_every == 0:
-            book.reset()
-        done = 0
-        for tid in np.argsort(book.use, kind="stable"):
-            tr = rows[tid]
-            if not tr.done[b]:
-                missing.setdefault(int(tid), []).append(b)
-                book.use[tid] += 1
-                done += 1
-                if done >= opt.templates_per_image:
-                    break
-                continue
-            got, seen, dedupe = 0, set(), opt.instances_per_template > 1
-            for m in np.flatnonzero(tr.ok[b]):
-                a = int(tr.ans[b, m])
-                key = tuple(int(v[b, m]) for v in tr.params.values()) if dedupe else None
-                if key in seen or rejected(book.hist[tid], a):
-                    continue
-                book.hist[tid][a] += 1
-                if dedupe:
-                    seen.add(key)
-                accepted.append((b, int(tid), int(m)))
-                got += 1
-                if got >= opt.instances_per_template:
-                    break
-            if got:
-                book.use[tid] += 1
-                done += 1
-                if done >= opt.templates_per_image:
-                    break
-    return accepted, missing
-
-
-def choose_block(templates: list[Template], batch: StaticBatch, pos: np.ndarray, book: Bookkeeping, opt: Options):
-    """Evaluate only the templates CLEVR's loop reaches: run the loop, evaluate each template it
-    reached unevaluated, for all the block's scenes at once, run it again from the block's start
-    state, until it reaches nothing new (a few rounds: a template, once reached, is done for the
-    whole block). Returns (accepted, rows)."""
-    rows = [TemplateRows(len(batch), opt.draws) for _ in templates]
-    tables = SceneTables.of(batch)
-    start = (None if book.use is None else book.use.copy(), [list(h) for h in book.hist])
-    while True:
-        book.use = None if start[0] is None else start[0].copy()
-        book.hist = [list(h) for h in start[1]]
-        accepted, missing = choose(rows, pos, book, opt)
-        if not missing:
-            return accepted, rows
-        for tid in missing:
-            rows[tid].fill(templates[tid], tid, batch, pos, np.flatnonzero(~rows[tid].done), opt, tables)
-
-
-def generate_columns(store: StaticStore, templates: list[Template], synonyms: dict, opt: Options,
-                     start: int = 0, stop: int | None = None, with_output: bool = False) -> dict:
-    """The questions of scenes [start, stop) of the store as columns (``columns.COLUMNS``; programs as
-    JSON text, or with ``with_output`` as node lists with ``_output``), built a template at a time."""
-    stop = len(store) if stop is None else min(stop, len(store))
-    book = Bookkeeping(templates)
-    parts, memo = [], {}
-    for a in range(start, stop, opt.batch_scenes):
-        z = min(a + opt.batch_scenes, stop)
-        batch = store.batch(a, z, opt.device)
-        pos = np.arange(a, z)
-        if a == start:
-            book.use = None  # CLEVR resets at the run's first scene
-        accepted, rows = choose_block(templates, batch, pos, book, opt)
-        parts.append(columns.block_columns(templates, synonyms, opt.seed, opt.semantics, batch, pos, accepted, rows, memo,
-                                           with_output))
-    return columns.concat(parts)
-
-
 def shard_range(n: int, num_shards: int, shard: int, align: int) -> tuple[int, int]:
     """Contiguous scene ranges on multiples of ``align`` (the reset window), so that sharding
     changes nothing in the output."""
@@ -207,11 +72,12 @@ def shard_range(n: int, num_shards: int, shard: int, align: int) -> tuple[int, i
 
 
 def _shard_questions(store_path, templates_dir, synonyms_path, opt: Options, num_shards: int, shard_index: int,
-                     max_scenes: int | None, with_output: bool | None) -> tuple[dict, dict, int]:
+                     max_scenes: int | None, with_output: bool | None, own_threads: bool = True) -> tuple[dict, dict, int]:
     """One (sub-)shard's questions as columns: the compiled engine's (bytes and offsets, see
-    ``compiled_driver.compiled_columns``, marked ``"compiled"``) or the torch grid's (``columns``)."""
+    ``compiled_driver.compiled_columns``, marked ``"compiled"``) or the torch grid's (``columns``).
+    ``own_threads``: set torch's threads (a ``--jobs`` process has its share set already)."""
     templates, syn = _templates_and_synonyms(templates_dir, synonyms_path)
-    with _no_gc(), StaticStore(store_path) as st, torch.inference_mode():
+    with _no_gc(), StaticStore(store_path) as st:
         n = len(st) if max_scenes is None else min(max_scenes, len(st))
         a, z = shard_range(n, num_shards, shard_index, opt.reset_counts_every)
         if use_compiled(opt, templates, syn):
@@ -224,7 +90,15 @@ def _shard_questions(store_path, templates_dir, synonyms_path, opt: Options, num
             except NotCompilable as e:
                 if opt.engine == "compiled":
                     raise TensorQAError(f"{store_path}: --engine compiled: {e}") from None
-        qs = generate_columns(st, templates, syn, opt, a, z, bool(with_output))
+        import torch
+
+        from tensorqa.clevr.torch_backend import generate_columns
+        from tensorqa.threads import set_torch_threads
+
+        if own_threads:
+            set_torch_threads(threads=opt.threads)
+        with torch.inference_mode():
+            qs = generate_columns(st, templates, syn, opt, a, z, bool(with_output))
         return qs, dict(st.info), z - a
 
 
@@ -259,7 +133,7 @@ def numba_available() -> bool:
 
 
 def _job(args):
-    return _shard_questions(*args)
+    return _shard_questions(*args, own_threads=False)
 
 
 def generate_store(store_path, out, templates_dir=None, synonyms_path=None, fmt: str = "clevr-json",
@@ -309,6 +183,8 @@ def _generate_store(store_path, out, templates_dir, synonyms_path, fmt: str, num
 
             qs = concat_columns([p[0] for p in parts]) | {"compiled": True}
         else:
+            from tensorqa.clevr import columns
+
             qs = columns.concat([_as_columns(p[0], templates_dir, synonyms_path) for p in parts])
     else:
         stream = _stream_json if fmt == "clevr-json" else _stream_parquet
@@ -333,6 +209,8 @@ def _generate_store(store_path, out, templates_dir, synonyms_path, fmt: str, num
         else:
             write_parquet_columns(out, qs, templates, shard_index, num_shards)
         return {"questions": n, "scenes": scenes, "seconds": time.perf_counter() - t0, "engine": "compiled"}
+    from tensorqa.clevr import columns, records
+
     n = len(qs["question"])
     if fmt == "clevr-json":
         dicts = columns.as_dicts(qs)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from tensorqa.clevr.keys import POPCOUNT16, all_keys, count_true, scene_match  # noqa: F401  (all_keys: public here)
+from tensorqa.clevr.keys import all_keys, scene_match
 from tensorqa.clevr.templates import FILTER_KINDS, KEY_TYPES, RELATE_FILTER_KINDS, SINGLE_FILTERS, Template
 from tensorqa.engine import rng
 from tensorqa.engine.primitives import registry, static  # noqa: F401  (static registers the clevr_* primitives)
@@ -29,6 +29,29 @@ from tensorqa.errors import TensorQAError
 from tensorqa.scenes.static_batch import ATTRS, StaticBatch, clevr_vocab
 
 TYPE_ATTR = {"Size": 0, "Color": 1, "Material": 2, "Shape": 3}
+
+
+def _popcount_table() -> torch.Tensor:
+    """uint8[65536]: the set bits of every 16-bit value."""
+    x = torch.arange(1 << 16, dtype=torch.int32)
+    x = x - ((x >> 1) & 0x5555)
+    x = (x & 0x3333) + ((x >> 2) & 0x3333)
+    x = (x + (x >> 4)) & 0x0F0F
+    return ((x + (x >> 8)) & 0x1F).to(torch.uint8)
+
+
+POPCOUNT16 = _popcount_table()
+
+
+def count_true(x: torch.Tensor) -> torch.Tensor:
+    """int64[...]: the true entries of bool[..., K] along the last axis. Sums the bytes four at a time
+    as int32 words (each byte lane stays below 256 for K < 1024): about 100x faster than a bool sum
+    on the CPU."""
+    K = x.shape[-1]
+    if K == 0 or K % 4 or K >= 1024 or not x.is_contiguous() or x.storage_offset() % 4:
+        return x.sum(-1)
+    w = x.view(torch.int32).sum(-1, dtype=torch.int32)
+    return ((w & 255) + ((w >> 8) & 255) + ((w >> 16) & 255) + ((w >> 24) & 255)).long()
 
 
 @dataclass

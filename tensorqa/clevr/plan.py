@@ -3,7 +3,7 @@ compiled record writer (``compiled_records``): what the grid (``grid.run_templat
 (``validity``) and the text (``text.render``, ``records.expand_program``) read from a
 :class:`Template`'s dicts, as op codes, input indices and parameter indices.
 
-A parameter's index is its position in :func:`columns.param_order` (side inputs in node order: the
+A parameter's index is its position in :func:`templates.param_order` (side inputs in node order: the
 text's synonym slots and the records' word order). Strings (template text fragments, words,
 synonyms, node type names) live in one table of bytes with offsets.
 """
@@ -17,7 +17,6 @@ from typing import NamedTuple
 import numpy as np
 import orjson
 
-from tensorqa.clevr.columns import param_order
 from tensorqa.clevr.keys import key_table
 from tensorqa.clevr.templates import (
     FILTER_KINDS,
@@ -25,10 +24,11 @@ from tensorqa.clevr.templates import (
     RELATE_FILTER_KINDS,
     SINGLE_FILTERS,
     Template,
+    answer_domain,
+    param_order,
 )
 from tensorqa.clevr.text import PAIR_PARAMS
 from tensorqa.clevr.constants import MAX_COUNT
-from tensorqa.clevr.validity import answer_domain
 from tensorqa.scenes.static_batch import ATTRS, RELATIONS, clevr_vocab
 
 # op codes of template nodes

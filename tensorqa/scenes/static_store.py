@@ -17,16 +17,18 @@ import functools
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import h5py
 import numpy as np
-import torch
 
 from tensorqa.errors import TensorQAError
 from tensorqa.limits import MAX_CLEVR_SCENES, MAX_NAME, MAX_SCENE_OBJECTS, NAME, SPLIT, parse_json
 from tensorqa.outputs import new_partial, partial_path, publish, write_error
-from tensorqa.scenes.store import HEADER_DAMAGE, corrupt_store
 from tensorqa.scenes.static_batch import StaticBatch, StaticScene, clevr_vocab, image_index_of
+
+if TYPE_CHECKING:  # imported where used: CLEVR's numba path runs without torch
+    import torch
 
 FORMAT = "tensorqa.static_scenes"
 FORMAT_VERSION = 1
@@ -149,8 +151,12 @@ class StaticStore:
         except TensorQAError:
             self._f.close()
             raise
-        except HEADER_DAMAGE as e:
+        except Exception as e:  # scenes.store (AGQA's store, torch) imported only on this path
+            from tensorqa.scenes.store import HEADER_DAMAGE, corrupt_store
+
             self._f.close()
+            if not isinstance(e, HEADER_DAMAGE):
+                raise
             raise corrupt_store(p, e) from None
 
     def _open(self, p: Path) -> None:

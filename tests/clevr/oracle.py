@@ -8,10 +8,11 @@ import numpy as np
 import orjson
 
 from tensorqa.clevr import records, text
-from tensorqa.clevr.generate import Bookkeeping, Options, choose_block
+from tensorqa.clevr.generate import Options
+from tensorqa.clevr.torch_backend import Bookkeeping, choose_block
 from tensorqa.clevr.scalar import run_nodes
 from tensorqa.clevr.templates import Template
-from tensorqa.clevr.validity import answer_domain
+from tensorqa.clevr.templates import answer_domain
 from tensorqa.scenes.static_batch import StaticBatch
 from tensorqa.scenes.static_store import StaticStore
 

@@ -41,3 +41,17 @@ def test_without_numba_the_torch_backend_writes_the_numba_backends_questions(tmp
     assert rows[0] and rows[0] == rows[1]
     with pytest.raises(TensorQAError, match=r"needs numba"):
         generate_store(store2, tmp_path / "x.json", opt=Options(engine="compiled"))
+
+
+def test_the_numba_path_imports_no_torch(tmp_path):
+    """The whole command on the numba backend never imports torch (its import was most of the start-up)."""
+    import subprocess
+
+    pytest.importorskip("numba")
+    store = write_static_store(tmp_path / "s.h5", sample_scenes(5, seed=1))
+    code = ("import sys\nfrom tensorqa.cli import main\n"
+            f"rc = main(['generate', {str(store)!r}, '--out', {str(tmp_path / 'q.json')!r}])\n"
+            "print(rc, sorted(m for m in ('torch', 'triton') if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines()[-1] == "0 []", out
+    assert "compiled engine" in out
