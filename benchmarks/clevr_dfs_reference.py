@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from tensorqa.clevr import columns
-from tensorqa.clevr.generate import Options, rejected
+from tensorqa.clevr.options import Options, rejected
 from tensorqa.clevr.torch_backend import generate_columns
 from tensorqa.clevr.records import answer_value, expand_program, param_words
 from tensorqa.clevr.scalar import is_degenerate

@@ -1,6 +1,6 @@
 """The compiled twin of CLEVR's grid generation (numba, CPU): ``grid.run_template`` (draws),
-``validity.valid_rows`` (constraints, degeneracy), ``generate.TemplateRows.fill`` (rounds of draws)
-and ``generate.choose`` (CLEVR's per-scene loop) in one pass over a block of scenes.
+``validity.valid_rows`` (constraints, degeneracy), ``torch_backend.TemplateRows.fill`` (rounds of draws)
+and ``torch_backend.choose`` (CLEVR's per-scene loop) in one pass over a block of scenes.
 
 Why compiled: a scene has at most 62 objects here (CLEVR: 3 to 10), so an object set is one int64
 word and every CLEVR function is a few integer operations; the torch grid spends its time in
@@ -92,7 +92,7 @@ def workspace(CT, N):
 
 @njit(cache=True, nogil=True)  # nogil: the output file's writer thread runs meanwhile
 def generate_block(plan, rules, scene, pos, use, hist, fresh, stats, ws):
-    """CLEVR's per-scene loop over a block's scenes (``generate.choose`` with ``TemplateRows.fill``
+    """CLEVR's per-scene loop over a block's scenes (``torch_backend.choose`` with ``TemplateRows.fill``
     done lazily). ``use`` int64[T], ``hist`` int64[T, 11]: the bookkeeping, carried across blocks
     (``fresh``: the run's first block, which resets); ``ws``: a :func:`workspace` for the block's
     object slots. Returns the accepted questions in order: (scene row, template, draw, answer code,
@@ -534,11 +534,11 @@ def generate_block(plan, rules, scene, pos, use, hist, fresh, stats, ws):
         j = nbins[ti] - 1
         while j >= 0 and hsort[ti, j] != c:
             j -= 1
-        if j >= 0:  # (an answer outside the template's bins is counted, not ranked, as generate.rejected)
+        if j >= 0:  # (an answer outside the template's bins is counted, not ranked, as options.rejected)
             hsort[ti, j] = c + 1
 
     def rejected(ti, a):
-        """``generate.rejected``: c > 1.1 x the runner-up count, or c > 5 x max(median, 5)."""
+        """``options.rejected``: c > 1.1 x the runner-up count, or c > 5 x max(median, 5)."""
         nb = nbins[ti]
         c = hist[ti, a]
         return np.float64(c) > 1.1 * np.float64(hsort[ti, nb - 2]) or c > 5 * max(hsort[ti, nb // 2], 5)
@@ -584,7 +584,7 @@ def generate_block(plan, rules, scene, pos, use, hist, fresh, stats, ws):
         for ti in order:
             # The template's draws in CLEVR's scan order, each evaluated when the scan reaches it:
             # rounds of draws (4, 4, 8, ...) while fewer than valid_draws are valid, as
-            # generate.TemplateRows.fill; a round's count is known whenever the scan passes it.
+            # torch_backend.TemplateRows.fill; a round's count is known whenever the scan passes it.
             stats[0] += 1
             got, q0 = 0, q
             if answers_false[ti] and rejected(ti, 0):

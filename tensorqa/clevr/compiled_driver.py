@@ -118,7 +118,7 @@ class Book:
 
 def accept_block(plan: Plan, batch: StaticBatch, pos: np.ndarray, book: Book, opt) -> tuple:
     """The block's accepted questions (scene row, template, draw, answer code, params int64[Q, P]),
-    exactly as ``generate.choose_block`` accepts them."""
+    exactly as ``torch_backend.choose_block`` accepts them."""
     bits = scene_bits(batch)
     return Generator(plan, opt, book)(bits, np.ascontiguousarray(pos, dtype=np.int64))
 

@@ -1,7 +1,7 @@
 """generate: a static-scene store -> CLEVR questions, in blocks of scenes, by one of two backends
 that accept the same rows: numba on the CPU where it is installed (``compiled_driver``; it imports
-no torch), else torch on any device (``torch_backend``). Options, CLEVR's answer-count rejection,
-sharding and the output files live here."""
+no torch), else torch on any device (``torch_backend``), both reading ``options``. Sharding and
+the output files live here."""
 
 from __future__ import annotations
 
@@ -9,56 +9,15 @@ import contextlib
 import gc
 import itertools
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from tensorqa.clevr.semantics import CLEVR, ClevrSemantics
+from tensorqa.clevr.options import Options
 from tensorqa.clevr.templates import DEFAULT_SYNONYMS, DEFAULT_TEMPLATES_DIR, Template, load_synonyms, load_templates
 from tensorqa.errors import TensorQAError
 from tensorqa.memory import keep_freed_memory
 from tensorqa.scenes.static_store import StaticStore
-
-
-# the most each count option may be: far past any use, and refused before anything is allocated
-# (memory grows with the draws and the questions kept per scene and template)
-OPTION_LIMITS = {"instances_per_template": 1_000, "templates_per_image": 10_000, "reset_counts_every": 10**9,
-                 "draws": 4_096, "valid_draws": 4_096, "batch_scenes": 1_000_000}
-
-
-@dataclass
-class Options:
-    instances_per_template: int = 1
-    templates_per_image: int = 10
-    reset_counts_every: int = 250
-    draws: int = 16  # the most grid draws per scene and template (in ROUNDS, see TemplateRows.fill)
-    valid_draws: int = 2  # a scene gets another round of draws while it has fewer valid ones
-    batch_scenes: int = 1000
-    seed: int = 0
-    semantics: ClevrSemantics = CLEVR
-    device: str = "cpu"  # where the grid runs; the output does not depend on it
-    # compiled: the numba twin of the grid, the rules and the record writer (CPU); torch: the grid
-    # (any device; the oracle); auto: compiled on the CPU, torch elsewhere. Same output.
-    engine: str = "auto"
-    threads: int | None = None  # torch's CPU threads where the torch backend runs (--threads; None: the default)
-
-    def __post_init__(self):
-        if self.engine not in ("auto", "compiled", "torch"):
-            raise TensorQAError(f"--engine: {self.engine!r} is not auto, compiled or torch")
-        if self.engine == "compiled" and str(self.device) != "cpu":
-            raise TensorQAError(f"--engine compiled runs on the CPU, not on {self.device!r} (use --engine torch)")
-        for name, most in OPTION_LIMITS.items():
-            if not 1 <= getattr(self, name) <= most:
-                flag = "batch-videos" if name == "batch_scenes" else name.replace("_", "-")
-                raise TensorQAError(f"--{flag}: must be in 1..{most:,}, not {getattr(self, name):,}")
-
-
-def rejected(hist: np.ndarray, a: int) -> bool:
-    """CLEVR's answer-count rejection: c > 1.1 x the runner-up count, or c > 5 x max(median, 5)."""
-    c = hist[a]
-    s = sorted(hist)
-    return bool(c > 1.1 * s[-2] or c > 5 * max(s[len(s) // 2], 5))
 
 
 def shard_range(n: int, num_shards: int, shard: int, align: int) -> tuple[int, int]:

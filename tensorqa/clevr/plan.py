@@ -332,7 +332,7 @@ def _collapsed(st: StringTable) -> tuple[np.ndarray, np.ndarray]:
 
 
 class Rules(NamedTuple):
-    """A run's options as the generator kernel reads them (``generate.Options`` and the semantics)."""
+    """A run's options as the generator kernel reads them (``options.Options`` and the semantics)."""
 
     root: np.uint64  # the draws' stream root (engine.rng clevr.draw)
     ipt: int  # --instances-per-template

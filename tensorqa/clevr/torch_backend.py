@@ -14,7 +14,7 @@ import torch
 
 from tensorqa.clevr import columns
 from tensorqa.clevr.constants import ROUNDS
-from tensorqa.clevr.generate import Options, rejected
+from tensorqa.clevr.options import Options, rejected
 from tensorqa.clevr.grid import Block, SceneTables, run_template
 from tensorqa.clevr.templates import Template, answer_domain
 from tensorqa.clevr.validity import answer_codes, valid_rows

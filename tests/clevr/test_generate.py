@@ -14,7 +14,8 @@ from tensorqa.clevr.templates import DEFAULT_SYNONYMS, DEFAULT_TEMPLATES_DIR
 
 from tensorqa.clevr import run_program
 from clevr.oracle import generate_scenes  # tests/ is on sys.path (conftest)
-from tensorqa.clevr.generate import Options, generate_store, rejected
+from tensorqa.clevr.generate import Options, generate_store
+from tensorqa.clevr.options import rejected
 from tensorqa.clevr.scalar import is_degenerate
 from tensorqa.clevr.semantics import STRICT
 from tensorqa.clevr.templates import load_synonyms, load_templates
