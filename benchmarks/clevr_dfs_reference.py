@@ -27,12 +27,14 @@ from pathlib import Path
 
 import numpy as np
 
-from tensorqa.clevr.generate import Options, generate_scenes, rejected
+from tensorqa.clevr import columns
+from tensorqa.clevr.options import Options, rejected
+from tensorqa.clevr.torch_backend import generate_columns
 from tensorqa.clevr.records import answer_value, expand_program, param_words
 from tensorqa.clevr.scalar import is_degenerate
 from tensorqa.clevr.templates import (DEFAULT_SYNONYMS, DEFAULT_TEMPLATES_DIR, FILTER_KINDS, KEY_TYPES, RELATE_FILTER_KINDS,
                                       SINGLE_FILTERS, load_synonyms, load_templates)
-from tensorqa.clevr.validity import answer_domain
+from tensorqa.clevr.templates import answer_domain
 from tensorqa.scenes.clevr_sampler import sample_scenes
 from tensorqa.scenes.static_batch import ATTRS, RELATIONS, clevr_vocab
 from tensorqa.scenes.static_store import StaticStore, write_static_store
@@ -285,7 +287,8 @@ def _compare(a, templates, scenes, dfs_q, dfs_secs) -> None:
         store = write_static_store(Path(d) / "s.h5", scenes)
         t0 = time.perf_counter()
         with StaticStore(store) as st:
-            grid = generate_scenes(st, templates, load_synonyms(DEFAULT_SYNONYMS), Options(batch_scenes=1000))
+            grid = columns.as_dicts(generate_columns(st, templates, load_synonyms(DEFAULT_SYNONYMS),
+                                                     Options(batch_scenes=1000), with_output=True))
         grid_secs = time.perf_counter() - t0
     grid_q = [(f"{q['template_filename']}#{q['question_family_index']}", q["program"][-1]["type"], q["answer"]) for q in grid]
     fam = {"dfs": Counter(q[0] for q in dfs_q), "grid": Counter(q[0] for q in grid_q)}

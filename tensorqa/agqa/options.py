@@ -6,12 +6,15 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
 
 from tensorqa.errors import TensorQAError
 from tensorqa.agqa.templates import ACTIVE_TEMPLATES, TEMPLATES, template_spec
+
+if TYPE_CHECKING:  # imported where used: CLEVR's numba path runs without torch
+    import torch
 
 
 @dataclass
@@ -53,6 +56,8 @@ def store_rel_obj_counts(src, device: str) -> torch.Tensor:
     counts = src.meta.get("rel_obj_keyframes")
     if counts is None:
         raise TensorQAError(f"{src.path}: store has no relation-object counts (meta 'rel_obj_keyframes'); repack it")
+    import torch
+
     return torch.tensor(counts, dtype=torch.int64, device=device)
 
 
@@ -66,8 +71,11 @@ def checked_run_options(device: str, batch_videos: int | None, max_videos: int |
     batch_videos = default_batch_videos(device) if batch_videos is None else batch_videos
     if batch_videos < 1:
         raise TensorQAError(f"--batch-videos must be at least 1, got {batch_videos}")
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise TensorQAError(f"--device {device}: CUDA is not available on this machine")
+    if device.startswith("cuda"):
+        import torch  # here: CLEVR's numba path checks its options without torch
+
+        if not torch.cuda.is_available():
+            raise TensorQAError(f"--device {device}: CUDA is not available on this machine")
     return batch_videos
 
 
@@ -138,6 +146,8 @@ def default_batch_videos(device: str) -> int:
 def shared_gpu(process: int) -> str:
     """The GPU of the ``process``-th process of a machine when its processes share the GPUs round
     robin (torchrun ranks, ``--jobs`` shards)."""
+    import torch
+
     return f"cuda:{process % max(1, torch.cuda.device_count())}"
 
 
@@ -148,6 +158,8 @@ def rank_device(device: str) -> str:
     if device == "cuda" and "LOCAL_RANK" in os.environ:
         device = shared_gpu(int(os.environ["LOCAL_RANK"]))
     if device.startswith("cuda:"):
+        import torch
+
         torch.cuda.set_device(torch.device(device))
     return device
 

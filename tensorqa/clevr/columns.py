@@ -1,9 +1,9 @@
 """Accepted grid rows -> CLEVR question records as columns, a template at a time (no loop over
 questions in Python for the words, the text or the programs): what ``generate_store`` writes.
 
-The per-question path (``generate._question``: ``records.param_words``, ``text.render``,
-``records.program_json``) is this module's twin: ``tests/clevr/test_columns.py`` checks that both
-give the same records, field for field. Text choices hash (seed, scene, template, draw, slot)
+The per-question path (``tests/clevr/oracle.py``: ``records.param_words``, ``text.render``,
+``program_json``) is this module's test oracle: ``tests/clevr/test_columns.py`` checks that
+both give the same records, field for field. Text choices hash (seed, scene, template, draw, slot)
 (``text.picks``), so a question's text does not depend on the other questions around it.
 """
 
@@ -15,19 +15,13 @@ import numpy as np
 import orjson
 
 from tensorqa.clevr import records, text
-from tensorqa.clevr.templates import Template
-from tensorqa.clevr.validity import answer_domain
+from tensorqa.clevr.templates import Template, answer_domain, param_order
 from tensorqa.scenes.static_batch import PARAM_TYPES, RELATIONS, StaticBatch, clevr_vocab
 
 COLUMNS = ("split", "image_filename", "image_index", "image", "question", "answer", "program",
            "template_filename", "question_family_index")
 _SLOT = re.compile(r"@@(<[^@]*>)@@")
 _TOKENS = re.compile(r"(\[[^\[\]]*\]|<[A-Z]+\d*>)")
-
-
-def param_order(t: Template) -> list[str]:
-    """The parameters in assignment order (``records.param_words``'s order, the text's slots)."""
-    return list(dict.fromkeys(p for node in t.nodes for p in node.get("side_inputs", [])))
 
 
 def _words(t: Template, name: str, codes: np.ndarray) -> np.ndarray:
@@ -103,7 +97,7 @@ def _other(t: Template, words: dict, col: np.ndarray, sem) -> np.ndarray:
 
 
 def _programs(t: Template, tid: int, words: dict, memo: dict) -> np.ndarray:
-    """object[Q]: ``records.program_json`` for every question of one template, one skeleton at a time."""
+    """object[Q]: the questions-JSON program (``records.program_skeleton`` filled) of every question of one template, one skeleton at a time."""
     names = list(words)
     spec = np.stack([(words[p] != "") & (words[p] != "thing") for p in names], 1)
     code = (spec * (1 << np.arange(len(names)))).sum(1)
@@ -222,7 +216,7 @@ def concat(parts: list[dict]) -> dict:
 
 
 def as_dicts(cols: dict) -> list[dict]:
-    """The columns as the per-question records (``generate_scenes``'s), e.g. for the questions JSON."""
+    """The columns as per-question records (dicts of :data:`COLUMNS`), e.g. for the questions JSON."""
     n = len(cols["question"])
     lists = {c: cols[c].tolist() for c in COLUMNS}
     return [{c: lists[c][i] for c in COLUMNS} for i in range(n)]

@@ -83,7 +83,7 @@ def run_generate(a: argparse.Namespace) -> int:
                   reset_counts_every=a.reset_counts_every, draws=a.draws, valid_draws=a.valid_draws,
                   batch_scenes=a.batch_videos or 1000,
                   seed=a.seed, semantics=semantics_named("clevr" if a.semantics == "agqa" else a.semantics),
-                  device=a.device, engine=a.engine)
+                  device=a.device, engine=a.engine, threads=a.threads)
     out = Path(a.out)
     if fmt == "clevr-json" and out.suffix != ".json":
         out = output_folder(out) / "CLEVR_questions.json"

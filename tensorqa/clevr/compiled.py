@@ -1,12 +1,12 @@
 """The compiled twin of CLEVR's grid generation (numba, CPU): ``grid.run_template`` (draws),
-``validity.valid_rows`` (constraints, degeneracy), ``generate.TemplateRows.fill`` (rounds of draws)
-and ``generate.choose`` (CLEVR's per-scene loop) in one pass over a block of scenes.
+``validity.valid_rows`` (constraints, degeneracy), ``torch_backend.TemplateRows.fill`` (rounds of draws)
+and ``torch_backend.choose`` (CLEVR's per-scene loop) in one pass over a block of scenes.
 
 Why compiled: a scene has at most 62 objects here (CLEVR: 3 to 10), so an object set is one int64
 word and every CLEVR function is a few integer operations; the torch grid spends its time in
 per-call overheads on small tensors. This module does the same arithmetic (the same hashes, the
 same option classes and float64 weights, the same inverse CDF) per row, and evaluates a template
-for a scene only when CLEVR's loop reaches it (draws hash (seed, scene, template, draw, node), so a
+for a scene only when CLEVR's loop reaches it (draws hash (seed, scene, template, node, draw), so a
 row does not depend on what else is evaluated). ``tests/clevr/test_compiled.py`` checks the accepted
 rows against the torch grid's, ``test_compiled_driver.py`` both engines' files, byte for byte, in
 both semantics and under CLEVR's options.
@@ -34,12 +34,12 @@ from tensorqa.clevr.compiled_bits import (
     key_index,
     lowest_bit,
     popcount,
-    scene_hash,
     scene_keys,
     select_bit,
     stable_order,
     uniform_in,
 )
+from tensorqa.engine.rng_numba import fold
 from tensorqa.clevr.plan import (
     BOOL,
     COUNT,
@@ -91,16 +91,22 @@ def workspace(CT, N):
 
 
 @njit(cache=True, nogil=True)  # nogil: the output file's writer thread runs meanwhile
-def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, relbits, attrbits, keybits, nobj, pos,
-                   seed, ipt, tpi, reset_every, draws, valid_draws, rounds, use, hist, fresh, stats, ws):
-    """CLEVR's per-scene loop over a block's scenes (``generate.choose`` with ``TemplateRows.fill``
+def generate_block(plan, rules, scene, pos, use, hist, fresh, stats, ws):
+    """CLEVR's per-scene loop over a block's scenes (``torch_backend.choose`` with ``TemplateRows.fill``
     done lazily). ``use`` int64[T], ``hist`` int64[T, 11]: the bookkeeping, carried across blocks
     (``fresh``: the run's first block, which resets); ``ws``: a :func:`workspace` for the block's
     object slots. Returns the accepted questions in order: (scene row, template, draw, answer code,
     params int64[Q, Pmax], node outputs int64[Q, L])."""
-    (op, in0, in1, suffix, related, attr, kind, kp, kpa, rp, sp, ctid, nnodes, nvals, keys,
-     ct_base, ct_related, ct_allowed, ct_nallowed, ct_null) = P
-    out_neq_counts, neq_inverted, faithful = sem_flags[0], sem_flags[1], sem_flags[2]
+    # named reads of the plan (``plan.Plan``), the options (``plan.Rules``) and the scenes (``plan.SceneBits``)
+    op, in0, in1, suffix, related, attr, kind = plan.op, plan.in0, plan.in1, plan.suffix, plan.related, plan.attr, plan.kind
+    kp, kpa, rp, sp, ctid, nnodes = plan.kp, plan.kp_attr, plan.rp, plan.sp, plan.ctid, plan.nnodes
+    nvals, keys, cons, ncons, nparams, nbins = plan.nvals, plan.keys, plan.cons, plan.ncons, plan.nparams, plan.nbins
+    ct_base, ct_related, ct_allowed, ct_nallowed, ct_null = (plan.ct_base, plan.ct_related, plan.ct_allowed,
+                                                             plan.ct_nallowed, plan.ct_null)
+    root, ipt, tpi, reset_every, rounds = rules.root, rules.ipt, rules.tpi, rules.reset_every, rules.rounds
+    draws, valid_draws = rules.draws, rules.valid_draws
+    out_neq_counts, neq_inverted, faithful = rules.out_neq_counts, rules.neq_inverted, rules.faithful
+    attrs, maskbits, relbits, attrbits, keybits = scene.attrs, scene.maskbits, scene.relbits, scene.attrbits, scene.keybits
     T = nparams.shape[0]
     B, N = relbits.shape[0], relbits.shape[1]
     Pmax = max(1, nparams.max())
@@ -136,7 +142,7 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
     hsort = np.zeros((T, MAX_BINS), np.int64)  # each template's answer counts (hist), sorted
     npk_box = np.zeros(1, np.int64)  # the current scene's present keys and id, read by run()
     scene_box = np.zeros(1, np.int64)
-    hs_box = np.zeros(1, np.int64)  # the scene's scene_hash
+    hs_box = np.zeros(1, np.uint64)  # the scene's hash: fold(root, scene)
     Qmax = B * min(tpi, T) * ipt
     acc_b = np.zeros(Qmax, np.int64)
     acc_t = np.zeros(Qmax, np.int64)
@@ -528,11 +534,11 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
         j = nbins[ti] - 1
         while j >= 0 and hsort[ti, j] != c:
             j -= 1
-        if j >= 0:  # (an answer outside the template's bins is counted, not ranked, as generate.rejected)
+        if j >= 0:  # (an answer outside the template's bins is counted, not ranked, as options.rejected)
             hsort[ti, j] = c + 1
 
     def rejected(ti, a):
-        """``generate.rejected``: c > 1.1 x the runner-up count, or c > 5 x max(median, 5)."""
+        """``options.rejected``: c > 1.1 x the runner-up count, or c > 5 x max(median, 5)."""
         nb = nbins[ti]
         c = hist[ti, a]
         return np.float64(c) > 1.1 * np.float64(hsort[ti, nb - 2]) or c > 5 * max(hsort[ti, nb // 2], 5)
@@ -572,13 +578,13 @@ def generate_block(P, cons, ncons, nparams, nbins, sem_flags, attrs, maskbits, r
                 obj_keys[lowest_bit(x), p >> 6] |= bit
                 x &= x - 1
         scene_box[0] = b
-        hs_box[0] = scene_hash(seed, pos[b])
+        hs_box[0] = fold(root, pos[b])
         stable_order(use, order, bucket)
         got_templates = 0
         for ti in order:
             # The template's draws in CLEVR's scan order, each evaluated when the scan reaches it:
             # rounds of draws (4, 4, 8, ...) while fewer than valid_draws are valid, as
-            # generate.TemplateRows.fill; a round's count is known whenever the scan passes it.
+            # torch_backend.TemplateRows.fill; a round's count is known whenever the scan passes it.
             stats[0] += 1
             got, q0 = 0, q
             if answers_false[ti] and rejected(ti, 0):

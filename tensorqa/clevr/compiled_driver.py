@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tensorqa.clevr.plan import Plan
+from tensorqa.clevr.plan import Plan, Rules, SceneBits
 from tensorqa.clevr.constants import MAX_OBJECTS, ROUNDS as CONSTANT_ROUNDS
 from tensorqa.outputs import atomic_file, partial_path, publish, write_error
 from tensorqa.scenes.static_batch import ATTRS, StaticBatch, clevr_vocab
@@ -91,22 +91,14 @@ def scene_json(splits, names, image_indices) -> tuple[np.ndarray, np.ndarray]:
                         np.frombuffer(orjson.dumps([v.decode() for v in nm]), np.uint8), idx)
 
 
-def scene_bits(batch) -> tuple:
-    """(attrs int64[B, N, 4], maskbits int64[B], relbits int64[B, N, 4] (objects j that are r of i),
-    attrbits int64[B, 4, 8] (objects with value v of attribute a), keybits int64[B, K], nobj int64[B])
-    of a :class:`SceneBlock` or a ``StaticBatch``."""
+def scene_bits(batch) -> SceneBits:
+    """The :class:`plan.SceneBits` of a :class:`SceneBlock` or a ``StaticBatch``."""
     from tensorqa.clevr.compiled_bits import scene_bits as bits
+    from tensorqa.clevr.keys import key_table
 
     blk = batch if isinstance(batch, SceneBlock) else SceneBlock.of_batch(batch)
-    maskbits, relbits, attrbits, keybits = bits(blk.attrs, blk.nobj, blk.relcode, nvals())
-    return blk.attrs, maskbits, relbits, attrbits, keybits, blk.nobj
-
-
-def plan_tuple(plan: Plan) -> tuple:
-    """The plan's node arrays in the order ``compiled.run_nodes`` unpacks them."""
-    return (plan.op, plan.in0, plan.in1, plan.suffix, plan.related, plan.attr, plan.kind, plan.kp, plan.kp_attr,
-            plan.rp, plan.sp, plan.ctid, plan.nnodes, nvals(), plan.keys, plan.ct_base, plan.ct_related,
-            plan.ct_allowed, plan.ct_nallowed, plan.ct_null)
+    maskbits, relbits, attrbits, keybits = bits(blk.attrs, blk.nobj, blk.relcode, nvals(), key_table())
+    return SceneBits(blk.attrs, maskbits, relbits, attrbits, keybits, blk.nobj)
 
 
 @dataclass
@@ -126,7 +118,7 @@ class Book:
 
 def accept_block(plan: Plan, batch: StaticBatch, pos: np.ndarray, book: Book, opt) -> tuple:
     """The block's accepted questions (scene row, template, draw, answer code, params int64[Q, P]),
-    exactly as ``generate.choose_block`` accepts them."""
+    exactly as ``torch_backend.choose_block`` accepts them."""
     bits = scene_bits(batch)
     return Generator(plan, opt, book)(bits, np.ascontiguousarray(pos, dtype=np.int64))
 
@@ -136,32 +128,31 @@ class Generator:
     bookkeeping) and its class-table workspace, reused by every block of the run."""
 
     def __init__(self, plan: Plan, opt, book: Book):
-        sem = opt.semantics
-        self.plan, self.opt, self.book, self.ws, self.ws_slots = plan, opt, book, None, -1
-        self.P = plan_tuple(plan)
-        self.flags = np.array([sem.out_neq_compares_counts, sem.neq_inverted, sem.empty_keys_may_match], np.bool_)
+        from tensorqa.clevr.compiled_bits import draw_root
 
-    def __call__(self, bits: tuple, pos: np.ndarray) -> tuple:
+        sem = opt.semantics
+        self.plan, self.book, self.ws, self.ws_slots = plan, book, None, -1
+        self.rules = Rules(draw_root(opt.seed), opt.instances_per_template, opt.templates_per_image,
+                           opt.reset_counts_every, opt.draws, opt.valid_draws, ROUNDS, sem.out_neq_compares_counts,
+                           sem.neq_inverted, sem.empty_keys_may_match)
+
+    def __call__(self, bits: SceneBits, pos: np.ndarray) -> tuple:
         """The accepted questions of a block given as :func:`scene_bits`, its scenes at ``pos``."""
         from tensorqa.clevr.compiled import generate_block, workspace
 
-        attrs, maskbits, relbits, attrbits, keybits, nobj = bits
-        plan, opt, book = self.plan, self.opt, self.book
-        if self.ws_slots != relbits.shape[1]:  # a workspace per run (per store: the same object slots)
-            self.ws, self.ws_slots = workspace(plan.ct_base.shape[0], relbits.shape[1]), relbits.shape[1]
-        out = generate_block(self.P, plan.cons, plan.ncons, plan.nparams, plan.nbins, self.flags, attrs, maskbits,
-                             relbits, attrbits, keybits, nobj, pos, opt.seed, opt.instances_per_template,
-                             opt.templates_per_image, opt.reset_counts_every, opt.draws, opt.valid_draws, ROUNDS,
-                             book.use, book.hist, book.fresh, book.stats, self.ws)
+        book, N = self.book, bits.relbits.shape[1]
+        if self.ws_slots != N:  # a workspace per run (per store: the same object slots)
+            self.ws, self.ws_slots = workspace(self.plan.ct_base.shape[0], N), N
+        out = generate_block(self.plan, self.rules, bits, pos, book.use, book.hist, book.fresh, book.stats, self.ws)
         book.fresh = False
         return out
 
 
-def text_tuple(tp) -> tuple:
-    """The text plan's arrays in the order ``compiled_records.write_block`` unpacks them."""
-    return (tp.strings, tp.str_off, tp.var_start, tp.var_ops_start, tp.ops, tp.word, tp.syn_start, tp.syn_count,
-            tp.syn_ids, tp.other, tp.pair_params, tp.node_type, tp.filter_type, tp.suffix_type, tp.relate_type,
-            tp.attr_word, tp.answer_kind, tp.answer_attr, tp.filename, tp.family, tp.core, tp.spacing)
+def text_root(seed: int) -> np.uint64:
+    """The root of the question text's stream (engine.rng ``clevr.text``), what the writer takes."""
+    from tensorqa.engine import rng
+
+    return np.uint64(rng.derive_int(seed, "clevr.text"))
 
 
 def concat_strings(parts: list[tuple]) -> tuple[np.ndarray, np.ndarray]:
@@ -197,7 +188,7 @@ def _blocks(store, plan: Plan, opt, start: int, stop: int, book: Book, step: int
             yield batch, bits, pos, gen(bits, pos)
             continue
         for a in range(0, hi - lo, step):  # leading-axis slices: C-contiguous views
-            part, ppos = tuple(x[a:a + step] for x in bits), pos[a:a + step]
+            part, ppos = bits.rows(a, a + step), pos[a:a + step]
             yield batch, part, ppos, gen(part, ppos), a
 
 
@@ -212,15 +203,12 @@ def compiled_columns(store, templates: list, synonyms: dict, opt, start: int, st
     from tensorqa.clevr.plan import plans
 
     plan, tp = plans(templates, synonyms)
-    P, TP = plan_tuple(plan), text_tuple(tp)
     book = Book(plan.T)
     blocks = []
     splits, names, indices = [], [], []
     for batch, bits, pos, acc in _blocks(store, plan, opt, start, stop, book):
-        relbits, attrbits = bits[2], bits[3]
-        _, _, qb, qo, pb, po, abuf, ao = write_block(*acc, pos, opt.seed, with_output, answer_json, P, plan.ptype,
-                                                     plan.nparams, relbits, attrbits, TP,
-                                                     opt.semantics.other_thing_is_value)
+        _, _, qb, qo, pb, po, abuf, ao = write_block(*acc, pos, text_root(opt.seed), with_output, answer_json, plan,
+                                                     bits.relbits, bits.attrbits, tp, opt.semantics.other_thing_is_value)
         blocks.append({"question": (qb, qo), "program": (pb, po), "answer": (abuf, ao),
                        "scene": acc[0] + (pos[0] - start), "template": acc[1]})
         splits.append(stored_bytes(batch.splits))
@@ -252,7 +240,6 @@ def stream_questions_json(path, store, templates: list, synonyms: dict, opt, sta
     from tensorqa.errors import TensorQAError
 
     plan, tp = plans(templates, synonyms)
-    P, TP = plan_tuple(plan), text_tuple(tp)
     if store.arrays(0, 0)["attrs"].shape[1] > MAX_OBJECTS:
         raise NotCompilable(f"a scene has more than {MAX_OBJECTS} objects")
     p = Path(path)
@@ -274,8 +261,8 @@ def stream_questions_json(path, store, templates: list, synonyms: dict, opt, sta
             q, Q = 0, len(acc[0])
             while q < Q:
                 rec = (f.buf, pieces, offsets[a:], q, n, f.fill)
-                q1, end = write_block(*acc, pos, opt.seed, with_output, True, P, plan.ptype, plan.nparams, bits[2],
-                                      bits[3], TP, opt.semantics.other_thing_is_value, rec)[:2]
+                q1, end = write_block(*acc, pos, text_root(opt.seed), with_output, True, plan, bits.relbits,
+                                      bits.attrbits, tp, opt.semantics.other_thing_is_value, rec)[:2]
                 if q1 == q and end == f.fill:  # the next record does not fit: a larger buffer
                     f.room(len(f.buf))
                     continue
@@ -372,15 +359,14 @@ def stream_parquet(folder, store, templates: list, synonyms: dict, opt, start: i
     from tensorqa.clevr.plan import NotCompilable, plans
 
     plan, tp = plans(templates, synonyms)
-    P, TP = plan_tuple(plan), text_tuple(tp)
     if store.arrays(0, 0)["attrs"].shape[1] > MAX_OBJECTS:  # before any file is opened
         raise NotCompilable(f"a scene has more than {MAX_OBJECTS} objects")
     book = Book(plan.T)
     w = ParquetShard(folder, templates, shard, num_shards)
     try:
         for batch, bits, pos, acc in _blocks(store, plan, opt, start, stop, book):
-            _, _, qb, qo, pb, po, abuf, ao = write_block(*acc, pos, opt.seed, False, False, P, plan.ptype, plan.nparams,
-                                                         bits[2], bits[3], TP, opt.semantics.other_thing_is_value)
+            _, _, qb, qo, pb, po, abuf, ao = write_block(*acc, pos, text_root(opt.seed), False, False, plan,
+                                                         bits.relbits, bits.attrbits, tp, opt.semantics.other_thing_is_value)
             scenes = SceneColumns(stored_bytes(batch.splits), stored_bytes(batch.image_filenames), batch.image_indices)
             w.write({"question": (qb, qo), "program": (pb, po), "answer": (abuf, ao), "template": acc[1]}, scenes,
                     acc[0])

@@ -17,6 +17,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from tensorqa.clevr.compiled_bits import lowest_bit
+from tensorqa.engine.rng_numba import below, fold
 from tensorqa.clevr.plan import (
     ATTR,
     BOOL,
@@ -35,10 +36,6 @@ from tensorqa.clevr.plan import (
     SET,
 )
 
-_U = np.uint64
-_GOLD = _U(0x9E3779B97F4A7C15)
-_S1 = _U(0xBF58476D1CE4E5B9)
-_S2 = _U(0x94D049BB133111EB)
 BRACKET_SLOT = 64  # text.BRACKET_SLOT
 # byte strings the writer copies (numba freezes global arrays as constants)
 _B_SPACE = np.frombuffer(b" ", np.uint8).copy()
@@ -67,20 +64,15 @@ _B_IMAGE = np.frombuffer(b',"image":', np.uint8).copy()
 
 
 @njit(cache=True, inline="always")
-def text_key(seed, scene, tid, draw):
-    """``text._key``: the question's 64-bit key."""
-    k = (_U(seed) * _U(1000003) + _U(scene)) * _U(4099) + _U(tid * 131) + _U(draw)
-    return k * _GOLD
+def text_key(root, scene, tid, draw):
+    """``text.picker``'s key of a question: (scene, template, draw) folded into the text stream's root."""
+    return fold(fold(fold(root, scene), tid), draw)
 
 
 @njit(cache=True, inline="always")
 def pick(k, slot, n):
     """``text.picker``'s pick(slot, n): an int in [0, n)."""
-    x = _U(k) ^ _U(slot)
-    x = (x ^ (x >> _U(30))) * _S1
-    x = (x ^ (x >> _U(27))) * _S2
-    x = x ^ (x >> _U(31))
-    return np.int64(((x >> _U(11)) * _U(n)) >> _U(53))
+    return below(fold(k, slot), n)
 
 
 @njit(cache=True, inline="always")
@@ -255,8 +247,8 @@ def node_texts(strings, str_off, with_output):
 
 
 @njit(cache=True, nogil=True)  # nogil: the output file's writer thread runs meanwhile
-def write_block(acc_b, acc_t, acc_m, acc_a, acc_p, acc_v, pos, seed, with_output, answer_json, P, ptype, nparams,
-                relbits, attrbits, TP, other_thing_is_value, rec=None):
+def write_block(acc_b, acc_t, acc_m, acc_a, acc_p, acc_v, pos, root, with_output, answer_json, plan, relbits, attrbits,
+                tp, other_thing_is_value, rec=None):
     """The block's accepted questions as three string columns, (bytes, offsets) each: the question
     (``text.render``), the program (questions-JSON text of ``records.expand_program``, with
     ``_output`` if ``with_output``), the answer (as JSON if ``answer_json``: true, 3, "red"; else as
@@ -272,11 +264,13 @@ def write_block(acc_b, acc_t, acc_m, acc_a, acc_p, acc_v, pos, seed, with_output
     Each question is written into fixed scratch buffers by closures over the block's arrays (numba
     refcounts every array passed to a function, even an inlined one, with an atomic operation), then
     copied once into the columns or ``out``; with ``rec`` the program is written in ``out`` directly."""
-    (op, in0, in1, suffix, related, attr, kind, kp, kpa, rp, sp, _ctid, nnodes, _nvals, _keys,
-     _ct_base, _ct_related, _ct_allowed, _ct_nallowed, _ct_null) = P
-    (strings, str_off, var_start, var_ops_start, ops, word, syn_start, syn_count, syn_ids, other, pair, node_type,
-     filter_type, suffix_type, relate_type, attr_word, answer_kind, answer_attr, _filename, _family, core,
-     spacing) = TP
+    # named reads of the plans (``plan.Plan``, ``plan.TextPlan``)
+    op, in0, in1, suffix, related, attr, kind = plan.op, plan.in0, plan.in1, plan.suffix, plan.related, plan.attr, plan.kind
+    kp, kpa, rp, sp, nnodes, ptype, nparams = plan.kp, plan.kp_attr, plan.rp, plan.sp, plan.nnodes, plan.ptype, plan.nparams
+    strings, str_off, var_start, var_ops_start, ops = tp.strings, tp.str_off, tp.var_start, tp.var_ops_start, tp.ops
+    word, syn_start, syn_count, syn_ids, other, pair = tp.word, tp.syn_start, tp.syn_count, tp.syn_ids, tp.other, tp.pair_params
+    node_type, filter_type, suffix_type, relate_type = tp.node_type, tp.filter_type, tp.suffix_type, tp.relate_type
+    attr_word, answer_kind, answer_attr, core, spacing = tp.attr_word, tp.answer_kind, tp.answer_attr, tp.core, tp.spacing
     Q = acc_b.shape[0]
     L = op.shape[1]
     T1, T2 = np.empty(8192, np.uint8), np.empty(8192, np.uint8)  # a question's text (T2), scratch (T1)
@@ -397,7 +391,7 @@ def write_block(acc_b, acc_t, acc_m, acc_a, acc_p, acc_v, pos, seed, with_output
 
     def text(q):  # text.render of question q into T2; returns its length
         ti = acc_t[q]
-        k = text_key(seed, pos[acc_b[q]], ti, acc_m[q])
+        k = text_key(root, pos[acc_b[q]], ti, acc_m[q])
         nvar = var_start[ti + 1] - var_start[ti]
         v = var_start[ti] + pick(k, 0, nvar)
         for i in range(nparams[ti]):  # each parameter's word or a synonym (slot 1 + i)
@@ -510,7 +504,7 @@ def write_block(acc_b, acc_t, acc_m, acc_a, acc_p, acc_v, pos, seed, with_output
 
     if rec is not None:
         out, scene_json, scene_off, q_start, first_index, at = rec
-        filename, family = TP[18], TP[19]
+        filename, family = tp.filename, tp.family
         cap, q = out.shape[0], q_start
         while q < Q:
             nt, na = text(q), answer(q)

@@ -13,5 +13,5 @@ MAX_COUNT = 10
 MAX_BINS = MAX_COUNT + 1  # an answer histogram's bins for a count
 # the numba engine holds an object set in one int64 word (CLEVR's scenes: 3 to 10 objects)
 MAX_OBJECTS = 62
-# grid draws per round (generate.TemplateRows.fill and the numba engine), up to --draws
+# grid draws per round (torch_backend.TemplateRows.fill and the numba engine), up to --draws
 ROUNDS = (4, 4, 8, 16, 32)

@@ -1,11 +1,7 @@
-"""generate: a static-scene store -> CLEVR questions, in blocks of scenes.
-
-Per block: a template runs over its grid for all the block's scenes that reach it at once
-(``grid``), its rules become masks (``validity``); one pass over the block's scenes applies CLEVR's
-per-scene bookkeeping in its order (templates stable-sorted by use count, ``--instances-per-template`` per
-template, stop after ``--templates-per-image``; answer-count rejection per template; counts reset
-at every ``reset_counts_every``-th scene), which only reads the masks and answer codes.
-"""
+"""generate: a static-scene store -> CLEVR questions, in blocks of scenes, by one of two backends
+that accept the same rows: numba on the CPU where it is installed (``compiled_driver``; it imports
+no torch), else torch on any device (``torch_backend``), both reading ``options``. Sharding and
+the output files live here."""
 
 from __future__ import annotations
 
@@ -13,237 +9,15 @@ import contextlib
 import gc
 import itertools
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import orjson
-import torch
 
-from tensorqa.clevr import columns, records, text
-from tensorqa.clevr.grid import Block, SceneTables, run_template
-from tensorqa.clevr.scalar import run_nodes
-from tensorqa.clevr.semantics import CLEVR, ClevrSemantics
+from tensorqa.clevr.options import Options
 from tensorqa.clevr.templates import DEFAULT_SYNONYMS, DEFAULT_TEMPLATES_DIR, Template, load_synonyms, load_templates
-from tensorqa.clevr.validity import answer_codes, answer_domain, valid_rows
 from tensorqa.errors import TensorQAError
 from tensorqa.memory import keep_freed_memory
-from tensorqa.clevr.constants import ROUNDS
-from tensorqa.scenes.static_batch import StaticBatch
 from tensorqa.scenes.static_store import StaticStore
-
-
-
-# the most each count option may be: far past any use, and refused before anything is allocated
-# (memory grows with the draws and the questions kept per scene and template)
-OPTION_LIMITS = {"instances_per_template": 1_000, "templates_per_image": 10_000, "reset_counts_every": 10**9,
-                 "draws": 4_096, "valid_draws": 4_096, "batch_scenes": 1_000_000}
-
-
-@dataclass
-class Options:
-    instances_per_template: int = 1
-    templates_per_image: int = 10
-    reset_counts_every: int = 250
-    draws: int = 16  # the most grid draws per scene and template (in ROUNDS, see TemplateRows.fill)
-    valid_draws: int = 2  # a scene gets another round of draws while it has fewer valid ones
-    batch_scenes: int = 1000
-    seed: int = 0
-    semantics: ClevrSemantics = CLEVR
-    device: str = "cpu"  # where the grid runs; the output does not depend on it
-    # compiled: the numba twin of the grid, the rules and the record writer (CPU); torch: the grid
-    # (any device; the oracle); auto: compiled on the CPU, torch elsewhere. Same output.
-    engine: str = "auto"
-
-    def __post_init__(self):
-        if self.engine not in ("auto", "compiled", "torch"):
-            raise TensorQAError(f"--engine: {self.engine!r} is not auto, compiled or torch")
-        if self.engine == "compiled" and str(self.device) != "cpu":
-            raise TensorQAError(f"--engine compiled runs on the CPU, not on {self.device!r} (use --engine torch)")
-        for name, most in OPTION_LIMITS.items():
-            if not 1 <= getattr(self, name) <= most:
-                flag = "batch-videos" if name == "batch_scenes" else name.replace("_", "-")
-                raise TensorQAError(f"--{flag}: must be in 1..{most:,}, not {getattr(self, name):,}")
-
-
-def rejected(hist: np.ndarray, a: int) -> bool:
-    """CLEVR's answer-count rejection: c > 1.1 x the runner-up count, or c > 5 x max(median, 5)."""
-    c = hist[a]
-    s = sorted(hist)
-    return bool(c > 1.1 * s[-2] or c > 5 * max(s[len(s) // 2], 5))
-
-
-@dataclass
-class Bookkeeping:
-    """Use counts and answer histograms per template, reset as CLEVR resets them."""
-
-    templates: list
-    use: np.ndarray = None
-    hist: list = field(default_factory=list)
-
-    def reset(self) -> None:
-        self.use = np.zeros(len(self.templates), np.int64)
-        self.hist = [[0] * len(answer_domain(t)[1]) for t in self.templates]
-
-
-class TemplateRows:
-    """One template's grid results for the scenes of a block, filled on demand: ok bool[B, M],
-    answer codes int64[B, M], params name -> int64[B, M], done bool[B]. Draws hash the scene's
-    global position, so evaluating a scene alone or with others gives the same rows."""
-
-    def __init__(self, B: int, M: int):
-        self.ok = np.zeros((B, M), bool)
-        self.ans = np.zeros((B, M), np.int64)
-        self.params: dict = {}
-        self.done = np.zeros(B, bool)
-
-    def fill(self, t: Template, tid: int, batch: StaticBatch, pos: np.ndarray, rows: np.ndarray, opt: Options,
-             tables: SceneTables) -> None:
-        """Evaluate ``rows`` (block scene rows) in rounds of draws (ROUNDS, up to ``opt.draws``): a scene
-        goes on to the next round while it has fewer than ``opt.valid_draws`` valid rows, so templates whose
-        draws mostly pass cost one short round and sparse ones get up to ``opt.draws``. The decision
-        reads only the scene's own rows: the same rows whatever the block."""
-        first = 0
-        for size in ROUNDS:
-            m = min(size, opt.draws - first)
-            if m <= 0 or not len(rows):
-                break
-            idx = torch.from_numpy(rows).to(batch.attrs.device)
-            blk = Block.build(batch.select(idx), torch.from_numpy(pos[rows]), m, opt.seed, tables, idx, first)
-            run = run_template(t, tid, blk, opt.semantics)
-            shape, cols = (len(rows), m), slice(first, first + m)
-            self.ok[rows, cols] = valid_rows(t, tid, blk, run, opt.semantics).view(shape).cpu().numpy()
-            self.ans[rows, cols] = answer_codes(run).view(shape).cpu().numpy()
-            for k, v in run.params.items():
-                self.params.setdefault(k, np.zeros_like(self.ans))[rows, cols] = v.view(shape).cpu().numpy()
-            self.done[rows] = True
-            first += m
-            rows = rows[self.ok[rows, :first].sum(1) < opt.valid_draws]
-
-
-def choose(rows: list[TemplateRows], pos: np.ndarray, book: Bookkeeping, opt: Options) -> tuple[list, dict]:
-    """CLEVR's per-scene loop over the masks: accepted (scene row b, template id, draw m). Where a
-    (scene, template) the loop reaches is not evaluated yet, it is listed in ``missing``
-    (template -> rows) and assumed to succeed; the caller evaluates those and runs the loop again."""
-    accepted, missing = [], {}
-    for b, g in enumerate(pos):
-        if book.use is None or g % opt.reset_counts_every == 0:
-            book.reset()
-        done = 0
-        for tid in np.argsort(book.use, kind="stable"):
-            tr = rows[tid]
-            if not tr.done[b]:
-                missing.setdefault(int(tid), []).append(b)
-                book.use[tid] += 1
-                done += 1
-                if done >= opt.templates_per_image:
-                    break
-                continue
-            got, seen, dedupe = 0, set(), opt.instances_per_template > 1
-            for m in np.flatnonzero(tr.ok[b]):
-                a = int(tr.ans[b, m])
-                key = tuple(int(v[b, m]) for v in tr.params.values()) if dedupe else None
-                if key in seen or rejected(book.hist[tid], a):
-                    continue
-                book.hist[tid][a] += 1
-                if dedupe:
-                    seen.add(key)
-                accepted.append((b, int(tid), int(m)))
-                got += 1
-                if got >= opt.instances_per_template:
-                    break
-            if got:
-                book.use[tid] += 1
-                done += 1
-                if done >= opt.templates_per_image:
-                    break
-    return accepted, missing
-
-
-def choose_block(templates: list[Template], batch: StaticBatch, pos: np.ndarray, book: Bookkeeping, opt: Options):
-    """Evaluate only the templates CLEVR's loop reaches: run the loop, evaluate each template it
-    reached unevaluated, for all the block's scenes at once, run it again from the block's start
-    state, until it reaches nothing new (a few rounds: a template, once reached, is done for the
-    whole block). Returns (accepted, rows)."""
-    rows = [TemplateRows(len(batch), opt.draws) for _ in templates]
-    tables = SceneTables.of(batch)
-    start = (None if book.use is None else book.use.copy(), [list(h) for h in book.hist])
-    while True:
-        book.use = None if start[0] is None else start[0].copy()
-        book.hist = [list(h) for h in start[1]]
-        accepted, missing = choose(rows, pos, book, opt)
-        if not missing:
-            return accepted, rows
-        for tid in missing:
-            rows[tid].fill(templates[tid], tid, batch, pos, np.flatnonzero(~rows[tid].done), opt, tables)
-
-
-def _question(t: Template, batch: StaticBatch, b: int, values: dict, code: int, g: int, m: int, tid: int,
-              synonyms: dict, opt: Options, with_output: bool, as_text: bool, memo: dict) -> dict:
-    """One accepted row as a CLEVR question. ``memo``: program skeletons per template and scene JSON
-    per block row, shared by the questions of a run. ``as_text``: the program as JSON text."""
-    words = records.param_words(t, values)
-    if with_output:
-        scene = memo.get(("scene", b))
-        if scene is None:
-            scene = memo[("scene", b)] = batch.scene(b).to_json()
-        prog = records.expand_program(t, words)
-        program = records.clevr_json_program(prog, run_nodes(prog, scene))
-    else:
-        program = records.program_json(t, words, memo, tid)
-        if not as_text:
-            program = orjson.loads(program)
-    pick = text.picker(opt.seed, g, tid, m)
-    fname = batch.image_filenames[b]
-    return {"split": batch.splits[b], "image_filename": fname, "image_index": int(batch.image_indices[b]),
-            "image": fname.rsplit(".", 1)[0], "question": text.render(t, words, synonyms, pick, opt.semantics),
-            "program": program, "answer": records.answer_value(answer_domain(t)[0], code),
-            "template_filename": t.filename, "question_family_index": t.index}
-
-
-def generate_scenes(store: StaticStore, templates: list[Template], synonyms: dict, opt: Options,
-                    start: int = 0, stop: int | None = None, with_output: bool = True,
-                    program_text: bool = False) -> list[dict]:
-    """The questions of scenes [start, stop) of the store, in scene order. ``program_text``: programs
-    without ``_output`` as JSON text (what the writers take), not lists of nodes."""
-    stop = len(store) if stop is None else min(stop, len(store))
-    book = Bookkeeping(templates)
-    qs: list[dict] = []
-    memo: dict = {}
-    for a in range(start, stop, opt.batch_scenes):
-        z = min(a + opt.batch_scenes, stop)
-        batch = store.batch(a, z, opt.device)
-        pos = np.arange(a, z)
-        if a == start:
-            book.use = None  # CLEVR resets at the run's first scene
-        accepted, rows = choose_block(templates, batch, pos, book, opt)
-        memo = {k: v for k, v in memo.items() if k[0] != "scene"}  # programs carry over, scenes do not
-        for b, tid, m in accepted:
-            tr = rows[tid]
-            vals = {k: int(v[b, m]) for k, v in tr.params.items()}
-            qs.append(_question(templates[tid], batch, b, vals, int(tr.ans[b, m]), int(pos[b]), m, tid, synonyms, opt,
-                                with_output, program_text, memo))
-    return qs
-
-
-def generate_columns(store: StaticStore, templates: list[Template], synonyms: dict, opt: Options,
-                     start: int = 0, stop: int | None = None, with_output: bool = False) -> dict:
-    """:func:`generate_scenes` as columns (``columns.COLUMNS``; programs as JSON text, or with
-    ``with_output`` as node lists with ``_output``), built a template at a time: the same records,
-    faster."""
-    stop = len(store) if stop is None else min(stop, len(store))
-    book = Bookkeeping(templates)
-    parts, memo = [], {}
-    for a in range(start, stop, opt.batch_scenes):
-        z = min(a + opt.batch_scenes, stop)
-        batch = store.batch(a, z, opt.device)
-        pos = np.arange(a, z)
-        if a == start:
-            book.use = None  # CLEVR resets at the run's first scene
-        accepted, rows = choose_block(templates, batch, pos, book, opt)
-        parts.append(columns.block_columns(templates, synonyms, opt.seed, opt.semantics, batch, pos, accepted, rows, memo,
-                                           with_output))
-    return columns.concat(parts)
 
 
 def shard_range(n: int, num_shards: int, shard: int, align: int) -> tuple[int, int]:
@@ -257,11 +31,12 @@ def shard_range(n: int, num_shards: int, shard: int, align: int) -> tuple[int, i
 
 
 def _shard_questions(store_path, templates_dir, synonyms_path, opt: Options, num_shards: int, shard_index: int,
-                     max_scenes: int | None, with_output: bool | None) -> tuple[dict, dict, int]:
+                     max_scenes: int | None, with_output: bool | None, own_threads: bool = True) -> tuple[dict, dict, int]:
     """One (sub-)shard's questions as columns: the compiled engine's (bytes and offsets, see
-    ``compiled_driver.compiled_columns``, marked ``"compiled"``) or the torch grid's (``columns``)."""
+    ``compiled_driver.compiled_columns``, marked ``"compiled"``) or the torch grid's (``columns``).
+    ``own_threads``: set torch's threads (a ``--jobs`` process has its share set already)."""
     templates, syn = _templates_and_synonyms(templates_dir, synonyms_path)
-    with _no_gc(), StaticStore(store_path) as st, torch.inference_mode():
+    with _no_gc(), StaticStore(store_path) as st:
         n = len(st) if max_scenes is None else min(max_scenes, len(st))
         a, z = shard_range(n, num_shards, shard_index, opt.reset_counts_every)
         if use_compiled(opt, templates, syn):
@@ -274,7 +49,15 @@ def _shard_questions(store_path, templates_dir, synonyms_path, opt: Options, num
             except NotCompilable as e:
                 if opt.engine == "compiled":
                     raise TensorQAError(f"{store_path}: --engine compiled: {e}") from None
-        qs = generate_columns(st, templates, syn, opt, a, z, bool(with_output))
+        import torch
+
+        from tensorqa.clevr.torch_backend import generate_columns
+        from tensorqa.threads import set_torch_threads
+
+        if own_threads:
+            set_torch_threads(threads=opt.threads)
+        with torch.inference_mode():
+            qs = generate_columns(st, templates, syn, opt, a, z, bool(with_output))
         return qs, dict(st.info), z - a
 
 
@@ -282,6 +65,11 @@ def use_compiled(opt: Options, templates: list[Template], synonyms: dict) -> boo
     """Whether the compiled engine runs: ``--engine compiled``, or ``auto`` on the CPU where the
     templates compile (``plan.NotCompilable`` says why not; then the torch grid runs)."""
     if opt.engine == "torch" or (opt.engine == "auto" and str(opt.device) != "cpu"):
+        return False
+    if not numba_available():
+        if opt.engine == "compiled":
+            raise TensorQAError("--engine compiled: needs numba (pip install 'tensorqa[numba]'); "
+                                "--engine torch runs without it")
         return False
     from tensorqa.clevr.plan import NotCompilable, plans
 
@@ -294,8 +82,17 @@ def use_compiled(opt: Options, templates: list[Template], synonyms: dict) -> boo
     return True
 
 
+def numba_available() -> bool:
+    """Whether numba imports (the optional extra ``tensorqa[numba]``; as PyG picks up pyg-lib)."""
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def _job(args):
-    return _shard_questions(*args)
+    return _shard_questions(*args, own_threads=False)
 
 
 def generate_store(store_path, out, templates_dir=None, synonyms_path=None, fmt: str = "clevr-json",
@@ -345,6 +142,8 @@ def _generate_store(store_path, out, templates_dir, synonyms_path, fmt: str, num
 
             qs = concat_columns([p[0] for p in parts]) | {"compiled": True}
         else:
+            from tensorqa.clevr import columns
+
             qs = columns.concat([_as_columns(p[0], templates_dir, synonyms_path) for p in parts])
     else:
         stream = _stream_json if fmt == "clevr-json" else _stream_parquet
@@ -369,6 +168,8 @@ def _generate_store(store_path, out, templates_dir, synonyms_path, fmt: str, num
         else:
             write_parquet_columns(out, qs, templates, shard_index, num_shards)
         return {"questions": n, "scenes": scenes, "seconds": time.perf_counter() - t0, "engine": "compiled"}
+    from tensorqa.clevr import columns, records
+
     n = len(qs["question"])
     if fmt == "clevr-json":
         dicts = columns.as_dicts(qs)

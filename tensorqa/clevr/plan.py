@@ -3,7 +3,7 @@ compiled record writer (``compiled_records``): what the grid (``grid.run_templat
 (``validity``) and the text (``text.render``, ``records.expand_program``) read from a
 :class:`Template`'s dicts, as op codes, input indices and parameter indices.
 
-A parameter's index is its position in :func:`columns.param_order` (side inputs in node order: the
+A parameter's index is its position in :func:`templates.param_order` (side inputs in node order: the
 text's synonym slots and the records' word order). Strings (template text fragments, words,
 synonyms, node type names) live in one table of bytes with offsets.
 """
@@ -12,23 +12,23 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import orjson
 
-from tensorqa.clevr.columns import param_order
-from tensorqa.clevr.keys import all_keys
+from tensorqa.clevr.keys import key_table
 from tensorqa.clevr.templates import (
     FILTER_KINDS,
     KEY_TYPES,
     RELATE_FILTER_KINDS,
     SINGLE_FILTERS,
     Template,
+    answer_domain,
+    param_order,
 )
 from tensorqa.clevr.text import PAIR_PARAMS
 from tensorqa.clevr.constants import MAX_COUNT
-from tensorqa.clevr.validity import answer_domain
 from tensorqa.scenes.static_batch import ATTRS, RELATIONS, clevr_vocab
 
 # op codes of template nodes
@@ -76,9 +76,9 @@ def json_safe(s: str) -> bool:
     return json.dumps(s, ensure_ascii=False)[1:-1] == s
 
 
-@dataclass
-class Plan:
-    """Every template as rows of padded arrays ([T, L] nodes, [T, P] params, [T, C] constraints)."""
+class Plan(NamedTuple):
+    """Every template as rows of padded arrays ([T, L] nodes, [T, P] params, [T, C] constraints); the
+    numba kernels take it whole and read its fields by name."""
 
     T: int
     op: np.ndarray  # int64[T, L]
@@ -105,6 +105,7 @@ class Plan:
     ct_nallowed: np.ndarray  # int64[CT]
     ct_null: np.ndarray  # int64[CT] the attributes (bit a) that its NULL constraints keep unspecified
     keys: np.ndarray  # int64[K, 4]
+    nvals: np.ndarray  # int64[4] the values of each attribute
 
 
 def _node_kind(t: Template, typ: str) -> int:
@@ -138,7 +139,7 @@ def compile_plan(templates: list[Template]) -> Plan:
     rp, sp, ctid = z(T, L), z(T, L), z(T, L)
     ptype, cons = z(T, P), z(T, C, 3)
     nnodes, nparams, ncons, nbins = (np.zeros(T, np.int64) for _ in range(4))
-    keys = all_keys().numpy()
+    keys = np.array(key_table())
     tables: dict = {}
     for ti, t in enumerate(templates):
         pidx = {p: i for i, p in enumerate(orders[ti])}
@@ -202,13 +203,13 @@ def compile_plan(templates: list[Template]) -> Plan:
             ct_allowed[i] &= keys[:, a] < 0
             ct_null[i] |= 1 << a
     return Plan(T, op, in0, in1, suffix, related, attr, kind, kp, kp_attr, rp, sp, ctid, nnodes, nparams, ptype, cons,
-                ncons, nbins, ct_base, ct_related, ct_allowed, ct_allowed.sum(1).astype(np.int64), ct_null, keys)
+                ncons, nbins, ct_base, ct_related, ct_allowed, ct_allowed.sum(1).astype(np.int64), ct_null, keys,
+                np.array([len(clevr_vocab().values(a)) for a in ATTRS], np.int64))
 
 
-@dataclass
-class TextPlan:
+class TextPlan(NamedTuple):
     """What the record writer needs beyond :class:`Plan`: the template texts as ops, the words of
-    parameter codes and their synonyms, program node names, answers, as string ids."""
+    parameter codes and their synonyms, program node names, answers, as string ids (taken whole)."""
 
     strings: np.ndarray  # uint8[bytes]
     str_off: np.ndarray  # int64[S + 1]
@@ -328,6 +329,36 @@ def _collapsed(st: StringTable) -> tuple[np.ndarray, np.ndarray]:
     spacing = [(1 if s[:1] and s[0] in _WS_CHARS else 0) | (2 if s[-1:] and s[-1] in _WS_CHARS else 0)
                | (4 if _WS.sub("", s) else 0) for s in every]
     return np.array(core, np.int64), np.array(spacing, np.int64)
+
+
+class Rules(NamedTuple):
+    """A run's options as the generator kernel reads them (``options.Options`` and the semantics)."""
+
+    root: np.uint64  # the draws' stream root (engine.rng clevr.draw)
+    ipt: int  # --instances-per-template
+    tpi: int  # --templates-per-image
+    reset_every: int  # --reset-counts-every
+    draws: int
+    valid_draws: int
+    rounds: np.ndarray  # int64[R] draws per round (constants.ROUNDS)
+    out_neq_counts: bool  # the semantics' out_neq_compares_counts
+    neq_inverted: bool
+    faithful: bool  # empty_keys_may_match (CLEVR's defect 1)
+
+
+class SceneBits(NamedTuple):
+    """A block's scenes as object bits (``compiled_bits.scene_bits``): object i = bit i."""
+
+    attrs: np.ndarray  # int64[B, N, 4]
+    maskbits: np.ndarray  # int64[B] the real objects
+    relbits: np.ndarray  # int64[B, N, 4] the objects j that are relation r of i
+    attrbits: np.ndarray  # int64[B, 4, 8] the objects with value v of attribute a
+    keybits: np.ndarray  # int64[B, K] the objects each filter key matches
+    nobj: np.ndarray  # int64[B]
+
+    def rows(self, a: int, z: int) -> "SceneBits":
+        """Scenes [a, z) (leading-axis slices: C-contiguous views)."""
+        return SceneBits(*(x[a:z] for x in self))
 
 
 _CACHE: dict = {}

@@ -99,15 +99,6 @@ def program_skeleton(t: Template, words: dict[str, str], memo: dict, tid: int) -
     return skel
 
 
-def program_json(t: Template, words: dict[str, str], memo: dict, tid: int) -> str:
-    """:func:`program_skeleton` with the words in its slots."""
-    text = program_skeleton(t, words, memo, tid)
-    for p, w in words.items():
-        if w not in ("", "thing"):
-            text = text.replace(slot(p), w)  # vocabulary words: nothing to escape
-    return text
-
-
 def write_questions_json(path: str | Path, info: dict, questions: list[dict]) -> Path:
     p = Path(path)
     if not p.parent.is_dir():

@@ -61,6 +61,25 @@ class Template:
                             option=orjson.OPT_SORT_KEYS)
 
 
+def param_order(t: Template) -> list[str]:
+    """The parameters in assignment order (``records.param_words``'s order, the text's slots)."""
+    return list(dict.fromkeys(p for node in t.nodes for p in node.get("side_inputs", [])))
+
+
+def answer_domain(t: Template) -> tuple[str, tuple]:
+    """(kind, values) of the final node's output: the answer histogram's bins."""
+    from tensorqa.clevr.constants import MAX_COUNT
+    from tensorqa.scenes.static_batch import clevr_vocab
+
+    typ = t.nodes[-1]["type"]
+    if typ.startswith("query_"):
+        a = typ.removeprefix("query_")
+        return "attr:" + a, clevr_vocab().values(a)
+    if typ.endswith("count"):
+        return "int", tuple(range(MAX_COUNT + 1))
+    return "bool", (False, True)
+
+
 def _check_template(t: dict, where: str, index: int, filename: str) -> Template:
     if not isinstance(t, dict) or not all(k in t for k in ("text", "nodes", "params")):
         raise TensorQAError(f"{where}: template {index} lacks text / nodes / params")

@@ -9,43 +9,25 @@ import re
 import numpy as np
 
 from tensorqa.clevr.templates import Template
+from tensorqa.engine import rng
 
 PAIR_PARAMS = {"<Z>", "<C>", "<M>", "<S>", "<Z2>", "<C2>", "<M2>", "<S2>"}
 _OPTIONAL = re.compile(r"\[([^\[\]]*)\]")
 
 
-_M64 = (1 << 64) - 1
 BRACKET_SLOT = 64  # slot of the first optional part; slot 0 is the variant, 1 + i the i-th parameter's synonym
 
 
-def _mix(x: int) -> int:
-    """splitmix64's finalizer on a Python int (64-bit wrapping)."""
-    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _M64
-    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _M64
-    return x ^ (x >> 31)
-
-
-def _key(seed: int, scene: int, tid: int, draw: int) -> int:
-    return (((((seed & _M64) * 1_000_003 + scene) & _M64) * 4099 + tid * 131 + draw) * 0x9E3779B97F4A7C15) & _M64
-
-
 def picker(seed: int, scene: int, tid: int, draw: int):
-    """pick(slot, n) -> int in [0, n): the question's text choices, a hash of (seed, scene position,
-    template, draw, slot), so that :func:`picks` can make them for many questions at once."""
-    k = _key(seed, scene, tid, draw)
-    return lambda slot, n: (((_mix(k ^ slot) >> 11) * n) >> 53)
+    """pick(slot, n) -> int in [0, n): the question's text choices, engine.rng's ``clevr.text``
+    stream at (scene position, template, draw, slot)."""
+    k = rng.derive_int(seed, "clevr.text", scene, tid, draw)
+    return lambda slot, n: rng.below_int(rng.mix64_int(k ^ slot), n)
 
 
 def picks(seed: int, scene: np.ndarray, tid: int, draw: np.ndarray, slot: int, n) -> np.ndarray:
     """int64[Q]: :func:`picker`'s choice for each question (scene, draw int64[Q]; n int or int64[Q])."""
-    with np.errstate(over="ignore"):
-        k = ((np.uint64(seed & _M64) * np.uint64(1_000_003) + scene.astype(np.uint64)) * np.uint64(4099)
-             + np.uint64(tid * 131) + draw.astype(np.uint64)) * np.uint64(0x9E3779B97F4A7C15)
-        x = k ^ np.uint64(slot)
-        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        x = x ^ (x >> np.uint64(31))
-        return (((x >> np.uint64(11)) * np.asarray(n, dtype=np.uint64)) >> np.uint64(53)).astype(np.int64)
+    return rng.below(rng.derive(seed, "clevr.text", scene, tid, draw, slot), n)
 
 
 def _collapse(text: str) -> str:

@@ -8,8 +8,6 @@ import torch
 from tensorqa.clevr.grid import Block, Run, run_template
 from tensorqa.clevr.constants import MAX_COUNT
 from tensorqa.clevr.templates import Template
-from tensorqa.scenes.static_batch import clevr_vocab
-
 
 
 def _differ(a: tuple, b: tuple) -> torch.Tensor:
@@ -34,17 +32,6 @@ def constraints_mask(t: Template, run: Run, sem) -> torch.Tensor:
             both = (v1 >= 0) & (v2 >= 0)
             ok &= ~both | ((v1 == v2) if sem.neq_inverted else (v1 != v2))
     return ok
-
-
-def answer_domain(t: Template) -> tuple[str, tuple]:
-    """(kind, values) of the final node's output: the answer histogram's bins."""
-    typ = t.nodes[-1]["type"]
-    if typ.startswith("query_"):
-        a = typ.removeprefix("query_")
-        return "attr:" + a, clevr_vocab().values(a)
-    if typ.endswith("count"):
-        return "int", tuple(range(MAX_COUNT + 1))
-    return "bool", (False, True)
 
 
 def answer_codes(run: Run) -> torch.Tensor:

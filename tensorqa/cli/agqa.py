@@ -191,7 +191,6 @@ def run_generate(a: argparse.Namespace) -> int:
 
     if a.threads is not None and a.threads < 1:
         raise TensorQAError(f"--threads must be at least 1, got {a.threads}")
-    set_torch_threads(threads=a.threads)
 
     agqa_only = {"--templates": a.templates, "--include-retired": a.include_retired,
                  "--grounding": a.grounding is not None, "--kernels": a.kernels != "auto"}
@@ -203,7 +202,8 @@ def run_generate(a: argparse.Namespace) -> int:
         if given:  # not silently ignored
             raise TensorQAError(f"{a.store}: a CLEVR store: {given[0]} applies to AGQA stores only")
         a.fmt = a.fmt or "clevr-json"
-        return clevr_commands.run_generate(a)
+        return clevr_commands.run_generate(a)  # torch's threads set where its torch backend runs
+    set_torch_threads(threads=a.threads)
     given = [flag for flag, on in clevr_only.items() if on]
     if given:
         raise TensorQAError(f"{a.store}: not a CLEVR store: {given[0]} applies to CLEVR stores only")

@@ -17,11 +17,14 @@ import hashlib
 import json
 from dataclasses import dataclass
 from importlib import resources
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
 
 from tensorqa.errors import TensorQAError
+
+if TYPE_CHECKING:  # imported where used: CLEVR's numba path runs without torch
+    import torch
 
 ATTRS = ("size", "color", "material", "shape")  # CLEVR's filter expansion order (Z, C, M, S)
 PARAM_TYPES = {"Size": "size", "Color": "color", "Material": "material", "Shape": "shape"}
@@ -104,6 +107,8 @@ class StaticBatch:
 
     @staticmethod
     def from_scenes(scenes: list[StaticScene], device: str | torch.device = "cpu", num_objects: int | None = None) -> "StaticBatch":
+        import torch  # here: CLEVR's numba path reads the store without torch
+
         B = len(scenes)
         N = num_objects or max([s.num_objects for s in scenes] + [1])
         attrs = np.zeros((B, N, 4), np.int64)

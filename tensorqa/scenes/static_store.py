@@ -14,16 +14,19 @@ import functools
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import h5py
 import numpy as np
-import torch
 
 from tensorqa.errors import TensorQAError
 from tensorqa.limits import MAX_CLEVR_SCENES, MAX_NAME, MAX_SCENE_OBJECTS, NAME, SPLIT, parse_json
 from tensorqa.outputs import new_partial, partial_path, publish, write_error
-from tensorqa.scenes.store import H5Reader, check_header
+from tensorqa.scenes.h5 import H5Reader, check_header
 from tensorqa.scenes.static_batch import StaticBatch, StaticScene, clevr_vocab, image_index_of
+
+if TYPE_CHECKING:  # imported where used: CLEVR's numba path runs without torch
+    import torch
 
 FORMAT = "tensorqa.static_scenes"
 FORMAT_VERSION = 1
@@ -109,16 +112,19 @@ def _check_names(raw: np.ndarray, path: Path, name: str, pattern) -> None:
 
 
 def image_indices_of(raw: np.ndarray, names) -> np.ndarray:
-    """:func:`image_index_of` of every stored name (``raw``, fixed width) at once; a name that is not
-    plain ``<anything>_<digits>[.<ext>]`` goes through it one by one (``names``: list or function)."""
-    from tensorqa.scenes.image_indices import plain_image_indices
-
+    """:func:`image_index_of` of every stored name (``raw``, fixed width) at once, compiled where numba
+    is installed; a name that is not plain ``<anything>_<digits>[.<ext>]`` goes through it one by one
+    (``names``: list or function)."""
     S = len(raw)
     if S == 0:
         return np.zeros(0, np.int64)
+    name = names if callable(names) else names.__getitem__
+    try:
+        from tensorqa.scenes.image_indices import plain_image_indices
+    except ImportError:  # numba is an optional extra: the per-name path
+        return np.array([image_index_of(name(i)) for i in range(S)], np.int64)
     A = np.frombuffer(raw.tobytes(), np.uint8).reshape(S, -1) if raw.dtype.itemsize else np.zeros((S, 0), np.uint8)
     out, plain = plain_image_indices(A)
-    name = names if callable(names) else names.__getitem__
     for i in np.flatnonzero(~plain):  # int()'s own cases (signs, spaces, non-ASCII digits) and errors
         out[i] = image_index_of(name(i))
     return out

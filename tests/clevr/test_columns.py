@@ -12,7 +12,9 @@ import pytest
 from tensorqa.clevr.templates import DEFAULT_SYNONYMS, DEFAULT_TEMPLATES_DIR
 
 from tensorqa.clevr import columns
-from tensorqa.clevr.generate import Options, generate_columns, generate_scenes, generate_store
+from clevr.oracle import generate_scenes  # tests/ is on sys.path (conftest)
+from tensorqa.clevr.generate import Options, generate_store
+from tensorqa.clevr.torch_backend import generate_columns
 from tensorqa.clevr.semantics import CLEVR, STRICT
 from tensorqa.clevr.templates import load_synonyms, load_templates
 from tensorqa.scenes.clevr_sampler import sample_scenes

@@ -26,9 +26,9 @@ def test_compiled_engine_is_for_the_cpu():
 def test_compiled_rows_equal_the_grids_on_crowded_scenes():
     """12 to 30 objects (CLEVR has at most 10): a scene's present keys span up to six words of the
     class tables' bit sets, and relations come from random positions."""
-    from tensorqa.clevr.columns import param_order
+    from tensorqa.clevr.templates import param_order
     from tensorqa.clevr.compiled_driver import Book, accept_block
-    from tensorqa.clevr.generate import Bookkeeping, choose_block
+    from tensorqa.clevr.torch_backend import Bookkeeping, choose_block
     from tensorqa.clevr.plan import plans
     from tensorqa.clevr.templates import load_synonyms, load_templates
     from tensorqa.scenes.static_batch import StaticScene

@@ -10,12 +10,16 @@ from hypothesis import strategies as st
 from tensorqa.clevr import compiled_records, text
 
 
-def test_text_picks_equal_text_picker():
+def test_text_picks_equal_text_picker_and_engine_rng():
+    from tensorqa.clevr.compiled_driver import text_root
+    from tensorqa.engine import rng
+
     for seed, scene, tid, draw in [(0, 0, 0, 0), (3, 99, 45, 15), (2**40, 7, 89, 31)]:
-        k = compiled_records.text_key(seed, scene, tid, draw)
+        k = compiled_records.text_key(text_root(seed), scene, tid, draw)
         pick = text.picker(seed, scene, tid, draw)
         for slot, n in [(0, 3), (1, 2), (5, 3), (text.BRACKET_SLOT + 2, 2)]:
-            assert compiled_records.pick(np.uint64(k), slot, n) == pick(slot, n)
+            want = ((rng.derive_int(seed, "clevr.text", scene, tid, draw, slot) >> 32) * n) >> 32
+            assert compiled_records.pick(np.uint64(k), slot, n) == pick(slot, n) == want
 
 
 _TEXT = st.text(alphabet=" \t\nab oteh?r", max_size=40)

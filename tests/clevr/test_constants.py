@@ -7,7 +7,7 @@ from tensorqa.clevr.constants import MAX_BINS, MAX_COUNT, NUM_KEYS, ROUNDS
 from tensorqa.clevr.generate import Options
 from tensorqa.clevr.keys import all_keys
 from tensorqa.clevr.templates import DEFAULT_TEMPLATES_DIR, load_templates
-from tensorqa.clevr.validity import answer_domain
+from tensorqa.clevr.templates import answer_domain
 
 
 def test_the_key_count_is_the_key_tables():

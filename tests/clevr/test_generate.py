@@ -13,7 +13,9 @@ import pytest
 from tensorqa.clevr.templates import DEFAULT_SYNONYMS, DEFAULT_TEMPLATES_DIR
 
 from tensorqa.clevr import run_program
-from tensorqa.clevr.generate import Options, generate_scenes, generate_store, rejected
+from clevr.oracle import generate_scenes  # tests/ is on sys.path (conftest)
+from tensorqa.clevr.generate import Options, generate_store
+from tensorqa.clevr.options import rejected
 from tensorqa.clevr.scalar import is_degenerate
 from tensorqa.clevr.semantics import STRICT
 from tensorqa.clevr.templates import load_synonyms, load_templates
@@ -83,7 +85,7 @@ def test_every_question_re_executes_to_its_answer_and_is_not_degenerate(question
 def test_answers_balanced_per_template_as_clevrs_rule(questions, templates):
     """Replay each template's accepted answers in order: each passed CLEVR's rejection test
     against the histogram of the same reset window at its time."""
-    from tensorqa.clevr.validity import answer_domain
+    from tensorqa.clevr.templates import answer_domain
 
     dom = {(t.filename, t.index): answer_domain(t)[1] for t in templates}
     hist: dict = {}
@@ -157,7 +159,7 @@ def test_cuda_questions_equal_cpu(scenes_json, templates):
 def test_draw_rounds_are_the_first_draws_of_one_long_round(scenes_json, templates, monkeypatch):
     """Rounds of draws (4, 4, 8) give each scene the same rows as its first draws of one round of 16,
     and a scene stops early only once it has ``valid_draws`` valid rows."""
-    import tensorqa.clevr.generate as gen
+    import tensorqa.clevr.torch_backend as gen
     from tensorqa.clevr.grid import SceneTables
 
     with StaticStore(scenes_json[1]) as st:

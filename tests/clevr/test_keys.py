@@ -7,7 +7,8 @@ import itertools
 import torch
 
 from tensorqa.clevr.grid import SceneTables
-from tensorqa.clevr.keys import POPCOUNT16, all_keys, count_true, scene_match
+from tensorqa.clevr.grid import POPCOUNT16, count_true
+from tensorqa.clevr.keys import all_keys, scene_match
 from tensorqa.scenes.clevr_sampler import sample_scenes
 from tensorqa.scenes.static_batch import StaticBatch
 

@@ -1,0 +1,146 @@
+"""The torch backend's rows (any device): a template over its grid for all the block's scenes that
+reach it at once (``grid``), its rules as masks (``validity``), and CLEVR's per-scene loop over
+them (templates stable-sorted by use count, ``--instances-per-template`` per template, stop after
+``--templates-per-image``, answer-count rejection, counts reset every ``--reset-counts-every``
+scenes), reading only the masks and answer codes. The numba backend (``compiled``) accepts the same
+rows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from tensorqa.clevr import columns
+from tensorqa.clevr.constants import ROUNDS
+from tensorqa.clevr.options import Options, rejected
+from tensorqa.clevr.grid import Block, SceneTables, run_template
+from tensorqa.clevr.templates import Template, answer_domain
+from tensorqa.clevr.validity import answer_codes, valid_rows
+from tensorqa.scenes.static_batch import StaticBatch
+from tensorqa.scenes.static_store import StaticStore
+
+
+@dataclass
+class Bookkeeping:
+    """Use counts and answer histograms per template, reset as CLEVR resets them."""
+
+    templates: list
+    use: np.ndarray = None
+    hist: list = field(default_factory=list)
+
+    def reset(self) -> None:
+        self.use = np.zeros(len(self.templates), np.int64)
+        self.hist = [[0] * len(answer_domain(t)[1]) for t in self.templates]
+
+
+class TemplateRows:
+    """One template's grid results for the scenes of a block, filled on demand: ok bool[B, M],
+    answer codes int64[B, M], params name -> int64[B, M], done bool[B]. Draws hash the scene's
+    global position, so evaluating a scene alone or with others gives the same rows."""
+
+    def __init__(self, B: int, M: int):
+        self.ok = np.zeros((B, M), bool)
+        self.ans = np.zeros((B, M), np.int64)
+        self.params: dict = {}
+        self.done = np.zeros(B, bool)
+
+    def fill(self, t: Template, tid: int, batch: StaticBatch, pos: np.ndarray, rows: np.ndarray, opt: Options,
+             tables: SceneTables) -> None:
+        """Evaluate ``rows`` (block scene rows) in rounds of draws (ROUNDS, up to ``opt.draws``): a scene
+        goes on to the next round while it has fewer than ``opt.valid_draws`` valid rows, so templates whose
+        draws mostly pass cost one short round and sparse ones get up to ``opt.draws``. The decision
+        reads only the scene's own rows: the same rows whatever the block."""
+        first = 0
+        for size in ROUNDS:
+            m = min(size, opt.draws - first)
+            if m <= 0 or not len(rows):
+                break
+            idx = torch.from_numpy(rows).to(batch.attrs.device)
+            blk = Block.build(batch.select(idx), torch.from_numpy(pos[rows]), m, opt.seed, tables, idx, first)
+            run = run_template(t, tid, blk, opt.semantics)
+            shape, cols = (len(rows), m), slice(first, first + m)
+            self.ok[rows, cols] = valid_rows(t, tid, blk, run, opt.semantics).view(shape).cpu().numpy()
+            self.ans[rows, cols] = answer_codes(run).view(shape).cpu().numpy()
+            for k, v in run.params.items():
+                self.params.setdefault(k, np.zeros_like(self.ans))[rows, cols] = v.view(shape).cpu().numpy()
+            self.done[rows] = True
+            first += m
+            rows = rows[self.ok[rows, :first].sum(1) < opt.valid_draws]
+
+
+def choose(rows: list[TemplateRows], pos: np.ndarray, book: Bookkeeping, opt: Options) -> tuple[list, dict]:
+    """CLEVR's per-scene loop over the masks: accepted (scene row b, template id, draw m). Where a
+    (scene, template) the loop reaches is not evaluated yet, it is listed in ``missing``
+    (template -> rows) and assumed to succeed; the caller evaluates those and runs the loop again."""
+    accepted, missing = [], {}
+    for b, g in enumerate(pos):
+        if book.use is None or g % opt.reset_counts_every == 0:
+            book.reset()
+        done = 0
+        for tid in np.argsort(book.use, kind="stable"):
+            tr = rows[tid]
+            if not tr.done[b]:
+                missing.setdefault(int(tid), []).append(b)
+                book.use[tid] += 1
+                done += 1
+                if done >= opt.templates_per_image:
+                    break
+                continue
+            got, seen, dedupe = 0, set(), opt.instances_per_template > 1
+            for m in np.flatnonzero(tr.ok[b]):
+                a = int(tr.ans[b, m])
+                key = tuple(int(v[b, m]) for v in tr.params.values()) if dedupe else None
+                if key in seen or rejected(book.hist[tid], a):
+                    continue
+                book.hist[tid][a] += 1
+                if dedupe:
+                    seen.add(key)
+                accepted.append((b, int(tid), int(m)))
+                got += 1
+                if got >= opt.instances_per_template:
+                    break
+            if got:
+                book.use[tid] += 1
+                done += 1
+                if done >= opt.templates_per_image:
+                    break
+    return accepted, missing
+
+
+def choose_block(templates: list[Template], batch: StaticBatch, pos: np.ndarray, book: Bookkeeping, opt: Options):
+    """Evaluate only the templates CLEVR's loop reaches: run the loop, evaluate each template it
+    reached unevaluated, for all the block's scenes at once, run it again from the block's start
+    state, until it reaches nothing new (a few rounds: a template, once reached, is done for the
+    whole block). Returns (accepted, rows)."""
+    rows = [TemplateRows(len(batch), opt.draws) for _ in templates]
+    tables = SceneTables.of(batch)
+    start = (None if book.use is None else book.use.copy(), [list(h) for h in book.hist])
+    while True:
+        book.use = None if start[0] is None else start[0].copy()
+        book.hist = [list(h) for h in start[1]]
+        accepted, missing = choose(rows, pos, book, opt)
+        if not missing:
+            return accepted, rows
+        for tid in missing:
+            rows[tid].fill(templates[tid], tid, batch, pos, np.flatnonzero(~rows[tid].done), opt, tables)
+
+
+def generate_columns(store: StaticStore, templates: list[Template], synonyms: dict, opt: Options,
+                     start: int = 0, stop: int | None = None, with_output: bool = False) -> dict:
+    """The questions of scenes [start, stop) of the store as columns (``columns.COLUMNS``; programs as
+    JSON text, or with ``with_output`` as node lists with ``_output``), built a template at a time."""
+    stop = len(store) if stop is None else min(stop, len(store))
+    book = Bookkeeping(templates)
+    parts, memo = [], {}
+    for a in range(start, stop, opt.batch_scenes):
+        z = min(a + opt.batch_scenes, stop)
+        batch = store.batch(a, z, opt.device)
+        pos = np.arange(a, z)
+        if a == start:
+            book.use = None  # CLEVR resets at the run's first scene
+        accepted, rows = choose_block(templates, batch, pos, book, opt)
+        parts.append(columns.block_columns(templates, synonyms, opt.seed, opt.semantics, batch, pos, accepted, rows, memo,
+                                           with_output))
+    return columns.concat(parts)
