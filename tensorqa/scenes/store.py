@@ -23,7 +23,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Iterator
 
 import h5py
 import numpy as np
