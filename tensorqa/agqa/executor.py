@@ -1,14 +1,10 @@
 """The scalar executor, AGQA's oracle: walks one program over one video, calling each primitive's
 scalar twin (``engine/scalar/``) from a table of handlers by program function.
 
-Handlers read only the program's shape; the rules live in the twins. It applies the solvers and
-everything that makes an answer undefined (docs/reference/agqa_semantics.md §a, §b), not the
-validity or reference-building rules (``agqa/validity.py``, ``agqa/indirect.py``). Where
-``Filter(frame, [objects])`` stands picks the §c.1 interaction rule (objExists, objTime,
-objWhatGeneral). An object argument may be a reference (``Query(class, OnlyItem(...))``), an
-action ``ToAction(verb, <object>)`` (``semantics.resolve_to_action`` when several fit).
-Malformed programs raise ``TensorQAError``: they are not questions.
-"""
+Handlers read only the program's shape; the rules live in the twins. It applies everything that
+makes an answer undefined (docs/reference/agqa_semantics.md §a, §b), not the validity or
+reference-building rules; where ``Filter(frame, [objects])`` stands picks the §c.1 interaction rule.
+Malformed programs raise ``TensorQAError``: they are not questions."""
 
 from __future__ import annotations
 

@@ -1,15 +1,10 @@
-"""The program skeleton of each AGQA template, in AGQA's own program syntax with typed slots.
+"""The program skeleton of each AGQA template, in AGQA's program syntax with typed slots.
 
-``PROGRAM_SHAPES[template]`` is the program AGQA prints, its arguments replaced by slots:
-``<object>`` (a word or an object reference), ``<relation>``, ``<action>`` (a phrase or
-``ToAction(<verb>, <object reference>)``) and ``<window>`` (``WINDOW_FORMS``); a slot named twice
-takes one value. The forms follow AGQA 2.0's released records, the programs quoted in
-``docs/reference/agqa.md`` §2.4 and AGQA's generator (which STAIR's parser agrees with): the and/xor
-filters print the singular ``relation``, objWhatChoose is a ``Choose`` over a one-object query,
-between lists its actions, the length templates keep the generator's names, and the retired
-actExists keeps its shape. ``SHAPES`` adds what the grid needs: evaluator, scan direction, which
-length wins (the templates' other facts: ``agqa/templates``).
-"""
+``PROGRAM_SHAPES[template]`` is the program AGQA prints with its arguments replaced by slots
+(``<object>``, ``<relation>``, ``<action>``, ``<window>``: ``WINDOW_FORMS``; a slot named twice takes
+one value), as AGQA 2.0's released records, docs/reference/agqa.md §2.4 and AGQA's generator print
+them (and/xor filters print the singular ``relation``, objWhatChoose is a ``Choose`` over a one-object
+query, the length templates keep the generator's names). ``SHAPES`` adds what the grid needs."""
 
 from __future__ import annotations
 

@@ -1,16 +1,12 @@
 """``split``: AGQA's split fields on a pool (docs/reference/agqa.md "Splits"; semantics §b.4, §d step 7).
 
-Writes ``SPLIT_SCHEMA`` (``RECORD_SCHEMA`` + 7 columns): ``split`` (the pool's, or train for
-``train_videos`` and test for the others); ``nc_seq``, ``nc_sup``, ``nc_dur``, ``nc_objrel`` and their or
-``novel_comp`` (:class:`NovelCompositions`); ``more_steps`` (``steps > M``, :class:`SplitConfig`);
-``direct_equiv``, the ``question_id`` of the first direct question of the same ``direct_group`` in the
-output (a localized question's is its whole-video version, as in AGQA), or null. Train drops
-``novel_comp == 1`` rows; ``more_steps`` is only a flag, as AGQA releases it. The flags are written
-in both splits (AGQA releases them for test only) so both files share one schema.
-
-Two streaming passes: pass 1 counts each output split's rows and collects the direct questions
-(hash of ``direct_group`` -> first question id); pass 2 adds the columns and writes. No randomness.
-"""
+Writes ``SPLIT_SCHEMA``: ``split`` (the pool's, or train for ``train_videos`` and test for the
+others); ``nc_seq``, ``nc_sup``, ``nc_dur``, ``nc_objrel`` and their or ``novel_comp``
+(:class:`NovelCompositions`); ``more_steps`` (``steps > M``); ``direct_equiv``, the ``question_id`` of
+the first direct question of the same ``direct_group`` in the output, or null. Train drops
+``novel_comp == 1`` rows; ``more_steps`` is only a flag, as AGQA releases it; the flags are written in
+both splits so both files share one schema. Two streaming passes (count and collect the direct
+questions, then write); no randomness."""
 
 from __future__ import annotations
 

@@ -19,8 +19,6 @@ YES, NO = 1, 0
 ANSWER_KINDS = ("yes/no", "before/after", "object", "action")
 
 
-
-
 @dataclass
 class AnswerGrid:
     """Answers of one skeleton for every cell of its slot grid, for every video of a batch.
