@@ -22,8 +22,7 @@ from tensorqa.agqa.shapes import PROGRAM_SHAPES
 from tensorqa.scenes.batch import SceneBatch
 from tensorqa.agqa.semantics import Semantics
 from tensorqa.engine.primitives.filter import ANY_PRESENT, interaction_relations
-from tensorqa.agqa.templates import (
-    ACTION_REFERENCE_FRAMES, OBJECT_REFERENCE_FRAMES, TEMPLATES, WINDOW_FRAMES)
+from tensorqa.agqa.templates import ACTION_REFERENCE_FRAMES, OBJECT_REFERENCE_FRAMES, TEMPLATES, WINDOW_FRAMES
 from tensorqa.scenes.vocab import vocab
 from tensorqa.agqa.grounding_text import (
     EVIDENCE_OF_PROGRAM, FORWARD_PROGRAMS, ACTION_SLOTS, CHOOSE, REF_KINDS, SIDE_OBJ, SIDE_REL, STRETCH,

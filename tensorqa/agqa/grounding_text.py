@@ -11,8 +11,7 @@ import pyarrow as pa
 from tensorqa.errors import TensorQAError
 from tensorqa.agqa.program import Call, Items, Node, Word, match, parse_program
 from tensorqa.agqa.shapes import PROGRAM_SHAPES
-from tensorqa.agqa.templates import (
-    ACTION_REFERENCE_FRAMES, OBJECT_REFERENCE_FRAMES, TEMPLATES, WINDOW_FRAMES)
+from tensorqa.agqa.templates import ACTION_REFERENCE_FRAMES, OBJECT_REFERENCE_FRAMES, TEMPLATES, WINDOW_FRAMES
 from tensorqa.scenes.vocab import indefinite, vocab
 from tensorqa.agqa.text import split_pattern
 
