@@ -104,9 +104,12 @@ def question_steps(block: CellBlock) -> np.ndarray:
     """int64[M]: AGQA's steps (§b.4): the template's base steps + the localization's + one per
     reference (object references, indirect-object actions, in the question or in its localization)."""
     base = np.array([TEMPLATES[t].base_steps for t in TEMPLATE_NAMES])
-    return (base.take(block.template) + WINDOW_STEPS.take(block.window)
-            + (block.object_ref > 0) + (block.object2_ref > 0) + (block.action_ref > 0) + (block.action2_ref > 0)
-            + (block.window_x_ref > 0) + (block.window_y_ref > 0))
+    return base.take(block.template) + WINDOW_STEPS.take(block.window) + sum(_references(block))
+
+
+def _references(block: CellBlock) -> list[np.ndarray]:
+    """bool[M] per slot that may hold a reference: it does (an object reference or an indirect-object action)."""
+    return [getattr(block, axis + "_ref") > 0 for axis in REF_AXES]
 
 
 @functools.lru_cache(maxsize=None)
@@ -282,22 +285,17 @@ def _text_columns(block: CellBlock, video_ids: tuple[str, ...], rank: np.ndarray
     window_p[ind_p] = base + per_block + len(texts_q) + at_p
     extended = lex.extend([per_video, numbers, texts_q, texts_p])  # valid for this block only
 
-    question = compose(lex, block.template * 64 + variant, frame_pattern, {
-        "object": _object_atoms(tx, block.object, block.object_ref, block.object_ref_rel, variant, False),
-        "object2": _object_atoms(tx, block.object2, block.object2_ref, block.object2_ref_rel, variant + 1, False),
-        "relation": lex.ids("relation_word", block.relation),
-        "action": _action_atoms(tx, block.action, block.action_ref, block.action_ref_rel, variant, False),
-        "action2": _action_atoms(tx, block.action2, block.action2_ref, block.action2_ref_rel, variant + 1, False),
-        "window": window_q,
-    }, extended)
-    program = compose(lex, block.template, program_pattern, {
-        "object": _object_atoms(tx, block.object, block.object_ref, block.object_ref_rel, None, True),
-        "object2": _object_atoms(tx, block.object2, block.object2_ref, block.object2_ref_rel, None, True),
-        "relation": lex.ids("relation_word", block.relation),
-        "action": _action_atoms(tx, block.action, block.action_ref, block.action_ref_rel, None, True),
-        "action2": _action_atoms(tx, block.action2, block.action2_ref, block.action2_ref_rel, None, True),
-        "window": window_p,
-    }, extended)
+    def slot_atoms(program: bool, window_atoms: np.ndarray) -> dict[str, np.ndarray]:
+        """The question's (program's) atoms per slot; a second object / action reads the next wording."""
+        atoms = {"relation": lex.ids("relation_word", block.relation), "window": window_atoms}
+        for slot, shift, of in (("object", 0, _object_atoms), ("object2", 1, _object_atoms),
+                                ("action", 0, _action_atoms), ("action2", 1, _action_atoms)):
+            atoms[slot] = of(tx, getattr(block, slot), getattr(block, slot + "_ref"), getattr(block, slot + "_ref_rel"),
+                             None if program else variant + shift, program)
+        return atoms
+
+    question = compose(lex, block.template * 64 + variant, frame_pattern, slot_atoms(False, window_q), extended)
+    program = compose(lex, block.template, program_pattern, slot_atoms(True, window_p), extended)
     # balancing keys and ids
     V, between = len(video_ids), block.window == 4
     keys = {"object": lex.ids("object_id", block.object), "object2": lex.ids("object_id", block.object2),
@@ -335,8 +333,7 @@ def _record_table(block: CellBlock, video_ids: tuple[str, ...], splits: tuple[st
     ref_names = ("", "first", "last", "whole")
     is_temp = (block.window != 0).astype(np.int8)
     # an indirect-object action counts as object indirection (§b.3)
-    is_obj = ((block.object_ref > 0) | (block.object2_ref > 0) | (block.action_ref > 0) | (block.action2_ref > 0)
-              | (block.window_x_ref > 0) | (block.window_y_ref > 0)).astype(np.int8)
+    is_obj = np.any(_references(block), axis=0).astype(np.int8)
     zeros = np.zeros(M, np.int8)
     table = pa.table({
         "question_id": text["question_id"], "video_id": vids, "split": spl, "template": per_template(TEMPLATE_NAMES),
