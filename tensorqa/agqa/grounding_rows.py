@@ -25,9 +25,10 @@ from tensorqa.engine.primitives.filter import ANY_PRESENT, interaction_relations
 from tensorqa.agqa.templates import ACTION_REFERENCE_FRAMES, OBJECT_REFERENCE_FRAMES, TEMPLATES, WINDOW_FRAMES
 from tensorqa.scenes.vocab import vocab
 from tensorqa.agqa.grounding_text import (
-    EVIDENCE_OF_PROGRAM, FORWARD_PROGRAMS, ACTION_SLOTS, CHOOSE, REF_KINDS, SIDE_OBJ, SIDE_REL, STRETCH,
+    EVIDENCE_OF_PROGRAM, FORWARD_PROGRAMS, ACTION_SLOTS, CHOOSE, SIDE_OBJ, SIDE_REL, STRETCH,
     VIDEO_OPENING, action_reference_layout, frame_parts, string_scalar)
 from tensorqa.agqa.record_texts import REF_VARIANTS, texts
+from tensorqa.agqa.indirect import REF_KINDS
 from tensorqa.engine.windows import WINDOW_KINDS
 
 

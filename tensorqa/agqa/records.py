@@ -18,6 +18,7 @@ from tensorqa.agqa.templates import TEMPLATES
 from tensorqa.scenes.vocab import vocab
 from tensorqa.writers import RECORD_SCHEMA, coded_schema
 from tensorqa.agqa.validity import Cells
+from tensorqa.agqa.indirect import REF_KINDS
 from tensorqa.agqa.text import compose, gather_text
 from tensorqa.agqa.record_texts import (  # noqa: F401  (re-exported: the record constants)
     MAX_STEPS, REF_AXES, REF_VARIANTS, SLOT_NAMES, TEMPLATE_NAMES, Texts, WINDOW_STEPS, ID_PATTERN,
@@ -330,7 +331,6 @@ def _record_table(block: CellBlock, video_ids: tuple[str, ...], splits: tuple[st
     def per_template(values) -> pa.Array:
         return coded(values, block.template)
 
-    ref_names = ("", "first", "last", "whole")
     is_temp = (block.window != 0).astype(np.int8)
     # an indirect-object action counts as object indirection (§b.3)
     is_obj = np.any(_references(block), axis=0).astype(np.int8)
@@ -344,14 +344,14 @@ def _record_table(block: CellBlock, video_ids: tuple[str, ...], splits: tuple[st
         "structural": per_template([sp.structural for sp in specs]), "program": text["program"],
         "window": coded(WINDOW_KINDS, block.window),
         "window_action": coded(v.actions, block.window_x), "window_action2": coded(v.actions, block.window_y),
-        "window_action_ref": coded(ref_names, block.window_x_ref),
-        "window_action2_ref": coded(ref_names, block.window_y_ref),
+        "window_action_ref": coded(REF_KINDS, block.window_x_ref),
+        "window_action2_ref": coded(REF_KINDS, block.window_y_ref),
         "relation": coded(v.relation_ids, block.relation), "object": coded(v.object_ids, block.object),
-        "object_ref": coded(ref_names, block.object_ref),
+        "object_ref": coded(REF_KINDS, block.object_ref),
         "object_ref_relation": coded(v.relation_ids, block.object_ref_rel),
-        "object2": coded(v.object_ids, block.object2), "object2_ref": coded(ref_names, block.object2_ref),
+        "object2": coded(v.object_ids, block.object2), "object2_ref": coded(REF_KINDS, block.object2_ref),
         "object2_ref_relation": coded(v.relation_ids, block.object2_ref_rel), "action": coded(v.actions, block.action),
-        "action_ref": coded(ref_names, block.action_ref), "action2_ref": coded(ref_names, block.action2_ref),
+        "action_ref": coded(REF_KINDS, block.action_ref), "action2_ref": coded(REF_KINDS, block.action2_ref),
         "action2": coded(v.actions, block.action2),
         "direct_group": text["direct_group"],
         "is_direct": pa.array((1 - (is_temp | is_obj)).astype(np.int8)), "indirect": pa.array(is_temp | is_obj),
