@@ -379,12 +379,8 @@ class VideoExecutor:
 def run_program(program: Node | str, source, video_id: str | None = None,
                 semantics: Semantics | str = AGQA, actions=()) -> "str | Undefined":
     """The released answer of ``program`` (tree or text, no unfilled slots) on one video, or
-    :class:`Undefined` with the reason.
-
-    source: a ``SceneStore``, ``SceneBatch``, ``VideoScene`` or dict video_id -> VideoScene.
-    actions: the classes the question's indirect-object actions were built from (a record's action
-    slots whose ``_ref`` is set), for a ``ToAction`` that fits several (optional).
-    """
+    :class:`Undefined` with the reason. source: a ``SceneStore``, ``SceneBatch``, ``VideoScene`` or
+    {video_id: VideoScene}; actions: see :func:`.semantics.resolve_to_action` (``built_from``)."""
     return VideoExecutor(scene_of(source, video_id), semantics).run(program, actions)
 
 

@@ -52,10 +52,8 @@ _KEY_SALT = np.uint64(GOLDEN)
 
 @dataclass
 class _SplitCodes:
-    """Per-question arrays of one split, in input order (n questions), and per-key tables (W keys).
-
-    A key is a distinct (template, window, local) of the split; keys are numbered by their hash.
-    """
+    """Per-question arrays of one split (n, input order) and per-key tables over its W distinct
+    (template, window, local) keys, numbered by hash."""
 
     wkey: np.ndarray        # int32[n] key code
     answer: np.ndarray      # int32[n] answer code (sorted answer strings)

@@ -38,12 +38,8 @@ def _as_string_array(values: pa.Array | pa.ChunkedArray) -> pa.Array:
 
 
 def hash_strings(values: pa.Array | pa.ChunkedArray, seed: int = 0) -> np.ndarray:
-    """uint64[n] hash of each string; nulls hash like the empty string.
-
-    The value depends only on the string's bytes and the seed (not on the batch it sits in):
-    word j of a string is folded in only if the string has bytes there. Different strings collide
-    with probability about 2^-64 per pair.
-    """
+    """uint64[n] hash of each string (nulls hash like ""), a function of its bytes and the seed only:
+    word j is folded in only if the string has bytes there. Collisions: about 2^-64 per pair."""
     arr = _as_string_array(values)
     n = len(arr)
     if n == 0:
