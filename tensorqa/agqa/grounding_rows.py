@@ -338,5 +338,3 @@ class Rows:
             lo[i] = np.where(before, 0, after_start)
             hi[i] = np.where(before, before_stop, st.nf[bi])
         return lo, hi
-
-

@@ -272,5 +272,3 @@ def _real(ctx: GridContext, video: torch.Tensor, valids: list[torch.Tensor]) -> 
     (matched by identity; the grids that share it must not modify it)."""
     return by_identity(ctx.cached("real", list), (video, *valids),
                        lambda: _outer([valid[video] for valid in valids], video))
-
-

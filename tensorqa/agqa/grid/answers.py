@@ -158,5 +158,3 @@ def _window_node(windows: Windows, b: int, w: int) -> Node:
     if word == "between":
         return localize_node("between", Word(action_word(x)), Word(action_word(y)))
     return localize_node(word, Word(action_word(x)))
-
-

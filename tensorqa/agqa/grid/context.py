@@ -136,5 +136,3 @@ def ids_at(ids: torch.Tensor, video: torch.Tensor, pos: torch.Tensor) -> torch.T
     """ids[video[v], pos[v, ...]]: ids int64[B, K], video int64[V], pos int64[V, ...]."""
     V = pos.shape[0]
     return ids[video].gather(1, pos.reshape(V, -1).clamp(min=0)).reshape(pos.shape)
-
-
