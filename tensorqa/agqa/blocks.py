@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import torch
 
-from tensorqa.agqa.grid import GridContext, evaluate
+from tensorqa.agqa.grid import ANSWER_KINDS, GridContext, evaluate
 from tensorqa.agqa.templates import TEMPLATES
 from tensorqa.scenes.vocab import vocab
 from tensorqa.agqa.validity import rule_cells
@@ -23,9 +23,6 @@ from tensorqa.agqa.records import MAX_STEPS, TEMPLATE_NAMES, CellBlock, frame_va
 from tensorqa.agqa.indirect import action_reference_slots, object_references, reference_rule, reference_rule_for, slots_by_object
 from tensorqa.agqa.text import stable_order
 from tensorqa.agqa.options import StageTimes
-
-
-ANSWER_KINDS = ("yes/no", "before/after", "object", "action")
 
 
 def generate_block(batch, templates: list[str], rel_obj_counts: torch.Tensor, semantics, seed: int,
@@ -58,21 +55,16 @@ def generate_block(batch, templates: list[str], rel_obj_counts: torch.Tensor, se
             both = keep.nonzero(as_tuple=True)
             kept = (both, cells, cells.full(pairs)[both])
         # reference enumeration, and the block's reference tables built on first use, count as masks
+        t3 = clock()
         if ref_axes:
-            t3 = clock()
             found += _reference_blocks(name, grid, kept, tables.refs, ref_axes)
-            t2 += clock() - t3
-        if act_axes:
-            t3 = clock()
-            if len(act_axes) == 2:  # actTime: a pair of actions
-                found += _action_reference_blocks(name, grid, kept, tables.refs, tables.act_slots, act_axes)
-            else:  # relTime, objTime: every kept cell, direct or with object references
-                found += _indirect_action_blocks(found, act_axes[0], *tables.window)
-            t2 += clock() - t3
+        if len(act_axes) == 2:  # actTime: a pair of actions
+            found += _action_reference_blocks(name, grid, kept, tables.refs, tables.act_slots, act_axes)
+        elif act_axes:  # relTime, objTime: every kept cell, direct or with object references
+            found += _indirect_action_blocks(found, act_axes[0], *tables.window)
         if any((b.window > 0).any() for b in found):
-            t3 = clock()
             found += _window_reference_blocks(found, *tables.window)
-            t2 += clock() - t3
+        t2 += clock() - t3
         kinds += [np.full(len(b), ANSWER_KINDS.index(grid.answer_kind), np.int64) for b in found]
         blocks += found
         times.grid += t1 - t0

@@ -1,14 +1,10 @@
 """The scalar executor, AGQA's oracle: walks one program over one video, calling each primitive's
 scalar twin (``engine/scalar/``) from a table of handlers by program function.
 
-Handlers read only the program's shape; the rules live in the twins. It applies the solvers and
-everything that makes an answer undefined (docs/reference/agqa_semantics.md §a, §b), not the
-validity or reference-building rules (``agqa/validity.py``, ``agqa/indirect.py``). Where
-``Filter(frame, [objects])`` stands picks the §c.1 interaction rule (objExists, objTime,
-objWhatGeneral). An object argument may be a reference (``Query(class, OnlyItem(...))``), an
-action ``ToAction(verb, <object>)`` (``semantics.resolve_to_action`` when several fit).
-Malformed programs raise ``TensorQAError``: they are not questions.
-"""
+Handlers read only the program's shape; the rules live in the twins. It applies everything that
+makes an answer undefined (docs/reference/agqa_semantics.md §a, §b), not the validity or
+reference-building rules; where ``Filter(frame, [objects])`` stands picks the §c.1 interaction rule.
+Malformed programs raise ``TensorQAError``: they are not questions."""
 
 from __future__ import annotations
 
@@ -383,12 +379,8 @@ class VideoExecutor:
 def run_program(program: Node | str, source, video_id: str | None = None,
                 semantics: Semantics | str = AGQA, actions=()) -> "str | Undefined":
     """The released answer of ``program`` (tree or text, no unfilled slots) on one video, or
-    :class:`Undefined` with the reason.
-
-    source: a ``SceneStore``, ``SceneBatch``, ``VideoScene`` or dict video_id -> VideoScene.
-    actions: the classes the question's indirect-object actions were built from (a record's action
-    slots whose ``_ref`` is set), for a ``ToAction`` that fits several (optional).
-    """
+    :class:`Undefined` with the reason. source: a ``SceneStore``, ``SceneBatch``, ``VideoScene`` or
+    {video_id: VideoScene}; actions: see :func:`.semantics.resolve_to_action` (``built_from``)."""
     return VideoExecutor(scene_of(source, video_id), semantics).run(program, actions)
 
 

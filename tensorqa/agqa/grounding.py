@@ -1,28 +1,17 @@
-"""``sg_grounding`` of question records: character spans of the question -> AGQA graph vertex ids.
-
-AGQA's released records carry ``sg_grounding = {"start-end": [vertex ids]}`` (docs/reference/agqa.md §2.5,
-docs/reference/agqa_semantics.md §e). This module computes it for tensorqa's records after they are rendered:
+"""``sg_grounding`` of question records: character spans of the question -> AGQA graph vertex ids
+(docs/reference/agqa.md §2.5; which spans get keys and the decisions where AGQA is silent:
+docs/reference/agqa_semantics.md §e, "How tensorqa grounds a record").
 
     grounding_column(records, scenes, semantics="agqa") -> string array      # JSON object text per row
     with_grounding(records, scenes, semantics="agqa") -> pa.Table            # sg_grounding filled in
     ground_record(record, scene, semantics="agqa") -> dict[str, list[str]]   # one record (scalar)
     check_grounding(grounding, question, vertex_ids) -> list[str]            # §e's validation rules
 
-``records`` is a RECORD_SCHEMA table (the columns of :data:`COLUMNS` suffice; the
-``window_action*_ref`` ones may be absent); ``scenes`` is a ``SceneBatch``, a ``{video_id: VideoScene}``
-mapping or a ``SceneStore`` with the semantics the records were generated with. Vertex ids are those
-of :func:`tensorqa.scenes.export_agqa.video_graph` (``'000105'``, ``'o4/000105'``, ``'r15/000105'``,
-``'c076/1'``); the text is ``json.dumps`` of the dict. Which spans get keys, which ids they list and
-the decisions where §e is silent: agqa_semantics.md §e, "How tensorqa grounds a record".
-
-Two implementations: :func:`ground_record` (``grounding_scalar.py``) is the scalar reference, one
-record at a time, matching any wording variant. :func:`grounding_column` (``grounding_bulk.py``,
-``grounding_rows.py``) has no Python loop over rows: rows are grouped per (template, frame, window
-shape, indirect-action shape), where every row has the same keys in the same order, and the JSON
-texts are one gather over a string pool. It assumes the wording variants ``records.render`` picks and
-re-renders each question to check; a row whose text differs goes to the scalar path, which raises
-:class:`TensorQAError` when the question does not follow its frame.
-"""
+``scenes``: a ``SceneBatch``, ``{video_id: VideoScene}`` or ``SceneStore``; vertex ids are those of
+``scenes.export_agqa.video_graph``. :func:`ground_record` (``grounding_scalar``) is the scalar
+reference, matching any wording variant; :func:`grounding_column` (``grounding_bulk``,
+``grounding_rows``) groups rows with the same key layout and re-renders each question with
+``records.render``'s wording variants to check it, sending a row that differs to the scalar path."""
 
 from __future__ import annotations
 

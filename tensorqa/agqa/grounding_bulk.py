@@ -208,7 +208,7 @@ def _layout(rows: Rows, lists: dict[str, np.ndarray]) -> list[_Group]:
                 g.key(z, z, "video")
             elif part == "window":
                 start = g.pos
-                g.phrase(t["base"]["window_pre"] + rows.kind[idx], None)  # " before ", " between ", ...
+                g.phrase(t["window_pre"][rows.kind[idx]], None)  # " before ", " between ", ...
                 g.action("window_action", int(inner["window_action"][i0]), "instance:window_action")
                 if shape[i0] == 2:
                     g.literal(t["between_mid"])

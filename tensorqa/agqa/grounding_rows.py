@@ -22,13 +22,13 @@ from tensorqa.agqa.shapes import PROGRAM_SHAPES
 from tensorqa.scenes.batch import SceneBatch
 from tensorqa.agqa.semantics import Semantics
 from tensorqa.engine.primitives.filter import ANY_PRESENT, interaction_relations
-from tensorqa.agqa.templates import (
-    ACTION_REFERENCE_FRAMES, OBJECT_REFERENCE_FRAMES, TEMPLATES, WINDOW_FRAMES)
+from tensorqa.agqa.templates import ACTION_REFERENCE_FRAMES, OBJECT_REFERENCE_FRAMES, TEMPLATES, WINDOW_FRAMES
 from tensorqa.scenes.vocab import vocab
 from tensorqa.agqa.grounding_text import (
-    EVIDENCE_OF_PROGRAM, FORWARD_PROGRAMS, ACTION_SLOTS, CHOOSE, REF_KINDS, SIDE_OBJ, SIDE_REL, STRETCH,
-    VIDEO_OPENING, action_reference_layout, action_reference_text, frame_parts, string_scalar, object_phrases,
-    object_reference_phrases)
+    EVIDENCE_OF_PROGRAM, FORWARD_PROGRAMS, ACTION_SLOTS, CHOOSE, SIDE_OBJ, SIDE_REL, STRETCH,
+    VIDEO_OPENING, action_reference_layout, frame_parts, string_scalar)
+from tensorqa.agqa.record_texts import REF_VARIANTS, texts
+from tensorqa.agqa.indirect import REF_KINDS
 from tensorqa.engine.windows import WINDOW_KINDS
 
 
@@ -39,56 +39,40 @@ MAX_FRAME_VARIANTS = 64  # frame variants per template (records.render's group k
 
 @functools.cache
 def tables() -> dict[str, Any]:
-    """Constant tables of the bulk path: ``lexicon``, every string a question is re-rendered from, one
-    array addressed by ``base[section] + index`` or ``literal[text]`` with int64 ``length``; and
-    ``json_static``, the fixed atoms of the JSON texts (``JSON_END``, ``JSON_EMPTY``, ``"cNNN/1"`` per action)."""
-    v = vocab()
+    """Constant tables of the bulk path. Questions are re-rendered from the records' own lexicon
+    (``record_texts.texts``): ``lexicon`` with int64 ``length``, section ``base`` ids (reference
+    phrases [(kind - 1) * V + variant) * R + relation], indirect-object actions [action * n_ref +
+    reference phrase]), frame ``literal`` ids, ``window_pre`` ids (" before ", ... by time kind);
+    ``json_static`` holds the fixed atoms of the JSON texts (``JSON_END``, ``JSON_EMPTY``, ``"cNNN/1"``)."""
+    v, tx = vocab(), texts()
+    lex = tx.lexicon
+    assert {len(f) for f in OBJECT_REFERENCE_FRAMES.values()} == {REF_VARIANTS}, "wordings per reference kind"
     R, A = v.num_relations, v.num_actions
-    counts = {len(f) for f in OBJECT_REFERENCE_FRAMES.values()}
-    assert len(counts) == 1, "every reference kind has the same number of wordings"
-    V = counts.pop()
-    strings, base = [""], {}
-
-    def section(name: str, xs) -> None:
-        base[name] = len(strings)
-        strings.extend(xs)
-
-    # object reference phrases [((kind - 1) * V + variant) * R + relation]
-    ref_phrases = [object_reference_phrases(k, r)[var] for k in REF_KINDS[1:] for var in range(V) for r in range(R)]
-    has_frame = [a_id in ACTION_REFERENCE_FRAMES for a_id in v.actions]
-    section("object_phrase", object_phrases())
-    section("relation_word", v.relation_english)
-    section("action_phrase", v.action_phrases)
-    section("ref_phrase", ref_phrases)
-    # indirect-object action texts [action * len(ref_phrases) + reference phrase index]
-    section("action_ref", (action_reference_text(a, p) if has_frame[a] else "" for a in range(A) for p in ref_phrases))
-    pre = [WINDOW_FRAMES[k].split("{action}")[0] for k in WINDOW_KINDS]  # " before ", ... by time kind
-    section("window_pre", pre)
-    between_mid = WINDOW_FRAMES["between"].split("{action}")[1].split("{action2}")[0]  # " and "
-    literal = {}
     names = list(TEMPLATES)
     opening = np.zeros((len(names), MAX_FRAME_VARIANTS), bool)
+    literal = {}
     for i, t in enumerate(names):
         assert len(TEMPLATES[t].frames) <= MAX_FRAME_VARIANTS
         for f, text in enumerate(TEMPLATES[t].frames):
             opening[i, f] = text.startswith(VIDEO_OPENING)
-            for is_slot, part in frame_parts(t, f):
-                if not is_slot and part not in literal:
-                    literal[part] = len(strings)
-                    strings.append(part)
-    literal.setdefault(between_mid, len(strings))
-    strings.append(between_mid)
+            literal.update((part, lex.literal(part)) for is_slot, part in frame_parts(t, f) if not is_slot)
+    between_mid = WINDOW_FRAMES["between"].split("{action}")[1].split("{action2}")[0]  # " and "
+    literal[between_mid] = lex.literal(between_mid)
+    strings = lex.array()
     before = np.zeros((A + 1, 2), np.int64)  # literal characters before the action's 1st / 2nd {object}
     n_inner = np.zeros(A + 1, np.int64)
     for a in range(A):
-        if has_frame[a]:
+        if v.actions[a] in ACTION_REFERENCE_FRAMES:
             layout = action_reference_layout(a)
             n_inner[a], before[a, :len(layout)] = len(layout), layout
     assert n_inner.max() <= 2
     return {
-        "V": V, "R": R, "A": A, "n_ref": len(ref_phrases),
-        "lexicon": pa.array(strings, pa.string()), "length": np.array([len(x) for x in strings], np.int64),
-        "base": base, "literal": literal, "between_mid": between_mid,
+        "V": REF_VARIANTS, "R": R, "A": A, "n_ref": (len(REF_KINDS) - 1) * REF_VARIANTS * R,
+        "lexicon": strings, "length": pc.utf8_length(strings).to_numpy(zero_copy_only=False).astype(np.int64),
+        "base": {"object_phrase": lex.bases["object_phrase"], "relation_word": lex.bases["relation_word"],
+                 "action_phrase": lex.bases["action_phrase"], "ref_phrase": lex.bases["ref_phrase"],
+                 "action_ref": lex.bases["action_ref_phrase"]},
+        "literal": literal, "between_mid": between_mid, "window_pre": tx.window_question[:, 0],
         "action_ref_before": before, "action_ref_inner": n_inner,
         "prefix": pa.array([f"{x}/" for x in v.object_ids] + [f"{x}/" for x in v.relation_ids] + [""], pa.string()),
         "json_static": pa.array(["", "]}", "{}"] + [f'"{a}/1"' for a in v.actions] + [""], pa.string()),
@@ -354,5 +338,3 @@ class Rows:
             lo[i] = np.where(before, 0, after_start)
             hi[i] = np.where(before, before_stop, st.nf[bi])
         return lo, hi
-
-

@@ -11,8 +11,7 @@ import pyarrow as pa
 from tensorqa.errors import TensorQAError
 from tensorqa.agqa.program import Call, Items, Node, Word, match, parse_program
 from tensorqa.agqa.shapes import PROGRAM_SHAPES
-from tensorqa.agqa.templates import (
-    ACTION_REFERENCE_FRAMES, OBJECT_REFERENCE_FRAMES, TEMPLATES, WINDOW_FRAMES)
+from tensorqa.agqa.templates import ACTION_REFERENCE_FRAMES, OBJECT_REFERENCE_FRAMES, TEMPLATES, WINDOW_FRAMES
 from tensorqa.scenes.vocab import indefinite, vocab
 from tensorqa.agqa.text import split_pattern
 
@@ -31,7 +30,6 @@ VARIANT_SHIFT = {"object": 0, "object2": 1, "action": 0, "action2": 1, "window_a
 VIDEO_OPENING = "In the video,"
 VIDEO_OPENING_SPAN = 12  # §e: the opening maps to "In the video" (its 12 characters)
 ZERO_WIDTH_SHIFT = -1  # whole-video key: one character before the insertion point (YSKX3-9)
-REF_KINDS = ("", "first", "last", "whole")
 
 # how each program (TemplateSpec.program) picks its evidence keyframes and what it grounds
 NOTHING, ACTIONS, EXISTS_OBJ, ACT_EXISTS, REL_ANY, OBJ_REL, STRETCH, CHOOSE, SIDE_REL, SIDE_OBJ = range(10)

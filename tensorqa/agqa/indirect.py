@@ -91,13 +91,18 @@ def object_references(batch, ctx: GridContext, seed: int, video_keys: torch.Tens
 def slots_by_object(refs: References, num_objects: int) -> torch.Tensor:
     """int64[B, O, S]: the reference positions (on the reference axis) whose referent is object o,
     in axis order, padded with -1 (S = most references to one object)."""
-    B, K = refs.valid.shape
-    onehot = (refs.referent[:, :, None] == torch.arange(num_objects, device=refs.valid.device)) & refs.valid[:, :, None]
-    rank = onehot.long().cumsum(1) - 1  # [B, K, O]
-    S = int(onehot.sum(1).max()) if onehot.numel() else 0
-    table = torch.full((B, num_objects, max(S, 1)), -1, dtype=torch.long, device=refs.valid.device)
-    b, j, o = onehot.nonzero(as_tuple=True)
-    table[b, o, rank[b, j, o]] = j
+    objects = torch.arange(num_objects, device=refs.valid.device)[:, None]
+    return _positions((refs.referent[:, None, :] == objects) & refs.valid[:, None, :])  # from bool[B, O, K]
+
+
+def _positions(ok: torch.Tensor) -> torch.Tensor:
+    """int64[B, X, S]: the positions k where ok bool[B, X, K] holds, ascending, padded with -1 (S >= 1)."""
+    B, X, K = ok.shape
+    rank = ok.long().cumsum(2) - 1
+    S = int(ok.sum(2).max()) if ok.numel() else 0
+    table = torch.full((B, X, max(S, 1)), -1, dtype=torch.long, device=ok.device)
+    b, x, k = ok.nonzero(as_tuple=True)
+    table[b, x, rank[b, x, k]] = k
     return table
 
 
@@ -188,10 +193,4 @@ def action_reference_slots(batch, refs: References, semantics) -> torch.Tensor:
         # [B, A]: exactly one class of the (verb, object) pair occurs (float matmul: CUDA has no int64 one)
         unique = (present @ same.T.float()) == 1
         ok &= unique[:, :, None]
-    B, A, K = ok.shape
-    rank = ok.long().cumsum(2) - 1
-    S = int(ok.sum(2).max()) if ok.numel() else 0
-    table = torch.full((B, A, max(S, 1)), -1, dtype=torch.long, device=device)
-    b, a, k = ok.nonzero(as_tuple=True)
-    table[b, a, rank[b, a, k]] = k
-    return table
+    return _positions(ok)

@@ -26,8 +26,7 @@ from tensorqa.writers import resume_shard
 from tensorqa.outputs import output_lock
 from tensorqa.agqa.pipeline import generate_shard
 from tensorqa.agqa.options import (StageTimes, default_grounding, record_params, refuse_other_shard_counts,
-                                   resolve_templates, shard_lock_name,
-                                   shared_gpu, videos_used)
+                                   resolve_templates, shard_lock_name, shared_gpu, videos_used)
 from tensorqa.threads import torch_threads, usable_cores  # noqa: F401  (usable_cores: callers of jobs)
 
 # statistics summed over shards: StageTimes' counters and stage seconds

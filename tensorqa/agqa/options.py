@@ -37,7 +37,7 @@ class StageTimes:
 def shard_range(n_videos: int, num_shards: int, shard_index: int) -> tuple[int, int]:
     if num_shards < 1:
         raise TensorQAError(f"--num-shards must be at least 1, got {num_shards}")
-    if num_shards < 1 or not 0 <= shard_index < num_shards:
+    if not 0 <= shard_index < num_shards:
         raise TensorQAError(f"shard index {shard_index} is not in 0..{num_shards - 1}")
     return n_videos * shard_index // num_shards, n_videos * (shard_index + 1) // num_shards
 

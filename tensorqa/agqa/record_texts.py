@@ -140,5 +140,3 @@ def reference_program(kind: str, relation: str) -> str:
     direction = "forward" if kind == "first" else "backward"
     return (f"Query(class, OnlyItem(IterateUntil({direction}, video, Exists({relation}, Filter(frame, [relations])), "
             f"{rel})))")
-
-

@@ -18,6 +18,7 @@ from tensorqa.agqa.templates import TEMPLATES
 from tensorqa.scenes.vocab import vocab
 from tensorqa.writers import RECORD_SCHEMA, coded_schema
 from tensorqa.agqa.validity import Cells
+from tensorqa.agqa.indirect import REF_KINDS
 from tensorqa.agqa.text import compose, gather_text
 from tensorqa.agqa.record_texts import (  # noqa: F401  (re-exported: the record constants)
     MAX_STEPS, REF_AXES, REF_VARIANTS, SLOT_NAMES, TEMPLATE_NAMES, Texts, WINDOW_STEPS, ID_PATTERN,
@@ -104,9 +105,12 @@ def question_steps(block: CellBlock) -> np.ndarray:
     """int64[M]: AGQA's steps (§b.4): the template's base steps + the localization's + one per
     reference (object references, indirect-object actions, in the question or in its localization)."""
     base = np.array([TEMPLATES[t].base_steps for t in TEMPLATE_NAMES])
-    return (base.take(block.template) + WINDOW_STEPS.take(block.window)
-            + (block.object_ref > 0) + (block.object2_ref > 0) + (block.action_ref > 0) + (block.action2_ref > 0)
-            + (block.window_x_ref > 0) + (block.window_y_ref > 0))
+    return base.take(block.template) + WINDOW_STEPS.take(block.window) + sum(_references(block))
+
+
+def _references(block: CellBlock) -> list[np.ndarray]:
+    """bool[M] per slot that may hold a reference: it does (an object reference or an indirect-object action)."""
+    return [getattr(block, axis + "_ref") > 0 for axis in REF_AXES]
 
 
 @functools.lru_cache(maxsize=None)
@@ -282,22 +286,17 @@ def _text_columns(block: CellBlock, video_ids: tuple[str, ...], rank: np.ndarray
     window_p[ind_p] = base + per_block + len(texts_q) + at_p
     extended = lex.extend([per_video, numbers, texts_q, texts_p])  # valid for this block only
 
-    question = compose(lex, block.template * 64 + variant, frame_pattern, {
-        "object": _object_atoms(tx, block.object, block.object_ref, block.object_ref_rel, variant, False),
-        "object2": _object_atoms(tx, block.object2, block.object2_ref, block.object2_ref_rel, variant + 1, False),
-        "relation": lex.ids("relation_word", block.relation),
-        "action": _action_atoms(tx, block.action, block.action_ref, block.action_ref_rel, variant, False),
-        "action2": _action_atoms(tx, block.action2, block.action2_ref, block.action2_ref_rel, variant + 1, False),
-        "window": window_q,
-    }, extended)
-    program = compose(lex, block.template, program_pattern, {
-        "object": _object_atoms(tx, block.object, block.object_ref, block.object_ref_rel, None, True),
-        "object2": _object_atoms(tx, block.object2, block.object2_ref, block.object2_ref_rel, None, True),
-        "relation": lex.ids("relation_word", block.relation),
-        "action": _action_atoms(tx, block.action, block.action_ref, block.action_ref_rel, None, True),
-        "action2": _action_atoms(tx, block.action2, block.action2_ref, block.action2_ref_rel, None, True),
-        "window": window_p,
-    }, extended)
+    def slot_atoms(program: bool, window_atoms: np.ndarray) -> dict[str, np.ndarray]:
+        """The question's (program's) atoms per slot; a second object / action reads the next wording."""
+        atoms = {"relation": lex.ids("relation_word", block.relation), "window": window_atoms}
+        for slot, shift, of in (("object", 0, _object_atoms), ("object2", 1, _object_atoms),
+                                ("action", 0, _action_atoms), ("action2", 1, _action_atoms)):
+            atoms[slot] = of(tx, getattr(block, slot), getattr(block, slot + "_ref"), getattr(block, slot + "_ref_rel"),
+                             None if program else variant + shift, program)
+        return atoms
+
+    question = compose(lex, block.template * 64 + variant, frame_pattern, slot_atoms(False, window_q), extended)
+    program = compose(lex, block.template, program_pattern, slot_atoms(True, window_p), extended)
     # balancing keys and ids
     V, between = len(video_ids), block.window == 4
     keys = {"object": lex.ids("object_id", block.object), "object2": lex.ids("object_id", block.object2),
@@ -332,11 +331,9 @@ def _record_table(block: CellBlock, video_ids: tuple[str, ...], splits: tuple[st
     def per_template(values) -> pa.Array:
         return coded(values, block.template)
 
-    ref_names = ("", "first", "last", "whole")
     is_temp = (block.window != 0).astype(np.int8)
     # an indirect-object action counts as object indirection (§b.3)
-    is_obj = ((block.object_ref > 0) | (block.object2_ref > 0) | (block.action_ref > 0) | (block.action2_ref > 0)
-              | (block.window_x_ref > 0) | (block.window_y_ref > 0)).astype(np.int8)
+    is_obj = np.any(_references(block), axis=0).astype(np.int8)
     zeros = np.zeros(M, np.int8)
     table = pa.table({
         "question_id": text["question_id"], "video_id": vids, "split": spl, "template": per_template(TEMPLATE_NAMES),
@@ -347,14 +344,14 @@ def _record_table(block: CellBlock, video_ids: tuple[str, ...], splits: tuple[st
         "structural": per_template([sp.structural for sp in specs]), "program": text["program"],
         "window": coded(WINDOW_KINDS, block.window),
         "window_action": coded(v.actions, block.window_x), "window_action2": coded(v.actions, block.window_y),
-        "window_action_ref": coded(ref_names, block.window_x_ref),
-        "window_action2_ref": coded(ref_names, block.window_y_ref),
+        "window_action_ref": coded(REF_KINDS, block.window_x_ref),
+        "window_action2_ref": coded(REF_KINDS, block.window_y_ref),
         "relation": coded(v.relation_ids, block.relation), "object": coded(v.object_ids, block.object),
-        "object_ref": coded(ref_names, block.object_ref),
+        "object_ref": coded(REF_KINDS, block.object_ref),
         "object_ref_relation": coded(v.relation_ids, block.object_ref_rel),
-        "object2": coded(v.object_ids, block.object2), "object2_ref": coded(ref_names, block.object2_ref),
+        "object2": coded(v.object_ids, block.object2), "object2_ref": coded(REF_KINDS, block.object2_ref),
         "object2_ref_relation": coded(v.relation_ids, block.object2_ref_rel), "action": coded(v.actions, block.action),
-        "action_ref": coded(ref_names, block.action_ref), "action2_ref": coded(ref_names, block.action2_ref),
+        "action_ref": coded(REF_KINDS, block.action_ref), "action2_ref": coded(REF_KINDS, block.action2_ref),
         "action2": coded(v.actions, block.action2),
         "direct_group": text["direct_group"],
         "is_direct": pa.array((1 - (is_temp | is_obj)).astype(np.int8)), "indirect": pa.array(is_temp | is_obj),

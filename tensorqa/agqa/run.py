@@ -29,12 +29,9 @@ def generate(store: str | os.PathLike, out: str | os.PathLike, templates: list[s
         jobs = auto_jobs(device)
     elif not isinstance(jobs, int):
         raise TensorQAError(f"--jobs must be a number of processes or 'auto', not {jobs!r}")
+    options = dict(templates=templates, device=device, batch_videos=batch_videos, num_shards=num_shards,
+                   shard_index=shard_index, fmt=fmt, seed=seed, semantics=semantics, include_retired=include_retired,
+                   progress=progress, max_videos=max_videos, kernels=kernels, grounding=grounding, threads=threads)
     if jobs != 1:
-        return generate_jobs(jobs, store=store, out=out, templates=templates, device=device, batch_videos=batch_videos,
-                             num_shards=num_shards, shard_index=shard_index, fmt=fmt, seed=seed, semantics=semantics,
-                             include_retired=include_retired, progress=progress, max_videos=max_videos,
-                             kernels=kernels, grounding=grounding, threads=threads)
-    return generate_shard(store, out, templates=templates, device=device, batch_videos=batch_videos,
-                          num_shards=num_shards, shard_index=shard_index, fmt=fmt, seed=seed, semantics=semantics,
-                          include_retired=include_retired, progress=progress, max_videos=max_videos, kernels=kernels,
-                          grounding=grounding, threads=threads, on_block=on_block, lock=lock)
+        return generate_jobs(jobs, store=store, out=out, **options)
+    return generate_shard(store, out, on_block=on_block, lock=lock, **options)

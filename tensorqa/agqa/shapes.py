@@ -1,15 +1,10 @@
-"""The program skeleton of each AGQA template, in AGQA's own program syntax with typed slots.
+"""The program skeleton of each AGQA template, in AGQA's program syntax with typed slots.
 
-``PROGRAM_SHAPES[template]`` is the program AGQA prints, its arguments replaced by slots:
-``<object>`` (a word or an object reference), ``<relation>``, ``<action>`` (a phrase or
-``ToAction(<verb>, <object reference>)``) and ``<window>`` (``WINDOW_FORMS``); a slot named twice
-takes one value. The forms follow AGQA 2.0's released records, the programs quoted in
-``docs/reference/agqa.md`` §2.4 and AGQA's generator (which STAIR's parser agrees with): the and/xor
-filters print the singular ``relation``, objWhatChoose is a ``Choose`` over a one-object query,
-between lists its actions, the length templates keep the generator's names, and the retired
-actExists keeps its shape. ``SHAPES`` adds what the grid needs: evaluator, scan direction, which
-length wins (the templates' other facts: ``agqa/templates``).
-"""
+``PROGRAM_SHAPES[template]`` is the program AGQA prints with its arguments replaced by slots
+(``<object>``, ``<relation>``, ``<action>``, ``<window>``: ``WINDOW_FORMS``; a slot named twice takes
+one value), as AGQA 2.0's released records, docs/reference/agqa.md §2.4 and AGQA's generator print
+them (and/xor filters print the singular ``relation``, objWhatChoose is a ``Choose`` over a one-object
+query, the length templates keep the generator's names). ``SHAPES`` adds what the grid needs."""
 
 from __future__ import annotations
 
@@ -20,11 +15,16 @@ from tensorqa.engine.windows import WINDOW_KINDS
 _OBJ_REL = "Filter(frame, [relations, <relation>, objects])"
 _OBJ_REL_SINGULAR = "Filter(frame, [relation, <relation>, objects])"
 _STRETCH = "Exists(<relation>, Filter(frame, [relations])), " + _OBJ_REL
-_CHOOSE_XOR = (
-    "XOR(Exists(<object>, " + _OBJ_REL + "), Exists(<object2>, " + _OBJ_REL + "))"
-)
+_CHOOSE_XOR = "XOR(Exists(<object>, " + _OBJ_REL + "), Exists(<object2>, " + _OBJ_REL + "))"
 _LENGTH = "Subtract(Query(end, action), Query(start, action))"
 _PAIR = "[Filter(video, [actions, <action>]), Filter(video, [actions, <action2>])]"
+
+_EXISTS_PAIR = ("{}(Exists(<object>, Iterate(<window>, " + _OBJ_REL_SINGULAR + ")), "
+                "Exists(<object2>, Iterate(<window>, " + _OBJ_REL_SINGULAR + ")))")
+_ACT_EDGE = ("Query(class, OnlyItem(IterateUntil({}, <window>, HasItem(Filter(frame, [actions])), "
+             "Filter(frame, [actions]))))")
+_CHOOSE_EDGE = "Choose(<object>, <object2>, IterateUntil({}, <window>, " + _CHOOSE_XOR + ", " + _OBJ_REL + "))"
+_COMPARE = "Compare([before, after], Exists(<{}>, Iterate(Localize(temporal tag, <{}>), Filter(frame, [{}]))))"
 
 PROGRAM_SHAPES: dict[str, str] = {
     # -- exists / logic ---------------------------------------------------------------------
@@ -32,42 +32,24 @@ PROGRAM_SHAPES: dict[str, str] = {
     "objRelExists": "Exists(<object>, Iterate(<window>, " + _OBJ_REL + "))",
     "relExists": "Exists(<relation>, Iterate(<window>, Filter(frame, [relations])))",
     "actExists": "Exists(<action>, Iterate(<window>, Filter(frame, [actions])))",
-    "andObjRelExists": (
-        "AND(Exists(<object>, Iterate(<window>, " + _OBJ_REL_SINGULAR + ")), "
-        "Exists(<object2>, Iterate(<window>, " + _OBJ_REL_SINGULAR + ")))"
-    ),
-    "xorObjRelExists": (
-        "XOR(Exists(<object>, Iterate(<window>, " + _OBJ_REL_SINGULAR + ")), "
-        "Exists(<object2>, Iterate(<window>, " + _OBJ_REL_SINGULAR + ")))"
-    ),
+    "andObjRelExists": _EXISTS_PAIR.format("AND"),
+    "xorObjRelExists": _EXISTS_PAIR.format("XOR"),
     # -- what ---------------------------------------------------------------------------------
     "objWhatGeneral": "Query(class, OnlyItem(Iterate(<window>, Filter(frame, [objects]))))",
     "objWhat": "Query(class, OnlyItem(Iterate(<window>, " + _OBJ_REL + ")))",
-    "objWhatChoose": (
-        "Choose(<object>, <object2>, Query(class, OnlyItem(Iterate(<window>, " + _OBJ_REL + "))))"
-    ),
+    "objWhatChoose": "Choose(<object>, <object2>, Query(class, OnlyItem(Iterate(<window>, " + _OBJ_REL + "))))",
     "actWhatAfterAll": "Query(class, OnlyItem(Iterate(<window>, Filter(frame, [actions]))))",
     "actWhatBefore": "Query(class, OnlyItem(Iterate(<window>, Filter(frame, [actions]))))",
     # -- first ----------------------------------------------------------------------------------
     "objFirst": "Query(class, OnlyItem(IterateUntil(forward, <window>, " + _STRETCH + ")))",
-    "objFirstChoose": (
-        "Choose(<object>, <object2>, IterateUntil(forward, <window>, " + _CHOOSE_XOR + ", " + _OBJ_REL + "))"
-    ),
+    "objFirstChoose": _CHOOSE_EDGE.format("forward"),
     "objFirstVerify": "Equals(<object>, OnlyItem(IterateUntil(forward, <window>, " + _STRETCH + ")))",
-    "actFirst": (
-        "Query(class, OnlyItem(IterateUntil(forward, <window>, HasItem(Filter(frame, [actions])), "
-        "Filter(frame, [actions]))))"
-    ),
+    "actFirst": _ACT_EDGE.format("forward"),
     # -- last -----------------------------------------------------------------------------------
     "objLast": "Query(class, OnlyItem(IterateUntil(backward, <window>, " + _STRETCH + ")))",
-    "objLastChoose": (
-        "Choose(<object>, <object2>, IterateUntil(backward, <window>, " + _CHOOSE_XOR + ", " + _OBJ_REL + "))"
-    ),
+    "objLastChoose": _CHOOSE_EDGE.format("backward"),
     "objLastVerify": "Equals(<object>, OnlyItem(IterateUntil(backward, <window>, " + _STRETCH + ")))",
-    "actLast": (
-        "Query(class, OnlyItem(IterateUntil(backward, <window>, HasItem(Filter(frame, [actions])), "
-        "Filter(frame, [actions]))))"
-    ),
+    "actLast": _ACT_EDGE.format("backward"),
     # -- length ---------------------------------------------------------------------------------
     "actLengthLongerChoose": "Superlative(max, " + _PAIR + ", " + _LENGTH + ")",
     "actLengthShorterChoose": "Superlative(min, " + _PAIR + ", " + _LENGTH + ")",
@@ -76,18 +58,9 @@ PROGRAM_SHAPES: dict[str, str] = {
     "actLongest": "Superlative(max, Filter(video, [actions]), " + _LENGTH + ")",
     "actShortest": "Superlative(min, Filter(video, [actions]), " + _LENGTH + ")",
     # -- time (compare windows, docs/reference/agqa_semantics.md a.2) ------------------------------------------
-    "actTime": (
-        "Compare([before, after], Exists(<action>, Iterate(Localize(temporal tag, <action2>), "
-        "Filter(frame, [actions]))))"
-    ),
-    "relTime": (
-        "Compare([before, after], Exists(<relation>, Iterate(Localize(temporal tag, <action>), "
-        "Filter(frame, [relations]))))"
-    ),
-    "objTime": (
-        "Compare([before, after], Exists(<object>, Iterate(Localize(temporal tag, <action>), "
-        "Filter(frame, [objects]))))"
-    ),
+    "actTime": _COMPARE.format("action", "action2", "actions"),
+    "relTime": _COMPARE.format("relation", "action", "relations"),
+    "objTime": _COMPARE.format("object", "action", "objects"),
 }
 
 # What a ``<window>`` slot is filled with, per time kind ("video" = the whole video).
@@ -95,7 +68,6 @@ WINDOW_FORMS: dict[str, str] = {
     k: "video" if k == "video" else f"Localize({k}, {'[<action>, <action2>]' if k == 'between' else '<action>'})"
     for k in WINDOW_KINDS
 }
-
 
 
 @dataclass(frozen=True)

@@ -1,17 +1,12 @@
 """``split``: AGQA's split fields on a pool (docs/reference/agqa.md "Splits"; semantics §b.4, §d step 7).
 
-Writes ``SPLIT_SCHEMA`` (``RECORD_SCHEMA`` + 7 columns): ``split`` (the pool's, or train for
-``train_videos`` and test for the others); ``nc_seq``, ``nc_sup``, ``nc_dur``, ``nc_objrel`` and their or
-``novel_comp`` (:class:`NovelCompositions`); ``more_steps`` (``steps > M``, :class:`SplitConfig`);
-``direct_equiv``, the ``question_id`` of the first direct question of the same ``direct_group`` in the
-output (a localized question's is its whole-video version, as in AGQA), or null. Train drops
-``novel_comp == 1`` rows; ``more_steps`` is only a flag, as AGQA releases it. The flags are written
-in both splits (AGQA releases them for test only) so both files share one schema.
-
-Two streaming passes: pass 1 counts each output split's rows and collects the direct questions
-(hash of ``direct_group`` -> first question id); pass 2 adds the columns and writes. Memory: the
-direct questions' ids and one hash table; no randomness.
-"""
+Writes ``SPLIT_SCHEMA``: ``split`` (the pool's, or train for ``train_videos`` and test for the
+others); ``nc_seq``, ``nc_sup``, ``nc_dur``, ``nc_objrel`` and their or ``novel_comp``
+(:class:`NovelCompositions`); ``more_steps`` (``steps > M``); ``direct_equiv``, the ``question_id`` of
+the first direct question of the same ``direct_group`` in the output, or null. Train drops
+``novel_comp == 1`` rows; ``more_steps`` is only a flag, as AGQA releases it; the flags are written in
+both splits so both files share one schema. Two streaming passes (count and collect the direct
+questions, then write); no randomness."""
 
 from __future__ import annotations
 
@@ -27,24 +22,16 @@ import pyarrow.compute as pc
 from tensorqa.agqa.balancing.hashindex import HashIndex
 from tensorqa.agqa.balancing.hashing import hash_strings
 from tensorqa.agqa.balancing.output import PoolOutput, prepare_output
-from tensorqa.agqa.balancing.scan import (BATCH_ROWS, RECORD_BATCH_ROWS, as_numpy, check_columns, count_rows, iter_batches,
-                             pool_files)
-from tensorqa.agqa.balancing.scan import check_split_rows
+from tensorqa.agqa.balancing.scan import (BATCH_ROWS, RECORD_BATCH_ROWS, as_numpy, check_columns, check_split_rows,
+                                          count_rows, iter_batches, pool_files)
 from tensorqa.engine.windows import LOCALIZE_WORDS
 from tensorqa.errors import TensorQAError
 from tensorqa.agqa.templates.catalogue import TEMPLATES
 from tensorqa.scenes.vocab import vocab
 from tensorqa.writers import RECORD_SCHEMA, SPLITS, pool_fact, pool_store, write_dataset_card
 
-SPLIT_FIELDS = pa.schema([
-    ("novel_comp", pa.int8()),
-    ("nc_seq", pa.int8()),
-    ("nc_sup", pa.int8()),
-    ("nc_dur", pa.int8()),
-    ("nc_objrel", pa.int8()),
-    ("more_steps", pa.int8()),
-    ("direct_equiv", pa.string()),
-])
+SPLIT_FIELDS = pa.schema([(name, pa.int8()) for name in ("novel_comp", "nc_seq", "nc_sup", "nc_dur", "nc_objrel",
+                                                           "more_steps")] + [("direct_equiv", pa.string())])
 SPLIT_SCHEMA = pa.schema(list(RECORD_SCHEMA) + list(SPLIT_FIELDS))
 
 # semantics §b.4's fixed lists, in AGQA's English (converted to ids through the vocabulary)
@@ -163,13 +150,18 @@ def composition_flags(table: pa.Table | pa.RecordBatch, config: SplitConfig) -> 
     nc = config.novel
     col = {c: pc.fill_null(_array(table.column(c)), "") for c in FLAG_COLUMNS if c != "steps"}
 
+    def isin_values(array, values) -> np.ndarray:
+        return as_numpy(pc.is_in(array, value_set=pa.array(list(values), pa.string()))).astype(bool)
+
     def isin(name: str, values) -> np.ndarray:
-        return as_numpy(pc.is_in(col[name], value_set=pa.array(list(values), pa.string()))).astype(bool)
+        return isin_values(col[name], values)
 
     def pair_in(obj: str, rel: str) -> np.ndarray:
         joined = pc.binary_join_element_wise(col[obj], col[rel], "|")
-        return as_numpy(pc.is_in(joined, value_set=pa.array([f"{o}|{r}" for o, r in nc.object_relation_pairs],
-                                                             pa.string()))).astype(bool)
+        return isin_values(joined, [f"{o}|{r}" for o, r in nc.object_relation_pairs])
+
+    def given(name: str) -> np.ndarray:
+        return as_numpy(pc.binary_length(col[name])) > 0
 
     localized = isin("window", LOCALIZE_WORDS)
     seq_act = nc.sequencing_actions
@@ -181,19 +173,17 @@ def composition_flags(table: pa.Table | pa.RecordBatch, config: SplitConfig) -> 
         sup |= isin(ref, ("first", "last")) & isin(ref_rel, sup_rel)
     dur_act = nc.duration_actions
     dur = isin("template", nc.duration_templates) & (isin("action", dur_act) | isin("action2", dur_act))
-    dur |= (as_numpy(pc.binary_length(col["action_ref"])) > 0) & isin("action", dur_act)
-    dur |= (as_numpy(pc.binary_length(col["action2_ref"])) > 0) & isin("action2", dur_act)
+    dur |= (given("action_ref") & isin("action", dur_act)) | (given("action2_ref") & isin("action2", dur_act))
     objrel = pair_in("object", "relation") | pair_in("object2", "relation")
-    objrel |= (as_numpy(pc.binary_length(col["object_ref"])) > 0) & pair_in("object", "object_ref_relation")
-    objrel |= (as_numpy(pc.binary_length(col["object2_ref"])) > 0) & pair_in("object2", "object2_ref_relation")
+    objrel |= given("object_ref") & pair_in("object", "object_ref_relation")
+    objrel |= given("object2_ref") & pair_in("object2", "object2_ref_relation")
     # more steps: per-template threshold through the template column's dictionary
     tmpl = pc.dictionary_encode(col["template"])
     limits = np.array([config.threshold_of(t) if t in TEMPLATES else DEFAULT_MAX_STEPS
                        for t in tmpl.dictionary.to_pylist()] or [0], np.int64)
     more = as_numpy(table.column("steps")).astype(np.int64) > limits[as_numpy(tmpl.indices)]
-    flags = {"nc_seq": seq, "nc_sup": sup, "nc_dur": dur, "nc_objrel": objrel}
-    flags["novel_comp"] = seq | sup | dur | objrel
-    flags["more_steps"] = more
+    flags = {"nc_seq": seq, "nc_sup": sup, "nc_dur": dur, "nc_objrel": objrel, "novel_comp": seq | sup | dur | objrel,
+             "more_steps": more}
     return {k: v.astype(np.int8) for k, v in flags.items()}
 
 

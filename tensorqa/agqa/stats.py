@@ -27,11 +27,9 @@ def _count(counts: dict, batch, keys: list[str]) -> None:
 
 
 def pool_stats(pool: str, top: int = 5) -> dict:
-    per_template: dict = {}
-    answer_counts: dict = {}
-    step_counts: dict = {}
-    splits: dict = {}
-    structural: dict = {}
+    keys = {"template": ["template"], "answer": ["template", "answer"], "steps": ["steps"], "split": ["split"],
+            "structural": ["structural"]}
+    counts: dict[str, dict] = {name: {} for name in keys}
     questions = 0
     recorded = pool_fact(pool, "pool_videos")
     video_ids: set = set()
@@ -42,20 +40,17 @@ def pool_stats(pool: str, top: int = 5) -> dict:
         if not recorded:
             ids = batch.column("video_id")
             video_ids.update(ids.dictionary.take(ids.indices.unique()).to_pylist())
-        _count(per_template, batch, ["template"])
-        _count(answer_counts, batch, ["template", "answer"])
-        _count(step_counts, batch, ["steps"])
-        _count(splits, batch, ["split"])
-        _count(structural, batch, ["structural"])
+        for name, by in keys.items():
+            _count(counts[name], batch, by)
     videos = int(recorded) if recorded else len(video_ids)
     dist: dict[str, list] = {}
-    for (template, answer), n in sorted(answer_counts.items(), key=lambda r: (r[0][0], -r[1], r[0][1])):
+    for (template, answer), n in sorted(counts["answer"].items(), key=lambda r: (r[0][0], -r[1], r[0][1])):
         dist.setdefault(template, []).append((answer, n))
-    steps = {int(k): n for k, n in step_counts.items()}
+    steps = {int(k): n for k, n in counts["steps"].items()}
     rows = []
     scale = AGQA_VIDEOS / videos if videos else 0.0
     for name, spec in TEMPLATES.items():
-        n = per_template.get(name, 0)
+        n = counts["template"].get(name, 0)
         unbalanced, balanced = int(spec.table14_unbalanced_k * 1000), int(spec.table14_balanced_k * 1000)
         d = dist.get(name, [])
         total = sum(c for _, c in d) or 1
@@ -65,8 +60,8 @@ def pool_stats(pool: str, top: int = 5) -> dict:
                      "ratio_balanced": round(n * scale / balanced, 3) if videos else None,
                      "answers": len(d), "entropy_bits": round(entropy, 2),
                      "top_answers": [(a, round(c / total, 3)) for a, c in d[:top]]})
-    return {"questions": questions, "videos": videos, "splits": splits, "structural": structural, "steps": dict(sorted(steps.items())),
-            "templates": rows}
+    return {"questions": questions, "videos": videos, "splits": counts["split"], "structural": counts["structural"],
+            "steps": dict(sorted(steps.items())), "templates": rows}
 
 
 def format_stats(s: dict) -> str:

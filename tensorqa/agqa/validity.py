@@ -8,7 +8,7 @@ import torch
 
 from tensorqa.agqa.grid import AnswerGrid, GridContext, evaluate
 from tensorqa.engine.primitives import registry
-from tensorqa.engine.primitives.localize import AFTER, BEFORE, BETWEEN, VIDEO, WHILE
+from tensorqa.engine.primitives.localize import VIDEO
 from tensorqa.engine.windows import WINDOW_KINDS
 from tensorqa.agqa.templates.catalogue import TEMPLATES
 from tensorqa.scenes.vocab import vocab
@@ -288,19 +288,11 @@ RULES = {f.__name__[1:]: f for f in (  # rule name (TemplateSpec.validity) -> th
 QUALIFIERS = {spec.program: RULES[spec.validity] for spec in TEMPLATES.values()}
 
 
-def valid_cells(template_program: str, grid: AnswerGrid, ctx: GridContext, rel_obj_counts: torch.Tensor,
-                windows: tuple[str, ...], ordered_pairs: bool = True) -> tuple[torch.Tensor, Cells]:
-    """bool[B, *n]: cells that are defined, real, of an allowed time kind and pass the template's
-    rules; with ``ordered_pairs``, each unordered pair of a two-item slot once (§b.0)."""
-    keep, pairs, c = rule_cells(template_program, grid, ctx, rel_obj_counts, windows)
-    return (keep & pairs if ordered_pairs and pairs is not None else keep), c
-
-
 def rule_cells(template_program: str, grid: AnswerGrid, ctx: GridContext, rel_obj_counts: torch.Tensor,
                windows: tuple[str, ...]) -> tuple[torch.Tensor, torch.Tensor | None, Cells]:
-    """(keep, pairs, cells): ``keep`` bool[B, *n], the defined cells of an allowed time kind passing the
-    template's rules, both orders of a pair; ``pairs``, the first order of each pair by id (None without
-    a two-item slot or under ordered pairs). ``keep & pairs`` is :func:`valid_cells`."""
+    """(keep, pairs, cells): ``keep`` bool[B, *n], the defined, real cells of an allowed time kind passing
+    the template's rules, both orders of a pair; ``pairs``, the first order of each pair by id (None without
+    a two-item slot or under ordered pairs): ``keep & pairs`` asks each unordered pair once (§b.0)."""
     c = Cells(grid, ctx, rel_obj_counts)
     extra = c.window_allowed(windows) if grid.windows is not None else torch.ones((), dtype=torch.bool, device=c.device)
     pairs = None
@@ -313,4 +305,4 @@ def rule_cells(template_program: str, grid: AnswerGrid, ctx: GridContext, rel_ob
     return (QUALIFIERS[template_program](c) & extra) & grid.defined, pairs, c
 
 
-__all__ = ["Cells", "QUALIFIERS", "valid_cells", "rule_cells", "vocab_tables", "AFTER", "BEFORE", "BETWEEN", "WHILE"]
+__all__ = ["Cells", "QUALIFIERS", "rule_cells", "vocab_tables"]

@@ -2,20 +2,15 @@
 
 Semantics §d steps 1-5, each split on its own: temporal-change labels (``labels``), binary keys cut
 to 50/50 per (family, local), open answers smoothed per family then per (family, local)
-(``smoothing``), structural rejection sampling (``structural``). When a bucket loses questions, the
-labels decide the order and a seeded priority (hash of seed and question_id) decides within a label.
-The ``agqa2`` preset follows the AGQA 2.0 summary: at most 8 steps, and uniform open answers per
-(family, local) (uniform per family too would empty most families).
+(``smoothing``), structural rejection sampling (``structural``). Where a bucket loses questions the
+labels decide the order, a seeded priority (hash of seed and question_id) within a label. The
+``agqa2`` preset follows the AGQA 2.0 summary: at most 8 steps, uniform open answers per (family,
+local) (uniform per family too would empty most families).
 
-Bounded memory, no Python object per question: pass 1 reads 7 columns into about 19 bytes per
-question (a dense (template, window, local) key code from ``hashindex``, an answer code, the
-direct_group hash, three flags); the questions are put in priority order by one sort of packed
-64-bit keys, and each step is one more sort (``select``) plus arithmetic per cell; pass 2 re-reads
-the records and writes the kept rows in input order (``output``). Key codes are numbered by hash
-and answers by string, so the kept set depends only on the seed and the questions (not on batch
-sizes, shard counts or pool order; ties in the top 64 - log2(n) priority bits break by position),
-and the output files are byte-identical for the same input and seed.
-"""
+Pass 1 keeps about 19 bytes per question (key code, answer code, direct_group hash, three flags);
+each step is one sort (``select``) plus arithmetic per cell; pass 2 writes the kept rows in input
+order (``output``). Codes are numbered by hash and answers by string, so the kept set depends only on
+the seed and the questions, not on batch sizes, shard counts or pool order."""
 
 from __future__ import annotations
 
@@ -57,10 +52,8 @@ _KEY_SALT = np.uint64(GOLDEN)
 
 @dataclass
 class _SplitCodes:
-    """Per-question arrays of one split, in input order (n questions), and per-key tables (W keys).
-
-    A key is a distinct (template, window, local) of the split; keys are numbered by their hash.
-    """
+    """Per-question arrays of one split (n, input order) and per-key tables over its W distinct
+    (template, window, local) keys, numbered by hash."""
 
     wkey: np.ndarray        # int32[n] key code
     answer: np.ndarray      # int32[n] answer code (sorted answer strings)

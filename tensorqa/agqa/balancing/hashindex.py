@@ -1,14 +1,10 @@
 """A growing map from 64-bit hashes to dense int32 codes, vectorized over whole batches.
 
-``HashIndex.index(h)`` returns the code of every element of ``h`` (uint64[m], repeats allowed),
-giving new hashes the next free codes. It is an open-addressing table (linear probing, at most 70 %
-full) probed for all elements at once: each round gathers the slots of the elements still pending,
-settles hits, lets one element claim each empty slot (the earliest in the batch), and moves the
-others on. A few rounds settle a batch; no Python code runs per element or per distinct key.
-
-Codes follow first appearance; :meth:`HashIndex.canonical` renumbers them by hash value so that
-results built on codes do not depend on the order the data was read in.
-"""
+``HashIndex.index(h)`` gives the code of every element of ``h`` (uint64[m], repeats allowed), new
+hashes the next free codes: open addressing (linear probing, at most 70 % full) probed for all
+elements at once, one element claiming each empty slot per round (the earliest in the batch).
+Codes follow first appearance; :meth:`HashIndex.canonical` renumbers them by hash value, so results
+do not depend on the order the data was read in."""
 
 from __future__ import annotations
 

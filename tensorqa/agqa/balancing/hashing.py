@@ -1,16 +1,10 @@
 """64-bit hashes of string columns, vectorized (no Python call per string).
 
-``hash_strings`` pads every string of a batch to the same byte width with NULs (``utf8_rpad``, one
-C++ pass), reads the padded buffer as a ``uint64[n, W / 8]`` word matrix, and folds the words
-column by column: ``h = (h ^ word) * K_j`` then ``h ^= h >> 32``, starting from the length, with a
-splitmix64 finalizer at the end. Cost: a few numpy operations per 8 bytes of the longest string.
-Batches with non-ASCII strings (where ``utf8_rpad`` counts code points, not bytes) build the same
-word matrix by a slower byte scatter, so a string hashes the same in every batch.
-
-The hashes stand in for strings when grouping (``direct_group``) and for seeded random priorities
-(``question_id``): they depend only on the string and the seed, never on the batch, so every
-decision built on them is independent of how the pool is sharded or batched.
-"""
+``hash_strings`` NUL-pads the strings of a batch to one byte width (``utf8_rpad``), reads the buffer
+as a ``uint64[n, W / 8]`` word matrix and folds it column by column (non-ASCII batches build the same
+matrix by a byte scatter). The hashes stand in for strings when grouping (``direct_group``) and for
+seeded priorities (``question_id``): they depend only on the string and the seed, never on the batch,
+so nothing built on them depends on how the pool is sharded or batched."""
 
 from __future__ import annotations
 
@@ -44,12 +38,8 @@ def _as_string_array(values: pa.Array | pa.ChunkedArray) -> pa.Array:
 
 
 def hash_strings(values: pa.Array | pa.ChunkedArray, seed: int = 0) -> np.ndarray:
-    """uint64[n] hash of each string; nulls hash like the empty string.
-
-    The value depends only on the string's bytes and the seed (not on the batch it sits in):
-    word j of a string is folded in only if the string has bytes there. Different strings collide
-    with probability about 2^-64 per pair.
-    """
+    """uint64[n] hash of each string (nulls hash like ""), a function of its bytes and the seed only:
+    word j is folded in only if the string has bytes there. Collisions: about 2^-64 per pair."""
     arr = _as_string_array(values)
     n = len(arr)
     if n == 0:

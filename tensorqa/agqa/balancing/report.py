@@ -19,10 +19,8 @@ def distribution_stats(counts: np.ndarray) -> dict:
 
 def category_histograms(category_of_key: np.ndarray, key: np.ndarray, answer: np.ndarray, n_categories: int,
                         n_answers: int, mask: np.ndarray | None = None, chunk: int = 1 << 22) -> np.ndarray:
-    """int64[C, A] questions per (category, answer), over rows where ``mask`` (all if None).
-
-    category_of_key: int64[W] category of each key; key: int[n] key per question; answer: int[n].
-    """
+    """int64[C, A] questions per (category, answer) over the rows where ``mask`` (all if None):
+    category_of_key int64[W], key int[n] per question, answer int[n]."""
     out = np.zeros(n_categories * n_answers, np.int64)
     for a in range(0, len(answer), chunk):
         code = category_of_key[key[a:a + chunk]].astype(np.int64) * n_answers + answer[a:a + chunk]

@@ -19,10 +19,8 @@ STRUCTURE_SHARES: dict[str, float] = {"query": 0.50, "verify": 0.15, "compare": 
 
 
 def structure_caps(counts: np.ndarray, names: tuple[str, ...], shares: dict[str, float]) -> np.ndarray:
-    """int64[S] most questions each structure may keep (query: all of its own).
-
-    counts: int64[S] questions per structure (``names`` order).
-    """
+    """int64[S] most questions each structure may keep (query: all of its own); counts: int64[S] per
+    structure (``names`` order)."""
     counts = np.asarray(counts, np.int64)
     q = names.index("query")
     total = counts[q] / shares["query"]

@@ -9,13 +9,8 @@ import numpy as np
 
 
 def waterfill(sizes: np.ndarray, parent: np.ndarray, cut: np.ndarray) -> np.ndarray:
-    """Units to remove from each member so that parent p loses ``min(cut[p], its total)``.
-
-    sizes:  int64[n] member sizes (>= 0).
-    parent: int64[n] parent code of each member, in 0..P-1.
-    cut:    int64[P] units to remove per parent (<= 0: none).
-    Returns int64[n] removals, 0 <= removed <= sizes.
-    """
+    """int64[n] removals (0 <= removed <= sizes) so that parent p loses ``min(cut[p], its total)``:
+    sizes int64[n] >= 0, parent int64[n] in 0..P-1, cut int64[P] (<= 0: none)."""
     sizes = np.asarray(sizes, np.int64)
     parent = np.asarray(parent, np.int64)
     n = len(sizes)

@@ -1,20 +1,14 @@
-"""Grid evaluation: one program skeleton over its whole slot grid, for every video of a batch.
+"""Grid evaluation: ``evaluate(skeleton, batch, semantics=AGQA) -> AnswerGrid``, one program skeleton
+over its whole slot grid for every video of a batch.
 
-    evaluate(skeleton, batch, semantics=AGQA) -> AnswerGrid
-
-``skeleton``: a template name, a skeleton string of ``PROGRAM_SHAPES`` or a parsed one. Its slots
-are the grid's axes: ``<window>`` every offered window of the batch as one flat axis (dimension 0,
-each row tagged with its video; without a window slot, dimension 0 is the videos), ``<object>`` /
-``<relation>`` / ``<action>`` (and ``2`` forms) compact per-video axes of what is present
-(objExists' object and relExists' relation range over the whole vocabulary, as AGQA asks about
-absent ones; ``domain="all"`` does so for every slot). A word fixes its axis (size 1); a filled
-window keeps only its rows. Indirect references are not grid slots (``TensorQAError``).
-
-A skeleton compiles once into a cached :class:`Plan` (per skeleton, semantics, domain); running
-it looks each primitive up in the registry, so ``use`` / ``override`` / ``ablate`` need no
-recompiling. A :class:`GridContext` (``grid.context``) holds what skeletons share on one batch;
-the evaluators are ``grid.evaluators``, the result type ``grid.answers``.
-"""
+``skeleton``: a template name, a ``PROGRAM_SHAPES`` string or a parsed one. ``<window>`` is every
+offered window of the batch as one flat axis (dimension 0, rows tagged with their video; without it,
+dimension 0 is the videos); ``<object>`` / ``<relation>`` / ``<action>`` (and ``2`` forms) are compact
+per-video axes of what is present (objExists' object and relExists' relation range over the whole
+vocabulary, as AGQA asks about absent ones; ``domain="all"`` does so for every slot). A word fixes
+its axis (size 1); a filled window keeps only its rows; indirect references are not grid slots.
+A skeleton compiles once into a cached :class:`Plan` whose primitives are looked up in the registry
+at run time, so ``use`` / ``override`` / ``ablate`` need no recompiling."""
 
 from __future__ import annotations
 
@@ -22,7 +16,6 @@ import functools
 from dataclasses import dataclass
 
 import numpy as np
-
 import torch
 
 from tensorqa.errors import TensorQAError
@@ -42,10 +35,6 @@ DOMAINS = ("present", "all")
 
 
 # -- shapes and plans ------------------------------------------------------------------------------------
-SHAPE_EVALUATORS: dict[str, str] = {name: spec.evaluator for name, spec in SHAPES.items()}
-PAIR_SHAPES = frozenset(name for name, spec in SHAPES.items() if spec.pair)
-
-
 def _normalize(node: Node) -> Node:
     """One spelling per construct: ``[relation, ...]`` -> ``[relations, ...]``;
     ``Localize(between, X, Y)`` -> ``Localize(between, [X, Y])``."""
@@ -165,7 +154,7 @@ def _compile(text: str, semantics: Semantics, domain: str) -> Plan:
             fixed.append((name, _resolve_word(kind, value, text)))
     if not fixed and window_kind is None and window_actions == (None, None):
         return _shape_plan(shape, semantics, domain)  # the whole shape: one plan, whatever spelling named it
-    return Plan(skeleton=str(node), shape=shape, evaluator=SHAPE_EVALUATORS[shape],
+    return Plan(skeleton=str(node), shape=shape, evaluator=SHAPES[shape].evaluator,
                 pattern=parse_program(PROGRAM_SHAPES[shape]), fixed=tuple(fixed), window_kind=window_kind,
                 window_actions=window_actions, semantics=semantics, domain=domain)
 
@@ -283,5 +272,3 @@ def _real(ctx: GridContext, video: torch.Tensor, valids: list[torch.Tensor]) -> 
     (matched by identity; the grids that share it must not modify it)."""
     return by_identity(ctx.cached("real", list), (video, *valids),
                        lambda: _outer([valid[video] for valid in valids], video))
-
-

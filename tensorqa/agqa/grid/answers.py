@@ -19,33 +19,22 @@ YES, NO = 1, 0
 ANSWER_KINDS = ("yes/no", "before/after", "object", "action")
 
 
-
-
 @dataclass
 class AnswerGrid:
     """Answers of one skeleton for every cell of its slot grid, for every video of a batch.
 
-    Dimension 0 is "video" without a window slot, else "window": the offered windows of all
-    videos, video by video (flat, PyG-style: padding per video would make the two-object grids
-    ~5x larger; ``padded()`` gives that layout). The other dimensions are the remaining slots,
-    compact per-video axes padded to the batch maximum.
+    Dimension 0 is "video" without a window slot, else "window": the offered windows of all videos,
+    video by video (flat: padding per video would make the two-object grids ~5x larger; ``padded()``
+    gives that layout). The other dimensions are compact per-video slot axes padded to the batch maximum.
 
-    answer:  int64[n0, *n]  answer ids: 0/1 = no/yes, 0/1 = before/after, object or action class
-    defined: bool[n0, *n]   the program has an answer there (window offered, unique answer,
-                            margins met, ...); ``answer`` is meaningless elsewhere
+    answer:  int64[n0, *n]  0/1 = no/yes, 0/1 = before/after, or an object or action class
+    defined: bool[n0, *n]   the program has an answer there; ``answer`` is meaningless elsewhere
     real:    bool[n0, *n]   the cell's slot values exist (not padding of a compact axis)
-    axes:    dimension names: "video" or "window", then the pattern's slot names
-    video:   int64[n0]      the batch position of the video of each entry of dimension 0
-    values:  "window" -> int64[n0] position of the row's window on ``windows``; every other slot
-             axis -> int64[B, n]: the object / relation / action id at each position, per video
-             (-1 on padding)
-    windows: the batch's :class:`Windows` (decodes the "window" axis), None without one
-    answer_kind: "yes/no", "before/after", "object" or "action"
-    shape:   the template shape evaluated; skeleton: the canonical skeleton text
+    axes:    "video" or "window", then the pattern's slot names; video: int64[n0] batch position
+    values:  "window" -> int64[n0] window position on ``windows``; other axes -> int64[B, n] ids (-1 padding)
 
     Grids evaluated with one :class:`GridContext` may share tensors (``real``, ``video``, and
-    ``defined`` where it is ``real``): treat them as read-only.
-    """
+    ``defined`` where it is ``real``): treat them as read-only."""
 
     answer: torch.Tensor
     defined: torch.Tensor
@@ -169,5 +158,3 @@ def _window_node(windows: Windows, b: int, w: int) -> Node:
     if word == "between":
         return localize_node("between", Word(action_word(x)), Word(action_word(y)))
     return localize_node(word, Word(action_word(x)))
-
-

@@ -132,10 +132,7 @@ def gather_axis(t: torch.Tensor, dim: int, ids: torch.Tensor) -> torch.Tensor:
     return t.gather(dim, ids.clamp(min=0).reshape(view).expand(shape))
 
 
-
 def ids_at(ids: torch.Tensor, video: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
     """ids[video[v], pos[v, ...]]: ids int64[B, K], video int64[V], pos int64[V, ...]."""
     V = pos.shape[0]
     return ids[video].gather(1, pos.reshape(V, -1).clamp(min=0)).reshape(pos.shape)
-
-

@@ -18,6 +18,12 @@ def _window_axis(ctx: GridContext):
     return ("window", ctx.rows[1], None)
 
 
+def _axes(ctx: GridContext, ax, *slots: str) -> list:
+    """The window axis, then ``slots`` ("relation", "object", "object2") of RelationAxes ``ax``."""
+    of = {"relation": (ax.rids, ax.rvalid), "object": (ax.oids, ax.ovalid), "object2": (ax.oids, ax.ovalid)}
+    return [_window_axis(ctx)] + [(slot, *of[slot]) for slot in slots]
+
+
 def _yes_no(truth: torch.Tensor) -> torch.Tensor:
     return truth.long()
 
@@ -33,8 +39,7 @@ def _obj_exists(plan, ctx):
 def _obj_rel_exists(plan, ctx):
     ax = ctx.axes(plan.domain)
     truth = registry.lookup("exists")(ctx.relate_rows(plan.domain)).transpose(1, 2)  # [V, Kr, Ko]
-    axes = [_window_axis(ctx), ("relation", ax.rids, ax.rvalid), ("object", ax.oids, ax.ovalid)]
-    return _yes_no(truth), None, axes, "yes/no"
+    return _yes_no(truth), None, _axes(ctx, ax, "relation", "object"), "yes/no"
 
 
 def _rel_exists(plan, ctx):
@@ -57,13 +62,8 @@ def _and_or_xor(plan, ctx):
     ax = ctx.axes(plan.domain)
     held = registry.lookup("exists")(ctx.relate_rows(plan.domain)).transpose(1, 2)  # [V, Kr, Ko]
     a, b = held[..., :, None], held[..., None, :]  # <object> rows, <object2> columns
-    if plan.shape == "andObjRelExists":
-        truth = registry.lookup("and")(a, b, ctx.semantics)
-    else:
-        truth = registry.lookup("xor")(a, b, ctx.semantics)
-    axes = [_window_axis(ctx), ("relation", ax.rids, ax.rvalid), ("object", ax.oids, ax.ovalid),
-            ("object2", ax.oids, ax.ovalid)]
-    return _yes_no(truth), None, axes, "yes/no"
+    truth = registry.lookup("and" if plan.shape == "andObjRelExists" else "xor")(a, b, ctx.semantics)
+    return _yes_no(truth), None, _axes(ctx, ax, "relation", "object", "object2"), "yes/no"
 
 
 def _obj_what_general(plan, ctx):
@@ -77,26 +77,28 @@ def _obj_what(plan, ctx):
     ax = ctx.axes(plan.domain)
     pos, one = registry.lookup("only_item")(ctx.relate_rows(plan.domain).transpose(1, 2))  # over objects: [V, Kr]
     obj = ids_at(ax.oids, ctx.flat.video, pos)
-    return obj, one, [_window_axis(ctx), ("relation", ax.rids, ax.rvalid)], "object"
+    return obj, one, _axes(ctx, ax, "relation"), "object"
 
 
 def _forward(plan) -> bool:
     return bool(SHAPES[plan.shape].forward)
 
 
+def _longer(plan) -> bool:
+    return bool(SHAPES[plan.shape].longer)
+
+
 def _episode(plan, ctx):
     ax = ctx.axes(plan.domain)
     obj, ok = ctx.episodes(plan.domain, _forward(plan))
-    return obj, ok, [_window_axis(ctx), ("relation", ax.rids, ax.rvalid)], "object"
+    return obj, ok, _axes(ctx, ax, "relation"), "object"
 
 
 def _episode_verify(plan, ctx):
     ax = ctx.axes(plan.domain)
     obj, ok = ctx.episodes(plan.domain, _forward(plan))  # [V, Kr]
     same = registry.lookup("equals")(obj[..., None], ax.oids[ctx.flat.video][:, None, :])  # [V, Kr, Ko]
-    defined = ok[..., None].expand_as(same)
-    axes = [_window_axis(ctx), ("relation", ax.rids, ax.rvalid), ("object", ax.oids, ax.ovalid)]
-    return _yes_no(same), defined, axes, "yes/no"
+    return _yes_no(same), ok[..., None].expand_as(same), _axes(ctx, ax, "relation", "object"), "yes/no"
 
 
 def _shared_grid(ctx: GridContext, key: str, make):
@@ -121,9 +123,7 @@ def _choose(plan, ctx):
         return torch.where(pick, oids[:, None, :, None], oids[:, None, None, :]), ok
 
     answer, ok = _shared_grid(ctx, f"choose/{plan.domain}/{forward}", make)
-    axes = [_window_axis(ctx), ("relation", ax.rids, ax.rvalid), ("object", ax.oids, ax.ovalid),
-            ("object2", ax.oids, ax.ovalid)]
-    return answer, ok, axes, "object"
+    return answer, ok, _axes(ctx, ax, "relation", "object", "object2"), "object"
 
 
 def _act_what(plan, ctx):
@@ -138,10 +138,6 @@ def _act_edge(plan, ctx):
     name = "act_first" if _forward(plan) else "act_last"
     cls, ok = registry.lookup(name)(ctx.batch, ctx.act, ctx.flat, ctx.semantics)
     return cls, ok, [_window_axis(ctx)], "action"
-
-
-def _longer(plan) -> bool:
-    return bool(SHAPES[plan.shape].longer)
 
 
 def _length_winner(plan, ctx):
@@ -193,11 +189,7 @@ def _obj_time(plan, ctx):
     return side, ok, [("action", ids, valid), ("object", ax.oids, ax.ovalid)], "before/after"
 
 
-EVALUATORS = {
-    "obj_exists": _obj_exists, "obj_rel_exists": _obj_rel_exists, "rel_exists": _rel_exists,
-    "act_exists": _act_exists, "and_or_xor": _and_or_xor, "obj_what_general": _obj_what_general,
-    "obj_what": _obj_what, "choose": _choose, "act_what": _act_what, "episode": _episode,
-    "episode_verify": _episode_verify, "act_edge": _act_edge, "length_choose": _length_choose,
-    "length_verify": _length_verify, "superlative": _superlative, "act_time": _act_time,
-    "rel_time": _rel_time, "obj_time": _obj_time,
-}
+EVALUATORS = {f.__name__[1:]: f for f in (  # ShapeSpec.evaluator -> the evaluator
+    _obj_exists, _obj_rel_exists, _rel_exists, _act_exists, _and_or_xor, _obj_what_general, _obj_what, _choose,
+    _act_what, _episode, _episode_verify, _act_edge, _length_choose, _length_verify, _superlative, _act_time,
+    _rel_time, _obj_time)}

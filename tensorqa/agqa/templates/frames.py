@@ -74,5 +74,3 @@ def read_frames(resource: str = "frames.tsv") -> dict[str, list[str]]:
             raise TensorQAError(f"{resource} line {lineno}: {err}") from None
         frames.setdefault(name, []).append(frame)
     return frames
-
-

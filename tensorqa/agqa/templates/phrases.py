@@ -12,32 +12,17 @@ from tensorqa.scenes.vocab import NO_OBJECT, vocab
 # "first"/"last": the object of the relation's earliest / latest episode in the whole video;
 # "whole": the only object the relation ever has in the video.
 OBJECT_REFERENCE_FRAMES: dict[str, tuple[str, ...]] = {
-    "first": (
-        "the object they were {relation} first",
-        "the first thing they were {relation}",
-        "the first object the person was {relation}",
-    ),
-    "last": (
-        "the object they were {relation} last",
-        "the last thing they were {relation}",
-        "the last object the person was {relation}",
-    ),
-    "whole": (
-        "the object they were {relation}",
-        "the thing they were {relation}",
-        "the object the person was {relation}",
-    ),
+    "first": ("the object they were {relation} first", "the first thing they were {relation}",
+              "the first object the person was {relation}"),
+    "last": ("the object they were {relation} last", "the last thing they were {relation}",
+             "the last object the person was {relation}"),
+    "whole": ("the object they were {relation}", "the thing they were {relation}", "the object the person was {relation}"),
 }
 
 # Localization phrases: {action}/{action2} are action phrases (direct or indirect-object). The
 # whole video has no phrase.
-WINDOW_FRAMES: dict[str, str] = {
-    "video": "",
-    "before": " before {action}",
-    "after": " after {action}",
-    "while": " while {action}",
-    "between": " between {action} and {action2}",
-}
+WINDOW_FRAMES: dict[str, str] = {"video": "", "before": " before {action}", "after": " after {action}",
+                                 "while": " while {action}", "between": " between {action} and {action2}"}
 
 _DETERMINER = r"(?:(?:a|an|some|the|their) )?"
 
