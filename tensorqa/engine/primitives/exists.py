@@ -10,11 +10,8 @@ from tensorqa.engine.primitives.registry import register
 
 @register("exists", aliases=("Exists",))
 def exists(items: torch.Tensor, which: torch.Tensor | None = None) -> torch.Tensor:
-    """bool[..., M]: item ``which[..., m]`` is in the set items bool[..., K].
-
-    With ``which`` None every item is asked about: the set itself is the answer grid.
-    which: int64[..., M], broadcastable to items' leading shape.
-    """
+    """bool[..., M]: item ``which[..., m]`` (int64, broadcastable) is in the set items bool[..., K]; with
+    ``which`` None every item is asked about: the set itself is the answer grid."""
     if which is None:
         return items
     lead = np.broadcast_shapes(items.shape[:-1], which.shape[:-1])  # torch's imports sympy on first use

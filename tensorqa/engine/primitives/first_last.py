@@ -88,18 +88,14 @@ def choose_pairs(hit: torch.Tensor, end: torch.Tensor, usable: torch.Tensor, for
                  ) -> tuple[torch.Tensor, torch.Tensor]:
     """The pairwise half of :func:`choose_episode`: (hit, end, usable) [..., K] -> (pick, defined)
     bool[..., K, K] (rows: first object, columns: second)."""
-    keep_stop = semantics.choose_stretch_includes_stop
     h1, h2 = hit[..., :, None], hit[..., None, :]
     e1, e2 = end[..., :, None], end[..., None, :]
-    if forward:
-        pick = h1 <= h2  # the first object holds at the pair's first hit
-        # the other object shows up in the chosen stretch [hit, stop] (or [hit, stop))
-        other_in_1 = (h2 <= e1) if keep_stop else (h2 < e1)
-        other_in_2 = (h1 <= e2) if keep_stop else (h1 < e2)
-    else:
-        pick = h1 >= h2
-        other_in_1 = (h2 >= e1) if keep_stop else (h2 > e1)
-        other_in_2 = (h1 >= e2) if keep_stop else (h1 > e2)
+    # backward, positions compare the other way round
+    before_or_at, before = (torch.le, torch.lt) if forward else (torch.ge, torch.gt)
+    pick = before_or_at(h1, h2)  # the first object holds at the pair's first hit
+    # the other object shows up in the chosen stretch [hit, stop] (or [hit, stop))
+    inside = before_or_at if semantics.choose_stretch_includes_stop else before
+    other_in_1, other_in_2 = inside(h2, e1), inside(h1, e2)
     ok_1 = usable[..., :, None] & ~other_in_1
     ok_2 = usable[..., None, :] & ~other_in_2
     return pick, torch.where(pick, ok_1, ok_2)
@@ -108,8 +104,7 @@ def choose_pairs(hit: torch.Tensor, end: torch.Tensor, usable: torch.Tensor, for
 # -- actFirst / actLast / actWhat -----------------------------------------------------------------------
 def _unique_instance(cand: torch.Tensor, key: torch.Tensor, cls: torch.Tensor, largest: bool
                      ) -> tuple[torch.Tensor, torch.Tensor]:
-    """(class, defined) [*L]: the candidate (cand bool[*L, N]) with the smallest (largest) key,
-    defined when exactly one attains it."""
+    """(class, defined) [*L]: the candidate (cand bool[*L, N]) with the smallest (largest) key, if only one."""
     if cand.shape[-1] == 0:  # a batch without action instances
         return _only_instance(cand, cls)
     k = torch.where(cand, key, -math.inf if largest else math.inf)

@@ -1,7 +1,4 @@
-"""Query / OnlyItem, Choose, Equals, AND, XOR over answer grids.
-
-Sets are bool[..., K] over an item axis; items are int64 ids; truth values are bool.
-"""
+"""Query / OnlyItem, Choose, Equals, AND, XOR over answer grids: sets bool[..., K], items int64 ids."""
 
 from __future__ import annotations
 
@@ -12,8 +9,7 @@ from tensorqa.engine.primitives.registry import register
 
 @register("only_item", aliases=("OnlyItem", "Query"))
 def only_item(items: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """The single member of a set: items bool[..., K] -> (index int64[...], defined bool[...]:
-    exactly one member). The index is 0 where undefined."""
+    """The single member of a set: items bool[..., K] -> (index int64[...], 0 where undefined; defined bool[...])."""
     K = items.shape[-1]
     # one small matmul gives both the member count and, for one member, its index (a reduction
     # over a short last axis is far slower on CPUs); float32 is exact for these integers
@@ -25,25 +21,19 @@ def only_item(items: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 
 @register("choose")
 def choose(first_in: torch.Tensor, second_in: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """AGQA's README Choose: the one of two items that is in the set.
-
-    first_in, second_in: bool[...] membership of item1 / item2. Returns (pick bool[...]: item1,
-    defined bool[...]: exactly one of them is in the set). (The AGQA templates answer Choose
-    with ``first_last.choose_episode``.)
-    """
+    """AGQA's README Choose: membership first_in, second_in bool[...] of two items -> (pick bool[...]: the first,
+    defined: exactly one is in the set). The AGQA templates answer Choose with ``first_last.choose_episode``."""
     return first_in, first_in != second_in
 
 
 @register("equals", aliases=("Equals",))
 def equals(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """bool[...]: a == b for id tensors (broadcast)."""
     return a == b
 
 
 @register("and", aliases=("AND",))
 def and_(a: torch.Tensor, b: torch.Tensor, semantics=None) -> torch.Tensor:
-    """bool[...]: a and b (broadcast). ``semantics`` is not read: and / xor take the same
-    arguments, so that either ablates into the other."""
+    """``semantics`` is unread: and / xor take the same arguments, so that either ablates into the other."""
     return a & b
 
 

@@ -1,8 +1,5 @@
-"""Scalar twins of the episode and action-edge primitives (``engine/primitives/first_last.py``),
-the rules of docs/reference/agqa_semantics.md §b.1 for one video: objFirst / objLast stretches
-(``episode_stretch``), the Choose rule (``choose_stretch``; AGQA's solver tests "or" whatever the
-printed XOR says), actFirst / actLast and actWhatAfterAll / actWhatBefore.
-"""
+"""Scalar twins of the episode and action-edge primitives (``engine/primitives/first_last.py``) for one
+video; the Choose rule tests "or" whatever the printed XOR says, as AGQA's solver."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""Scalar twins of ``localize`` and ``compare_windows`` (docs/reference/agqa_semantics.md §a.1,
-§a.2) for one video: before / after / while read X's first instance, between X's last (or first,
-``between_x_instance``) and Y's first; a window is not offered when empty or reversed, nor around
-``never_localize`` actions. Compare windows need exactly one anchor instance.
-"""
+"""Scalar twins of ``localize`` and ``compare_windows`` (``engine/primitives/localize.py``) for one video."""
 
 from __future__ import annotations
 
