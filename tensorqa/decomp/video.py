@@ -1,16 +1,13 @@
 """One video's questions as AGQA-Decomp DAGs of sub-questions with exact answers:
 ``decompose_video(video_id, questions, scene, semantics) -> VideoDecomposition``.
 
-Each program is split along :mod:`.subquestions`' table, and every sub-question is answered by
-running its program on the scene (the scalar executor; object presence and the three collections,
-which are not AGQA syntax, are evaluated here with the same window rules). A composition is kept
-only when every child has an answer and the answers pass the official consistency check for it
-(:func:`consistency_violations`); otherwise the table's fallback children are tried, and a
-composition left without exact children is counted in the report (chiefly Between, whose official
-check a relation seen before A ends and after B starts satisfies, and, under AGQA's semantics, an
-objTime Choose whose object is only in "other relationship" on the other side). Identical
-sub-questions of a video are one node with one text and key (``<video>-d<n>``; a pool question
-keeps its own text and ``question_id``).
+Each program is split along :mod:`.subquestions`' table; every sub-question is answered by the scalar
+executor (object presence and the collections, not AGQA syntax, here with the same window rules). A composition
+is kept only when every child has an answer and they pass its official consistency check
+(:func:`consistency_violations`), else with the table's fallback children, else it is counted as left out
+(chiefly Between, and under AGQA's semantics an objTime Choose whose object is only in "other relationship" on
+the other side). Identical sub-questions of a video are one node, one text and key (``<video>-d<n>``; a pool
+question keeps its own text and ``question_id``).
 """
 
 from __future__ import annotations
@@ -24,9 +21,8 @@ import numpy as np
 from tensorqa.errors import TensorQAError
 from tensorqa.agqa.program import Node, Word, verb_index
 
-# One executor per video (VideoExecutor): run_program rebuilds the video's tables on every call,
-# which dominated the decomposition time.
 from tensorqa.engine.scalar import Undefined
+# one executor per video: run_program rebuilds the video's tables on every call
 from tensorqa.agqa.executor import VideoExecutor
 from tensorqa.scenes.batch import VideoScene
 from tensorqa.agqa.semantics import get_semantics, resolve_to_action
@@ -38,34 +34,18 @@ from tensorqa.decomp.subquestions import PRESENT, SubQuestion, compositions, fro
 
 
 def consistency_violations(parent_type: str, rule: str, answer, kids: list[tuple], equals_texts=None) -> list[str]:
-    """The consistency rules a composition breaks with every answer taken as the prediction (the
-    conditions of :mod:`.consistency`, both directions; unchecked rules and banned parents give []).
-    kids: per child (raw type, answer, program, has compositions); equals_texts: for Choose, per child
-    the text of the first child of its two-child Equals composition, or None. A two-child rule with
-    another number of children is a violation."""
+    """The consistency rules a composition breaks with every answer taken as the prediction (:mod:`.consistency`,
+    both directions). kids: per child (raw type, answer, program, has compositions); equals_texts: for Choose, per
+    child the text of the first child of its two-child Equals composition, or None."""
     checker = IC_CHECKER.get(rule)
     if checker is None or parent_type in BANNED_TYPES:
         return []
-    q = answer
-    types = [k[0] for k in kids]
-    answers = [k[1] for k in kids]
+    q, types, answers = answer, [k[0] for k in kids], [k[1] for k in kids]
     valid = [a for t, a in zip(types, answers) if t not in BANNED_TYPES and t in YES_NO_TYPES]
-    bad = []
     if checker == "implies":
-        if q == "yes" and valid and any(a != "yes" for a in valid):
-            bad.append(f"{rule} Yes")
-        if any(a == "no" for a in valid) and q != "no":
-            bad.append(f"{rule} No")
-        return bad
+        return _broken(rule, q == "yes" and any(a != "yes" for a in valid), q != "no" and "no" in valid)
     if checker == "conjunction":
-        if not valid:
-            return []
-        all_yes, one_no = all(a == "yes" for a in valid), any(a == "no" for a in valid)
-        if (q == "yes" or all_yes) and not (q == "yes" and all_yes):
-            bad.append(f"{rule} Yes")
-        if (q == "no" or one_no) and not (q == "no" and one_no):
-            bad.append(f"{rule} No")
-        return bad
+        return _two_way(rule, q, all(a == "yes" for a in valid), any(a == "no" for a in valid)) if valid else []
     if checker == "equals" and parent_type != EQUALS_PARENT_TYPE:
         return []
     if len(kids) != 2:
@@ -74,35 +54,34 @@ def consistency_violations(parent_type: str, rule: str, answer, kids: list[tuple
         return []
     a1, a2 = answers
     if checker == "xor":
-        holds = a1 == "yes" and a2 == "no"
-    elif checker == "equals":
+        return _two_way(rule, q, a1 == "yes" and a2 == "no")
+    if checker == "equals":
         if kids[0][3]:  # the first child is a question with children of its own: answers must match
-            holds = a1 == a2
-        else:  # the first child is the object's existence: the object is read from its program
-            obj = kids[0][2][EQUALS_PROGRAM_SLICE]
-            hit, y1 = a2 == obj, a1 == "yes"
-            if (q == "yes" or hit) and not (q == "yes" and hit and y1):
-                bad.append("Equals Yes")
-            if (q == "no" or not hit or not y1) and (q != "no" or hit):
-                bad.append("Equals No")
-            return bad
-    else:  # choose
-        first, second = a1 == "yes" and a2 == "no", a1 == "no" and a2 == "yes"
-        if q in ("before", "after"):
-            return [] if (first if q == "before" else second) else ["Choose Temporal"]
-        if equals_texts is None or equals_texts[0] is None or equals_texts[1] is None:
-            return []
-        word = "None" if q is None else str(q)
-        if f"{word} exist" in equals_texts[0]:
-            return [] if first else ["Choose Object"]
-        if f"{word} exist" in equals_texts[1]:
-            return [] if second else ["Choose Object"]
+            return _two_way(rule, q, a1 == a2)
+        # the first child is the object's existence: the object is read from its program
+        hit, y1 = a2 == kids[0][2][EQUALS_PROGRAM_SLICE], a1 == "yes"
+        return _broken(rule, (q == "yes" or hit) and not (q == "yes" and hit and y1),
+                       (q == "no" or not hit or not y1) and (q != "no" or hit))
+    # choose
+    first, second = a1 == "yes" and a2 == "no", a1 == "no" and a2 == "yes"
+    if q in ("before", "after"):
+        return [] if (first if q == "before" else second) else ["Choose Temporal"]
+    if equals_texts is None or None in equals_texts:
         return []
-    if (q == "yes" or holds) and not (q == "yes" and holds):
-        bad.append(f"{rule} Yes")
-    if (q == "no" or not holds) and not (q == "no" and not holds):
-        bad.append(f"{rule} No")
-    return bad
+    for text, holds in zip(equals_texts, (first, second)):
+        if f"{'None' if q is None else q} exist" in text:
+            return [] if holds else ["Choose Object"]
+    return []
+
+
+def _two_way(rule: str, q, holds: bool, fails: bool | None = None) -> list[str]:
+    """Parent = yes <=> ``holds``, parent = no <=> ``fails`` (default: not ``holds``; a conjunction's children
+    may be neither)."""
+    return _broken(rule, (q == "yes") != holds, (q == "no") != (not holds if fails is None else fails))
+
+
+def _broken(rule: str, yes: bool, no: bool) -> list[str]:
+    return [f"{rule} {w}" for w, broken in (("Yes", yes), ("No", no)) if broken]
 
 
 @dataclass(eq=False)
