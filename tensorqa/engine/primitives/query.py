@@ -1,10 +1,34 @@
-"""Query / OnlyItem, Choose, Equals, AND, XOR over answer grids: sets bool[..., K], items int64 ids."""
+"""Exists / HasItem, Count, Query / OnlyItem, Choose, Equals, AND, XOR over answer grids: sets bool[..., K],
+items int64 ids. Count is kept from AGQA's retired count templates, for decomposition and ablation."""
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from tensorqa.engine.primitives.registry import register
+
+
+@register("exists", aliases=("Exists",))
+def exists(items: torch.Tensor, which: torch.Tensor | None = None) -> torch.Tensor:
+    """bool[..., M]: item ``which[..., m]`` (int64, broadcastable) is in the set items bool[..., K]; with
+    ``which`` None every item is asked about: the set itself is the answer grid."""
+    if which is None:
+        return items
+    lead = np.broadcast_shapes(items.shape[:-1], which.shape[:-1])  # torch's imports sympy on first use
+    return items.expand(*lead, items.shape[-1]).gather(-1, which.expand(*lead, which.shape[-1]).clamp(min=0))
+
+
+@register("has_item", aliases=("HasItem",))
+def has_item(items: torch.Tensor) -> torch.Tensor:
+    """bool[...]: the set items bool[..., K] is not empty."""
+    return items.any(-1)
+
+
+@register("count")
+def count(items: torch.Tensor) -> torch.Tensor:
+    """int64[...]: number of members of the set items bool[..., K]."""
+    return items.count_nonzero(-1)
 
 
 @register("only_item", aliases=("OnlyItem", "Query"))

@@ -1,5 +1,4 @@
-"""Scalar twins of the set and answer-forming primitives (``engine/primitives/query.py``, ``exists.py``,
-``count.py``); sets are bool[K]."""
+"""Scalar twins of the set and answer-forming primitives (``engine/primitives/query.py``); sets are bool[K]."""
 
 from __future__ import annotations
 
