@@ -206,10 +206,7 @@ def internal_consistency(enc: Encoded) -> dict:
     n_wrong = sum_by(rule, R, wrong)
     by_rule = {r: score(total[i] - n_wrong[i], total[i]) for i, r in enumerate(CONSISTENCY_RULES)}
 
-    by_comp = {}
-    for comp in COMPOSITION_RULES:
-        scores = [by_rule[r] for r in rules_of(comp)]
-        by_comp[comp] = None if not scores or any(s is None for s in scores) else float(np.mean(scores))
+    by_comp = {comp: _mean([by_rule[r] for r in rules_of(comp)]) for comp in COMPOSITION_RULES}
 
     # per parent type: checks under parents of that type; a type is present once a parent of it was visited
     T = len(enc.ctype_names)
@@ -223,12 +220,16 @@ def internal_consistency(enc: Encoded) -> dict:
         if t not in present or name not in PARENT_TO_RULES:
             by_parent[name] = None
             continue
-        scores = [score(pt_total[t, j] - pt_wrong[t, j], pt_total[t, j])
-                  for comp in PARENT_TO_RULES[name] for j, r in enumerate(CONSISTENCY_RULES) if comp in r]
-        by_parent[name] = None if not scores or any(s is None for s in scores) else float(np.mean(scores))
+        by_parent[name] = _mean([score(pt_total[t, j] - pt_wrong[t, j], pt_total[t, j])
+                                 for comp in PARENT_TO_RULES[name] for j, r in enumerate(CONSISTENCY_RULES) if comp in r])
     return {"by_rule": by_rule, "by_composition": by_comp, "by_parent": by_parent,
             "totals": {r: int(total[i]) for i, r in enumerate(CONSISTENCY_RULES)},
             "wrong": {r: int(n_wrong[i]) for i, r in enumerate(CONSISTENCY_RULES)}}
+
+
+def _mean(scores: list) -> float | None:
+    """The mean of rule scores; None without any, or if one has no data."""
+    return None if not scores or any(s is None for s in scores) else float(np.mean(scores))
 
 
 def ic_accuracy_correlation(enc: Encoded) -> tuple[float | None, int]:

@@ -75,6 +75,16 @@ def choose_episode(video: ScalarVideo, sem: Switches, w: Window, o1: int, o2: in
     return item
 
 
+def _classes_until(video: ScalarVideo, frames: list[int], past) -> set[int]:
+    """The action classes at ``frames`` in order, up to the first keyframe whose time is ``past`` the limit."""
+    seen: set[int] = set()
+    for f in frames:
+        if past(video.secs[f]):
+            break
+        seen |= video.classes_at(f)
+    return seen
+
+
 def _first_time(video: ScalarVideo, sem: Switches, f0: int) -> np.float32:
     if f0 == 0:
         return np.float32(0.0)
@@ -87,11 +97,7 @@ def act_first(video: ScalarVideo, sem: Switches, w: Window) -> int:
         raise NoAnswer("actFirst: the window has no keyframe")
     f0 = w.frames[0]
     limit = video.secs[f0] + np.float32(sem.act_window_s)
-    seen: set[int] = set()
-    for f in w.frames:
-        if video.secs[f] > limit:
-            break
-        seen |= video.classes_at(f)
+    seen = _classes_until(video, w.frames, lambda secs: secs > limit)
     if len(seen) > 1:
         raise NoAnswer(f"actFirst: {len(seen)} actions within the first seconds of the window")
     t = _first_time(video, sem, f0)
@@ -114,11 +120,7 @@ def act_last(video: ScalarVideo, sem: Switches, w: Window) -> int:
     fl = w.frames[-1]
     limit = video.secs[fl] - np.float32(sem.act_window_s)
     scanned = w.frames[1:] if sem.act_last_scan_skips_window_start else w.frames
-    seen: set[int] = set()
-    for f in reversed(scanned):
-        if video.secs[f] < limit:
-            break
-        seen |= video.classes_at(f)
+    seen = _classes_until(video, scanned[::-1], lambda secs: secs < limit)
     if len(seen) > 1:
         raise NoAnswer(f"actLast: {len(seen)} actions within the last seconds of the window")
     # the generator means t = +inf at the video's last keyframe; its answer uses the keyframe's
