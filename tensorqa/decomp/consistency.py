@@ -220,8 +220,8 @@ def internal_consistency(enc: Encoded) -> dict:
         if t not in present or name not in PARENT_TO_RULES:
             by_parent[name] = None
             continue
-        by_parent[name] = _mean([score(pt_total[t, j] - pt_wrong[t, j], pt_total[t, j])
-                                 for comp in PARENT_TO_RULES[name] for j, r in enumerate(CONSISTENCY_RULES) if comp in r])
+        by_parent[name] = _mean([score(pt_total[t, j] - pt_wrong[t, j], pt_total[t, j]) for comp in PARENT_TO_RULES[name]
+                                 for j, r in enumerate(CONSISTENCY_RULES) if comp in r])
     return {"by_rule": by_rule, "by_composition": by_comp, "by_parent": by_parent,
             "totals": {r: int(total[i]) for i, r in enumerate(CONSISTENCY_RULES)},
             "wrong": {r: int(n_wrong[i]) for i, r in enumerate(CONSISTENCY_RULES)}}

@@ -26,8 +26,8 @@ YES_NO_TYPES: frozenset[str] = frozenset({"Object Exists", "Relation Exists", "I
 
 # Row order of the per-type tables (``subq_type_ordering``). "Overall" is the pooled row.
 QUESTION_TYPES: tuple[str, ...] = (
-    "Object Exists", "Relation Exists", "Interaction", "Interaction Temporal Localization",
-    "Exists Temporal Localization", "First/Last", "Longest/Shortest Action", "Conjunction", "Choose", "Equals", "Overall")
+    "Object Exists", "Relation Exists", "Interaction", "Interaction Temporal Localization", "Exists Temporal Localization",
+    "First/Last", "Longest/Shortest Action", "Conjunction", "Choose", "Equals", "Overall")
 
 # Row order of the per-composition tables (``comp_type_ordering``).
 COMPOSITION_RULES: tuple[str, ...] = ("Interaction", "First", "Last", "Equals", "And", "Xor", "Choose", "Longer Choose",

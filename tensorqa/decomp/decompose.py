@@ -1,9 +1,9 @@
 """``tensorqa decompose``: every question of a pool becomes a DAG of sub-questions with exact answers
-(:func:`.video.decompose_video`, in one or several processes). Written to ``OUT.partial`` (a rerun resumes it) and renamed to ``OUT`` when complete:
-``OUT/hierarchies/`` is exactly AGQA-Decomp's folder (``<video_id>.json`` and ``isolated.json``,
-nothing else: the official evaluation reads every entry); ``OUT/parquet/{nodes,edges,dags}.parquet``
-(per distinct sub-question, per (parent, rule, child position), per question);
-``OUT/decompose/report.json`` (counts, rules, left-out compositions, timing)."""
+(:func:`.video.decompose_video`, in one or several processes). Written to ``OUT.partial`` (a rerun resumes
+it), renamed to ``OUT`` when complete: ``OUT/hierarchies/`` is exactly AGQA-Decomp's folder (``<video_id>.json``
+and ``isolated.json``, nothing else: the official evaluation reads every entry);
+``OUT/parquet/{nodes,edges,dags}.parquet`` (per distinct sub-question, per (parent, rule, child position), per
+question); ``OUT/decompose/report.json`` (counts, rules, left-out compositions, timing)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""AGQA-Decomp metrics: every metric of a set of predictions on a set of hierarchies in one summary,
-with the meaning of the official evaluation (``agqa_decomp_evaluation/``; docs/reference/agqa.md
-§2.7), as numpy group-bys over :mod:`.hierarchies`' tables: :mod:`.predictions`, :mod:`.encoding`
-(integer codes, group-bys), :mod:`.accuracy`, :mod:`.consistency`, :mod:`.reports`. Where the
+"""AGQA-Decomp metrics: every metric of a set of predictions on a set of hierarchies in one summary, with the
+meaning of the official evaluation (``agqa_decomp_evaluation/``; docs/reference/agqa.md §2.7). Where the
 official scripts would raise, this reports instead (docs/benchmarks/agqa-decomp.md, "Evaluate")."""
 
 from __future__ import annotations
