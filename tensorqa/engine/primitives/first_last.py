@@ -133,7 +133,6 @@ class _Edges:
         self.real = real_instances(batch)[v]  # [*, N]
         self.start, self.end, self.cls = batch.inst_start[v], batch.inst_end[v], batch.inst_cls[v]
         self.act_counts = prefix_count(act)  # [B, F + 1, A]
-        self.act = act
         self.valid = windows.valid & (windows.stop > windows.start) & (self.F > 0)
 
     def time(self, pos: torch.Tensor) -> torch.Tensor:
