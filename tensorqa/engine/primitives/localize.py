@@ -65,8 +65,7 @@ class Windows:
     def rows(self) -> "Windows":
         """The flat layout: one row per offered window, in ``valid.nonzero()`` order."""
         b, w = self.valid.nonzero(as_tuple=True)
-        return Windows(self.mask[b, w], self.start[b, w], self.stop[b, w], self.kind[b, w], self.action[b, w],
-                       self.valid[b, w], self.word[b, w], b)
+        return Windows(*(getattr(self, f.name)[b, w] for f in fields(self)[:-1]), b)
 
 
 def interval_mask(start: torch.Tensor, stop: torch.Tensor, num_frames: int) -> torch.Tensor:
