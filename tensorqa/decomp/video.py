@@ -246,10 +246,6 @@ class _VideoDecomposer:
         return None
 
 
-def _json_answer(answer) -> str | None:
-    return json.dumps(answer) if isinstance(answer, list) else answer
-
-
 AMBIGUOUS = object()
 
 
@@ -323,8 +319,9 @@ def decompose_video(video_id: str, questions: list[dict], scene: VideoScene, sem
                           for n in order if d.comps(n)},
         }
     for n in seen.values():
+        answer = json.dumps(n.answer) if isinstance(n.answer, list) else n.answer  # a list as its JSON text
         out.nodes.append({"video_id": video_id, "key": d.key(n), "text": d.text(n), "type": n.sq.type,
-                          "answer": _json_answer(n.answer), "program": n.sq.program, "is_main": n.main})
+                          "answer": answer, "program": n.sq.program, "is_main": n.main})
         for rule, kids in d.comps(n):
             for p, k in enumerate(kids):
                 out.edges.append({"video_id": video_id, "parent_key": d.key(n), "rule": rule, "position": p,
