@@ -21,12 +21,12 @@ import numpy as np
 from tensorqa.errors import TensorQAError
 from tensorqa.agqa.program import Node, Word, verb_index
 
-from tensorqa.engine.scalar import Undefined
+from tensorqa.engine.scalar import Undefined, twin
+from tensorqa.engine.scalar.video import Window
 # one executor per video: run_program rebuilds the video's tables on every call
 from tensorqa.agqa.executor import VideoExecutor
 from tensorqa.scenes.batch import VideoScene
 from tensorqa.agqa.semantics import get_semantics, resolve_to_action
-from tensorqa.engine.primitives.filter import interaction_relations
 from tensorqa.agqa.templates.catalogue import template_spec
 from tensorqa.scenes.vocab import vocab
 from tensorqa.decomp.constants import BANNED_TYPES, EQUALS_PARENT_TYPE, EQUALS_PROGRAM_SLICE, IC_CHECKER, YES_NO_TYPES
@@ -115,15 +115,8 @@ class _VideoDecomposer:
     def __init__(self, video_id: str, scene: VideoScene, semantics):
         self.video_id = video_id
         self.sem = get_semantics(semantics)
-        s = scene.sorted()
-        self.scene = s
-        self.frame_ids = np.asarray(s.frame_ids)
-        secs = np.asarray(s.frame_secs, np.float32)
-        # keyframes of each instance (start <= secs <= end, float32, as the executor): bool[N, F]
-        self.inst_frames = (np.asarray(s.inst_start, np.float32)[:, None] <= secs[None, :]) & \
-                           (secs[None, :] <= np.asarray(s.inst_end, np.float32)[:, None])
-        self.inst_cls = np.asarray(s.inst_cls)
-        self.executor = VideoExecutor(s, self.sem)
+        self.executor = VideoExecutor(scene, self.sem)
+        self.frame_ids = np.asarray(self.executor.video.frame_ids)  # ascending
         self.by_program: dict[str, _Node] = {}
         self.text_owner: dict[str, str] = {}
         self.next_key = 0
@@ -136,22 +129,21 @@ class _VideoDecomposer:
         """The sub-question's answer on this video; None when it has none."""
         v = vocab()
         if sq.kind == PRESENT:
-            o = v.object_index(sq.slot("object").text)
-            return "yes" if bool(self.scene.obj[:, o].any() or self.scene.rel[:, o, :].any()) else "no"
+            present = twin("present_objects")(self.executor.video)[v.object_index(sq.slot("object").text)]
+            return "yes" if present else "no"
         if sq.kind in ("objsWith", "objsAll", "actsAll"):
             frames = self.executor.window_frames(sq.window)
             if isinstance(frames, Undefined):
                 return None
-            pos = np.searchsorted(self.frame_ids, np.asarray(frames, self.frame_ids.dtype))
+            # the window's keyframe positions, for the window filters' scalar twins
+            video, pos = self.executor.video, np.searchsorted(self.frame_ids, np.asarray(frames, self.frame_ids.dtype))
+            w = Window(sq.window_kind, pos.tolist())
             if sq.kind == "actsAll":
-                cls = np.unique(self.inst_cls[self.inst_frames[:, pos].any(1)])
-                return [v.action_phrases[int(a)] for a in cls]
+                return [v.action_phrases[int(a)] for a in np.flatnonzero(twin("actions_in")(video, w))]
             if sq.kind == "objsWith":
-                r = v.relation_index(sq.slot("relation").text)
-                objs = self.scene.rel[pos][:, :, r].any(0)
+                objs = twin("relate")(video, w)[:, v.relation_index(sq.slot("relation").text)]
             else:  # the objects objWhatGeneral picks from
-                mask = interaction_relations(self.sem.interaction_rule("objWhatGeneral"))
-                objs = self.scene.obj[pos].any(0) if mask is None else self.scene.rel[pos][:, :, mask].any((0, 2))
+                objs = twin("contacted")(video, w, self.sem.interaction_rule("objWhatGeneral"))
             return [v.object_english[int(o)] for o in np.flatnonzero(objs)]
         answer = self.executor.run(sq.tree)  # as run_program(sq.tree, scene, semantics)
         return None if isinstance(answer, Undefined) else answer
@@ -173,7 +165,7 @@ class _VideoDecomposer:
         o = v.object_index(name)
         classes = v.actions_named(verb, o)
         if len(classes) > 1:
-            seen = set(self.inst_cls[self.inst_frames.any(1)].tolist())
+            seen = {i.cls for i in self.executor.video.instances}  # the instances with keyframes
             present = [a for a in classes if a in seen]
             a = resolve_to_action(present, self.sem)  # as the executor: c043 beside c044 (§b.3)
             classes = [a] if a is not None else present
