@@ -20,20 +20,22 @@ def episode_stretch(video: ScalarVideo, sem: Switches, w: Window, r: int, forwar
     rule of objFirst / objLast, which the grounding of their records reads too."""
     frames = w.frames
     occurs = [video.relation_occurs(f, r) for f in frames]
-    word = "first" if forward else "last"
     if True not in occurs:
-        raise NoAnswer(f"{word}: the relation does not occur in the window")
-    if forward:
-        start = occurs.index(True)
-        stop = next((j for j in range(start, len(frames)) if not occurs[j]), None)
-        if stop is None:
-            raise NoAnswer("first: the relation lasts to the end of the window")
-        return frames[start:stop + 1]
-    last = len(occurs) - 1 - occurs[::-1].index(True)
-    gap = next((j for j in range(last, -1, -1) if not occurs[j]), None)
-    if gap is None:
-        raise NoAnswer("last: the relation holds from the start of the window")
-    return frames[max(gap - sem.obj_last_extra_keyframes, 0):last + 1]
+        raise NoAnswer(f"{'first' if forward else 'last'}: the relation does not occur in the window")
+    at, end = _run(occurs, forward)
+    if end is None:
+        raise NoAnswer("first: the relation lasts to the end of the window" if forward
+                       else "last: the relation holds from the start of the window")
+    return frames[at:end + 1] if forward else frames[max(end - sem.obj_last_extra_keyframes, 0):at + 1]
+
+
+def _run(occurs: list[bool], forward: bool, at: int | None = None) -> tuple[int, int | None]:
+    """(at, end): the first (forward) or last position where ``occurs`` holds (unless given), and the nearest
+    position from there on (backward: back) where it does not, None if none."""
+    if at is None:
+        at = occurs.index(True) if forward else len(occurs) - 1 - occurs[::-1].index(True)
+    steps = range(at, len(occurs)) if forward else range(at, -1, -1)
+    return at, next((j for j in steps if not occurs[j]), None)
 
 
 @register("first_episode", backend="scalar")
@@ -54,10 +56,9 @@ def choose_stretch(video: ScalarVideo, sem: Switches, w: Window, o1: int, o2: in
     hits = [bool(rel[f, o1, r] or rel[f, o2, r]) for f in frames]
     if True not in hits:
         raise NoAnswer("choose: the relation holds with neither object in the window")
-    at = hits.index(True) if forward else len(hits) - 1 - hits[::-1].index(True)
+    at, _ = _run(hits, forward)
     item = o1 if rel[frames[at], o1, r] else o2
-    steps = range(at, len(frames)) if forward else range(at, -1, -1)
-    end = next((j for j in steps if not rel[frames[j], item, r]), None)
+    _, end = _run([bool(rel[f, item, r]) for f in frames], forward, at)
     if end is None:
         raise NoAnswer("choose: the chosen object's stretch does not end inside the window")
     keep_stop = sem.choose_stretch_includes_stop
