@@ -30,7 +30,7 @@ def accuracy_by_type(enc: Encoded) -> dict:
         corr = sum_by(inv, len(uniq), ok)
         g = uniq // A
         acc = corr / np.maximum(total, 1)
-        mean = _sum_by_float(g, acc)
+        mean = np.bincount(g, weights=acc, minlength=(int(g.max()) + 1) if len(g) else 0)
         answers = np.bincount(g)
         questions = np.bincount(g, weights=total)
         for gi in np.flatnonzero(answers):
@@ -41,10 +41,6 @@ def accuracy_by_type(enc: Encoded) -> dict:
     by_answer(ctype, lambda g: enc.ctype_names[g])
     by_answer(np.zeros(len(ans), np.int64), lambda g: "Overall")
     return {"types": out, "per_answer": per_answer}
-
-
-def _sum_by_float(group: np.ndarray, values: np.ndarray) -> np.ndarray:
-    return np.bincount(group, weights=values, minlength=(int(group.max()) + 1) if len(group) else 0)
 
 
 # -- CA / RWR / RWR-n -------------------------------------------------------------------------------

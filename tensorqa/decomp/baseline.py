@@ -25,9 +25,8 @@ KINDS = ("most-likely", "random")
 
 def _question_groups(h: Hierarchies) -> tuple[pa.Array, pa.Array, pa.Array]:
     """(key, collapsed type, answer) of each distinct question key (first occurrence), nodes then isolated."""
-    key = pa.chunked_array([*h.nodes["key"].chunks, *h.isolated["key"].chunks], type=pa.string())
-    group = pa.chunked_array([*h.nodes["collapsed"].chunks, *h.isolated["collapsed"].chunks], type=pa.string())
-    answer = pa.chunked_array([*h.nodes["answer"].chunks, *h.isolated["answer"].chunks], type=pa.string())
+    key, group, answer = (pa.chunked_array([*h.nodes[c].chunks, *h.isolated[c].chunks], type=pa.string())
+                          for c in ("key", "collapsed", "answer"))
     has_key = pc.is_valid(key)
     key, group, answer = key.filter(has_key), group.filter(has_key), answer.filter(has_key)
     codes, _ = dictionary_codes(key)
@@ -49,19 +48,16 @@ def _predict(groups: pa.Array, fit_groups: pa.Array, fit_answers: pa.Array, kind
     counts = t.group_by(["g0", "a"]).aggregate([("a", "count")]).sort_by([("g0", "ascending"), ("a_count", "descending"),
                                                                           ("a", "ascending")])
     glob = t.group_by(["a"]).aggregate([("a", "count")]).sort_by([("a_count", "descending"), ("a", "ascending")])
-    g_names = counts["g0"].to_pylist()
-    a_names = counts["a"].to_pylist()
     # per group: the answers seen (most frequent first), a few hundred at most
     seen: dict[str, list] = {}
-    for g, a in zip(g_names, a_names):
+    for g, a in zip(counts["g0"].to_pylist(), counts["a"].to_pylist()):
         seen.setdefault(g, []).append(a)
     seen["\0fallback"] = glob["a"].to_pylist()
     names = list(seen)
     target = pc.index_in(pc.fill_null(groups, ""), value_set=pa.array(names[:-1], pa.string()))
     gi = np.asarray(pc.fill_null(target, len(names) - 1).to_numpy(), np.int64) if len(groups) else np.zeros(0, np.int64)
     if kind == "most-likely":
-        table = pa.array([seen[n][0] for n in names], pa.string())
-        return table.take(pa.array(gi))
+        return pa.array([seen[n][0] for n in names], pa.string()).take(pa.array(gi))
     flat = pa.array([a for n in names for a in seen[n]], pa.string())
     size = np.array([len(seen[n]) for n in names], np.int64)
     start = np.cumsum(size) - size
@@ -98,10 +94,8 @@ def _pool_files(pool: Path) -> list[Path]:
 
 def pool_baseline_predictions(pool: str | os.PathLike, kind: str = "most-likely", seed: int = 0,
                               fit_split: str | None = None) -> Predictions:
-    """Predictions keyed by ``question_id`` for every question of a Parquet pool, grouped by template.
-
-    fit_split: fit the answer statistics on rows of this split only (e.g. "train"); default all rows.
-    """
+    """Predictions keyed by ``question_id`` for every question of a Parquet pool, grouped by template; fit_split:
+    fit the answer statistics on rows of this split only (e.g. "train"), default all rows."""
     import pyarrow.parquet as pq
 
     cols = ["question_id", "template", "answer", "split"]

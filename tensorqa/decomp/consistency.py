@@ -65,8 +65,11 @@ def _consistency_checks(enc: Encoded, inst_mask: np.ndarray, variant: str):
         wrong = np.broadcast_to(wrong, mask.shape)
         segments.append((np.flatnonzero(mask), rule[mask], wrong[mask]))
 
-    _implication_checks(emit, kind == IMPLIES, (kind == CONJUNCTION) & has_valid, qy, qn, has_valid, all_yes, one_no,
-                        rule_yes, rule_no, variant)
+    # Interaction / After / Before / While imply; And / Between are conjunctions
+    implies = kind == IMPLIES
+    emit(implies & qy & has_valid, rule_yes, ~all_yes)
+    emit(implies & (one_no if variant == "both" else ~qy & one_no), rule_no, ~qn)
+    _two_way(emit, (kind == CONJUNCTION) & has_valid, qy, qn, all_yes, rule_yes, rule_no, variant, fails=one_no)
     # Xor: c1 but not c2
     _two_way(emit, (kind == XOR) & pair_ok, qy, qn, (p1 == v.yes) & (p2 == v.no), rule_yes, rule_no, variant)
     m = (kind == EQUALS) & pair_ok
@@ -79,22 +82,6 @@ def _consistency_checks(enc: Encoded, inst_mask: np.ndarray, variant: str):
     rule = np.concatenate([s[1] for s in segments]).astype(np.int64)
     wrong = np.concatenate([s[2] for s in segments]).astype(bool)
     return idx, rule, wrong
-
-
-def _implication_checks(emit, implies, conjunction, qy, qn, has_valid, all_yes, one_no, rule_yes, rule_no, variant):
-    """Interaction / After / Before / While (``implies``) and And / Between (``conjunction``)."""
-    emit(implies & qy & has_valid, rule_yes, ~all_yes)
-    emit(implies & (one_no if variant == "both" else ~qy & one_no), rule_no, ~qn)
-    m = conjunction
-    if variant == "both":
-        emit(m & (qy | all_yes), rule_yes, ~(qy & all_yes))
-        emit(m & (qn | one_no), rule_no, ~(qn & one_no))
-    else:
-        emit(m & qy, rule_yes, ~all_yes)
-        emit(m & qn, rule_no, ~one_no)
-        other = m & ~qy & ~qn
-        emit(other & all_yes, rule_yes, True)
-        emit(other & one_no, rule_no, True)
 
 
 def _leaf_equals_checks(emit, enc: Encoded, leaf, inst_mask, c1, p1, p2, qy, qn, rule_yes, rule_no, variant):
@@ -132,17 +119,19 @@ def _choose_checks(emit, enc: Encoded, m, inst_mask, q, c1, c2, p1, p2):
         emit(~in1 & in2, objective, ~second_yes)
 
 
-def _two_way(emit, m, qy, qn, holds, rule_yes, rule_no, variant):
-    """Parent = yes  <=>  ``holds`` (Xor pattern, non-leaf Equals), in the chosen variant."""
+def _two_way(emit, m, qy, qn, holds, rule_yes, rule_no, variant, fails=None):
+    """Parent = yes <=> ``holds``, parent = no <=> ``fails`` (default: not ``holds``; a conjunction's children
+    may be neither all yes nor one no), in the chosen variant."""
+    fails = ~holds if fails is None else fails
     if variant == "both":
         emit(m & (qy | holds), rule_yes, ~(qy & holds))
-        emit(m & (qn | ~holds), rule_no, ~(qn & ~holds))
+        emit(m & (qn | fails), rule_no, ~(qn & fails))
     else:
         emit(m & qy, rule_yes, ~holds)
-        emit(m & qn, rule_no, holds)
+        emit(m & qn, rule_no, ~fails)
         other = m & ~qy & ~qn
         emit(other & holds, rule_yes, True)
-        emit(other & ~holds, rule_no, True)
+        emit(other & fails, rule_no, True)
 
 
 def _rule_ids(rule_names: list, suffix: str) -> np.ndarray:
@@ -217,10 +206,7 @@ def internal_consistency(enc: Encoded) -> dict:
     n_wrong = sum_by(rule, R, wrong)
     by_rule = {r: score(total[i] - n_wrong[i], total[i]) for i, r in enumerate(CONSISTENCY_RULES)}
 
-    by_comp = {}
-    for comp in COMPOSITION_RULES:
-        scores = [by_rule[r] for r in rules_of(comp)]
-        by_comp[comp] = None if not scores or any(s is None for s in scores) else float(np.mean(scores))
+    by_comp = {comp: _mean([by_rule[r] for r in rules_of(comp)]) for comp in COMPOSITION_RULES}
 
     # per parent type: checks under parents of that type; a type is present once a parent of it was visited
     T = len(enc.ctype_names)
@@ -234,12 +220,16 @@ def internal_consistency(enc: Encoded) -> dict:
         if t not in present or name not in PARENT_TO_RULES:
             by_parent[name] = None
             continue
-        scores = [score(pt_total[t, j] - pt_wrong[t, j], pt_total[t, j])
-                  for comp in PARENT_TO_RULES[name] for j, r in enumerate(CONSISTENCY_RULES) if comp in r]
-        by_parent[name] = None if not scores or any(s is None for s in scores) else float(np.mean(scores))
+        by_parent[name] = _mean([score(pt_total[t, j] - pt_wrong[t, j], pt_total[t, j]) for comp in PARENT_TO_RULES[name]
+                                 for j, r in enumerate(CONSISTENCY_RULES) if comp in r])
     return {"by_rule": by_rule, "by_composition": by_comp, "by_parent": by_parent,
             "totals": {r: int(total[i]) for i, r in enumerate(CONSISTENCY_RULES)},
             "wrong": {r: int(n_wrong[i]) for i, r in enumerate(CONSISTENCY_RULES)}}
+
+
+def _mean(scores: list) -> float | None:
+    """The mean of rule scores; None without any, or if one has no data."""
+    return None if not scores or any(s is None for s in scores) else float(np.mean(scores))
 
 
 def ic_accuracy_correlation(enc: Encoded) -> tuple[float | None, int]:

@@ -1,11 +1,9 @@
 """``tensorqa decompose``: every question of a pool becomes a DAG of sub-questions with exact answers
-(one video at a time, :func:`.video.decompose_video`, in one or several processes).
-
-Written to ``OUT.partial`` (a rerun resumes it) and renamed to ``OUT`` when complete:
-``OUT/hierarchies/`` is exactly AGQA-Decomp's folder (``<video_id>.json`` and ``isolated.json``,
-nothing else: the official evaluation reads every entry); ``OUT/parquet/{nodes,edges,dags}.parquet``
-(per distinct sub-question, per (parent, rule, child position), per question);
-``OUT/decompose/report.json`` (counts, rules, left-out compositions, timing)."""
+(:func:`.video.decompose_video`, in one or several processes). Written to ``OUT.partial`` (a rerun resumes
+it), renamed to ``OUT`` when complete: ``OUT/hierarchies/`` is exactly AGQA-Decomp's folder (``<video_id>.json``
+and ``isolated.json``, nothing else: the official evaluation reads every entry);
+``OUT/parquet/{nodes,edges,dags}.parquet`` (per distinct sub-question, per (parent, rule, child position), per
+question); ``OUT/decompose/report.json`` (counts, rules, left-out compositions, timing)."""
 
 from __future__ import annotations
 
@@ -36,20 +34,13 @@ FORMATS = ("agqa-json", "parquet", "both")
 HIERARCHIES_DIR = "hierarchies"
 POOL_COLUMNS = ["question_id", "video_id", "split", "template", "question", "answer", "program"]
 
-NODE_SCHEMA = pa.schema([
-    ("video_id", pa.string()), ("key", pa.string()), ("text", pa.string()), ("type", pa.string()),
-    ("answer", pa.string()),     # a list answer (collections) as its JSON text
-    ("program", pa.string()), ("is_main", pa.bool_()),
-])
-EDGE_SCHEMA = pa.schema([
-    ("video_id", pa.string()), ("parent_key", pa.string()), ("rule", pa.string()), ("position", pa.int32()),
-    ("child_key", pa.string()),
-])
-DAG_SCHEMA = pa.schema([
-    ("video_id", pa.string()), ("main_key", pa.string()), ("template", pa.string()), ("type", pa.string()),
-    ("nodes", pa.int32()),       # sub-questions of the DAG, the question itself included
-    ("compositions", pa.int32()), ("isolated", pa.bool_()),
-])
+# answer: a list answer (collections) as its JSON text; nodes: sub-questions of the DAG, the question included
+NODE_SCHEMA = pa.schema([*((c, pa.string()) for c in ("video_id", "key", "text", "type", "answer", "program")),
+                         ("is_main", pa.bool_())])
+EDGE_SCHEMA = pa.schema([("video_id", pa.string()), ("parent_key", pa.string()), ("rule", pa.string()),
+                         ("position", pa.int32()), ("child_key", pa.string())])
+DAG_SCHEMA = pa.schema([*((c, pa.string()) for c in ("video_id", "main_key", "template", "type")),
+                        ("nodes", pa.int32()), ("compositions", pa.int32()), ("isolated", pa.bool_())])
 
 
 # -- a pool -----------------------------------------------------------------------------------------
@@ -257,23 +248,16 @@ def _finish(stage: Path, parts: Path, videos: list[str], params: dict, fmt: str,
                 pq.write_table(pa.Table.from_pylist(rows[name], schema=schema), tmp, compression="zstd")
     n_dags = len(dag_nodes)
     total_rules = sum(rules.values())
+    # seconds: wall time of this run (a resumed run: its own part); cpu_seconds: this process and its workers
     report = {
-        "videos": len(videos),
-        "questions": len(rows["dags"]),
-        "dags": n_dags,
-        "isolated": len(isolated),
+        "videos": len(videos), "questions": len(rows["dags"]), "dags": n_dags, "isolated": len(isolated),
         "nodes_per_dag": round(float(np.mean(dag_nodes)), 3) if n_dags else None,
         "subquestions_per_dag": round(float(np.mean(dag_nodes)) - 1, 3) if n_dags else None,
-        "distinct_subquestions": len(rows["nodes"]),
-        "compositions": total_rules,
+        "distinct_subquestions": len(rows["nodes"]), "compositions": total_rules,
         "rules": {r: {"count": c, "share": round(c / total_rules, 4)} for r, c in rules.most_common()},
-        "left_out": dict(sorted(dropped.items())),
-        "fallbacks": dict(sorted(fallbacks.items())),
-        "text_collisions": collisions,
-        "seconds": round(seconds, 2),        # wall time of this run (a resumed run: its own part)
-        "cpu_seconds": round(cpu_seconds, 2),  # this process and its workers
-        "params": params,
-    }
+        "left_out": dict(sorted(dropped.items())), "fallbacks": dict(sorted(fallbacks.items())),
+        "text_collisions": collisions, "seconds": round(seconds, 2), "cpu_seconds": round(cpu_seconds, 2),
+        "params": params}
     write_atomic(stage / "decompose" / "report.json", json.dumps(report, indent=1))
     shutil.rmtree(parts)
     return report

@@ -110,10 +110,7 @@ def encode_hierarchies(h: Hierarchies, preds: Predictions, examples: int = 5) ->
     all_types = pa.chunked_array([*nodes["type"].chunks, *iso["type"].chunks], type=pa.string())
     type_code, type_names = dictionary_codes(all_types)
     type_names = type_names.to_pylist()
-    ctype_names = [t for t in QUESTION_TYPES if t != "Overall"]
-    for t in type_names:
-        if collapse(t) not in ctype_names:
-            ctype_names.append(collapse(t))
+    ctype_names = list(dict.fromkeys([t for t in QUESTION_TYPES if t != "Overall"] + [collapse(t) for t in type_names]))
     t_banned = np.array([t in BANNED_TYPES for t in type_names], bool)
     t_yesno = np.array([t in YES_NO_TYPES for t in type_names], bool)
     t_objeq = np.array([t == EQUALS_PARENT_TYPE for t in type_names], bool)
@@ -133,9 +130,7 @@ def encode_hierarchies(h: Hierarchies, preds: Predictions, examples: int = 5) ->
     iso_pred, iso_pred_row = _predictions_for(iso["key"], preds, pred_codes)
 
     # edges -> compositions: a composition starts at each child in position 0
-    e_parent = edges["parent_row"].to_numpy() if edges.num_rows else np.zeros(0, np.int64)
-    e_child = edges["child_row"].to_numpy() if edges.num_rows else np.zeros(0, np.int64)
-    position = edges["position"].to_numpy() if edges.num_rows else np.zeros(0, np.int32)
+    e_parent, e_child, position = (edges[c].to_numpy() for c in ("parent_row", "child_row", "position"))
     rule_code, rule_names = dictionary_codes(edges["rule"])
     rule_names = rule_names.to_pylist()
     i_first = np.flatnonzero(position == 0)

@@ -25,39 +25,17 @@ from tensorqa.decomp.constants import collapse
 
 ISOLATED_FILE = "isolated.json"
 
+_NAMES = pa.dictionary(pa.int32(), pa.string())
+_TEXTS = pa.dictionary(pa.int64(), pa.string())
 NODE_SCHEMA = pa.schema([
-    ("hierarchy", pa.int32()),
-    ("video", pa.dictionary(pa.int32(), pa.string())),
-    ("main_key", pa.dictionary(pa.int32(), pa.string())),
-    ("text", pa.string()),
-    ("type", pa.string()),
-    ("collapsed", pa.string()),
-    ("answer", pa.string()),
-    ("key", pa.string()),
-    ("program", pa.string()),
-    ("is_parent", pa.bool_()),
-    ("text_id", pa.int32()),
-])
-
+    ("hierarchy", pa.int32()), ("video", _NAMES), ("main_key", _NAMES), ("text", pa.string()), ("type", pa.string()),
+    ("collapsed", pa.string()), ("answer", pa.string()), ("key", pa.string()), ("program", pa.string()),
+    ("is_parent", pa.bool_()), ("text_id", pa.int32())])
 EDGE_SCHEMA = pa.schema([
-    ("hierarchy", pa.int32()),
-    ("video", pa.dictionary(pa.int32(), pa.string())),
-    ("main_key", pa.dictionary(pa.int32(), pa.string())),
-    ("parent", pa.dictionary(pa.int64(), pa.string())),
-    ("rule", pa.string()),
-    ("child", pa.dictionary(pa.int64(), pa.string())),
-    ("position", pa.int32()),
-    ("arity", pa.int32()),
-    ("parent_row", pa.int64()),
-    ("child_row", pa.int64()),
-])
-
-ISOLATED_SCHEMA = pa.schema([
-    ("type", pa.string()),
-    ("collapsed", pa.string()),
-    ("answer", pa.string()),
-    ("key", pa.string()),
-])
+    ("hierarchy", pa.int32()), ("video", _NAMES), ("main_key", _NAMES), ("parent", _TEXTS), ("rule", pa.string()),
+    ("child", _TEXTS), ("position", pa.int32()), ("arity", pa.int32()), ("parent_row", pa.int64()),
+    ("child_row", pa.int64())])
+ISOLATED_SCHEMA = pa.schema([(c, pa.string()) for c in ("type", "collapsed", "answer", "key")])
 
 
 @dataclass(frozen=True)
@@ -81,14 +59,9 @@ class Hierarchies:
     def num_hierarchies(self) -> int:
         return len(self.main_keys)
 
-    def file_of(self, hierarchy: int) -> str:
-        """The file a hierarchy was read from (for messages)."""
-        name = f"{self.videos[int(self.hierarchy_video[hierarchy])]}.json"
-        return str(self.source / name) if self.source is not None else name
-
     def where(self, hierarchy: int) -> str:
         """``<file>, main question '<key>'`` for error messages."""
-        return f"{self.file_of(hierarchy)}, main question {self.main_keys[int(hierarchy)].as_py()!r}"
+        return _where(self.source, self.videos, self.hierarchy_video, self.main_keys, hierarchy)
 
 
 from tensorqa.decomp.hierarchy_files import fields, read_videos, answer_column, key_column, read_json, string_column  # noqa: F401  (public here)
@@ -108,10 +81,6 @@ def _collapsed(types: pa.ChunkedArray | pa.Array) -> pa.Array:
     uniq = pc.unique(types)
     names = pa.array([collapse(t) for t in uniq.to_pylist()], type=pa.string())
     return pc.take(names, pc.index_in(types, value_set=uniq))
-
-
-def _cat(chunks: list[pa.Array], type: pa.DataType) -> pa.ChunkedArray:
-    return pa.chunked_array(chunks, type=type)
 
 
 def _rows_of(hier: np.ndarray, ids: np.ndarray, node_key: np.ndarray, node_order: np.ndarray,
@@ -160,7 +129,7 @@ def _counts(parts: list[dict], name: str) -> np.ndarray:
 
 def _column(parts: list[dict], name: str, t: pa.DataType = pa.string()) -> pa.ChunkedArray:
     """One column of every parsed file, concatenated."""
-    return _cat([d[name] for d in parts], t)
+    return pa.chunked_array([d[name] for d in parts], type=t)
 
 
 def _coded(codes: np.ndarray, values: pa.Array) -> pa.DictionaryArray:
@@ -254,5 +223,6 @@ def as_hierarchies(hierarchies: "Hierarchies | str | os.PathLike") -> Hierarchie
     return hierarchies if isinstance(hierarchies, Hierarchies) else load_hierarchies(hierarchies)
 
 
-def _where(root: Path, videos, hierarchy_video, main_keys, hier) -> str:
-    return f"{root / (videos[int(hierarchy_video[int(hier)])] + '.json')}, main question {main_keys[int(hier)].as_py()!r}"
+def _where(root: Path | None, videos, hierarchy_video, main_keys, hier) -> str:
+    name = f"{videos[int(hierarchy_video[int(hier)])]}.json"
+    return f"{name if root is None else root / name}, main question {main_keys[int(hier)].as_py()!r}"

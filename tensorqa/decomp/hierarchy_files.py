@@ -150,20 +150,16 @@ def _read_video(path: Path) -> dict:
     # texts -> ids local to this file (first appearance order), with a small per-file dict: the
     # global tables never hash question strings. -1 marks a text that no subquestion of the file has.
     texts = flat["texts"]
-    ids = dict(zip(dict.fromkeys(texts), count()))
-    text_id = np.array(list(map(ids.__getitem__, texts)), np.int32)
+    ids, text_id = _local_ids(texts, np.int32)
     parent_id = np.array(list(map(ids.get, flat["parents"], repeat(-1))), np.int32)
     child_id = np.array(list(map(ids.get, flat["children"], repeat(-1))), np.int32)
     # question keys -> distinct keys of this file (their predictions are looked up once each)
     key_col = key_column(keys)
     try:
-        kids = dict(zip(dict.fromkeys(keys), count()))
-        key_id = np.array(list(map(kids.__getitem__, keys)), np.int64)
+        kids, key_id = _local_ids(keys, np.int64)
         key_values = key_column(list(kids))
     except TypeError:  # an unhashable key (a list, ...): go through its string form
-        skeys = key_col.to_pylist()
-        kids = dict(zip(dict.fromkeys(skeys), count()))
-        key_id = np.array(list(map(kids.__getitem__, skeys)), np.int64)
+        kids, key_id = _local_ids(key_col.to_pylist(), np.int64)
         key_values = pa.array(list(kids), pa.string())
     return dict(
         main_keys=pa.array(flat["main_keys"], pa.string()), **counts,
@@ -176,6 +172,12 @@ def _read_video(path: Path) -> dict:
         parents_missing=[flat["parents"][i] for i in np.flatnonzero(parent_id < 0)[:1]],
         children_missing=[flat["children"][i] for i in np.flatnonzero(child_id < 0)[:1]],
     )
+
+
+def _local_ids(values: list, dtype) -> tuple[dict, np.ndarray]:
+    """({value: id}, id of each value): ids in order of first appearance."""
+    ids = dict(zip(dict.fromkeys(values), count()))
+    return ids, np.array(list(map(ids.__getitem__, values)), dtype)
 
 
 def read_videos(files: list[Path], workers: int | None, progress: bool) -> list[dict]:

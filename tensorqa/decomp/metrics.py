@@ -1,7 +1,5 @@
-"""AGQA-Decomp metrics: every metric of a set of predictions on a set of hierarchies in one summary,
-with the meaning of the official evaluation (``agqa_decomp_evaluation/``; docs/reference/agqa.md
-§2.7), as numpy group-bys over :mod:`.hierarchies`' tables: :mod:`.predictions`, :mod:`.encoding`
-(integer codes, group-bys), :mod:`.accuracy`, :mod:`.consistency`, :mod:`.reports`. Where the
+"""AGQA-Decomp metrics: every metric of a set of predictions on a set of hierarchies in one summary, with the
+meaning of the official evaluation (``agqa_decomp_evaluation/``; docs/reference/agqa.md §2.7). Where the
 official scripts would raise, this reports instead (docs/benchmarks/agqa-decomp.md, "Evaluate")."""
 
 from __future__ import annotations
@@ -24,22 +22,16 @@ def evaluate_predictions(hierarchies, predictions, examples: int = 5) -> dict:
     ``summary.json`` object (``accuracy``, ``ca`` / ``rwr`` / ``delta`` / ``rwr_n`` by composition and by
     parent, ``ic``, ``ic_acc_pearson_r``, the ``counts`` behind each cell and the predictions'
     ``coverage``); percentages with 2 decimals, None for a cell without data."""
-    h = as_hierarchies(hierarchies)
-    preds = load_predictions(predictions)
-    enc = encode_hierarchies(h, preds, examples)
-    acc = accuracy_by_type(enc)
-    carwr = ca_rwr(enc)
-    ic = internal_consistency(enc)
-    r, n_corr = ic_accuracy_correlation(enc)
-
-    acc_names = ordered(QUESTION_TYPES, list(acc["types"]))
-    summary: dict = {"accuracy": {t: percent(acc["types"][t][0]) if t in acc["types"] else None for t in acc_names}}
-    counts: dict = {"accuracy": {t: acc["types"].get(t, (None, 0, 0))[2] for t in acc_names},
-                    "accuracy_answers": {t: acc["types"].get(t, (None, 0, 0))[1] for t in acc_names}}
-    for metric in ("ca", "rwr", "delta", "rwr_n"):
-        summary[metric] = {}
-    for metric in ("ca", "rwr"):
-        counts[metric] = {}
+    enc = encode_hierarchies(as_hierarchies(hierarchies), load_predictions(predictions), examples)
+    acc, carwr, ic, (r, n_corr) = accuracy_by_type(enc), ca_rwr(enc), internal_consistency(enc), \
+        ic_accuracy_correlation(enc)
+    types = acc["types"]
+    names = ordered(QUESTION_TYPES, list(types))
+    summary: dict = {"accuracy": {t: percent(types[t][0]) if t in types else None for t in names},
+                     "ca": {}, "rwr": {}, "delta": {}, "rwr_n": {}}
+    counts: dict = {"accuracy": {t: types.get(t, (None, 0, 0))[2] for t in names},
+                    "accuracy_answers": {t: types.get(t, (None, 0, 0))[1] for t in names}, "ca": {}, "rwr": {},
+                    "rwr_n": {}}
     for group in ("by_composition", "by_parent"):
         g = carwr[group]
         names = g["names"]
@@ -53,14 +45,11 @@ def evaluate_predictions(hierarchies, predictions, examples: int = 5) -> dict:
             for n in names}
         counts["ca"][group] = {n: g["ca"].get(n, (0, 0))[1] for n in names}
         counts["rwr"][group] = {n: g["rwr"].get(n, (0, 0))[1] for n in names}
-        counts.setdefault("rwr_n", {})[group] = {
+        counts["rwr_n"][group] = {
             n: {str(k): g["rwr_n"][k].get(n, (0, 0))[1] for k in sorted(g["rwr_n"])} for n in names}
     summary["ic"] = {k: {n: percent(s) for n, s in ic[k].items()} for k in ("by_rule", "by_composition", "by_parent")}
     summary["ic_acc_pearson_r"] = None if r is None else round(r, 4)
-    counts["ic"] = {"fired": ic["totals"], "wrong": ic["wrong"]}
-    counts["ic_acc_hierarchies"] = n_corr
-    counts["accuracy_per_answer"] = [{"type": t, "answer": a, "total": n, "correct": k}
-                                     for t, a, n, k in acc["per_answer"]]
-    summary["counts"] = counts
-    summary["coverage"] = enc.coverage
-    return summary
+    counts.update(ic={"fired": ic["totals"], "wrong": ic["wrong"]}, ic_acc_hierarchies=n_corr,
+                  accuracy_per_answer=[{"type": t, "answer": a, "total": n, "correct": k}
+                                       for t, a, n, k in acc["per_answer"]])
+    return {**summary, "counts": counts, "coverage": enc.coverage}

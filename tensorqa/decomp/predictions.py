@@ -43,11 +43,8 @@ def load_predictions(source) -> Predictions:
     predictions through their JSON text."""
     if isinstance(source, Predictions):
         return source
-    if isinstance(source, (str, os.PathLike)):
-        name = str(source)
-        data = read_json(Path(source))
-    else:
-        name, data = "<predictions>", source
+    path = isinstance(source, (str, os.PathLike))
+    name, data = (str(source), read_json(Path(source))) if path else ("<predictions>", source)
     if isinstance(data, dict):
         keys, values = list(data.keys()), list(data.values())
     elif isinstance(data, list):

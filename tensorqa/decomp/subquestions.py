@@ -163,10 +163,7 @@ class SubQuestion:
         return SubQuestion(kind, tuple(sorted(slots.items())))
 
     def slot(self, name: str) -> Node | None:
-        for k, v in self.slots:
-            if k == name:
-                return v
-        return None
+        return dict(self.slots).get(name)
 
     @functools.cached_property
     def tree(self) -> Node | None:
@@ -292,9 +289,8 @@ def compositions(sq: SubQuestion) -> list[tuple[str, list[list[SubQuestion]]]]:
     wk = sq.window_kind
     if sq.kind in LOCALIZED and wk != "video":
         kind = LOCALIZED[sq.kind]
-        keep = {k: v for k, v in sq.slots if k in ("relation", "object", "action")}
         skel_slots = {s.name for s in skeleton(kind).walk() if isinstance(s, Slot)}
-        keep = {k: v for k, v in keep.items() if k in skel_slots}
+        keep = {k: v for k, v in sq.slots if k in ("relation", "object", "action") and k in skel_slots}
         acts = window_actions(sq.window)
         if wk == "between":
             kids = [SubQuestion.of(kind, window=localize("after", acts[0]), **keep),
@@ -346,14 +342,8 @@ def texts(sq: SubQuestion, action_class: Callable[[Node], int]) -> list[str]:
     """The question texts of a sub-question, one per wording of its kind (canonical first).
 
     action_class: resolves an indirect-object action ``ToAction(...)`` to its class on the video."""
-    values = {}
-    for name, node in sq.slots:
-        if name in ("object", "object2"):
-            values[name] = object_phrase(node)
-        elif name == "relation":
-            values[name] = node.text
-        elif name in ("action", "action2"):
-            values[name] = action_phrase(node, action_class)
-        elif name == "window":
-            values[name] = window_phrase(node, action_class)
+    phrase = {"object": object_phrase, "object2": object_phrase, "relation": lambda n: n.text,
+              "action": lambda n: action_phrase(n, action_class), "action2": lambda n: action_phrase(n, action_class),
+              "window": lambda n: window_phrase(n, action_class)}
+    values = {name: phrase[name](node) for name, node in sq.slots if name in phrase}
     return [f.format(**values) for f in frames(sq.kind)]

@@ -1,16 +1,13 @@
 """One video's questions as AGQA-Decomp DAGs of sub-questions with exact answers:
 ``decompose_video(video_id, questions, scene, semantics) -> VideoDecomposition``.
 
-Each program is split along :mod:`.subquestions`' table, and every sub-question is answered by
-running its program on the scene (the scalar executor; object presence and the three collections,
-which are not AGQA syntax, are evaluated here with the same window rules). A composition is kept
-only when every child has an answer and the answers pass the official consistency check for it
-(:func:`consistency_violations`); otherwise the table's fallback children are tried, and a
-composition left without exact children is counted in the report (chiefly Between, whose official
-check a relation seen before A ends and after B starts satisfies, and, under AGQA's semantics, an
-objTime Choose whose object is only in "other relationship" on the other side). Identical
-sub-questions of a video are one node with one text and key (``<video>-d<n>``; a pool question
-keeps its own text and ``question_id``).
+Each program is split along :mod:`.subquestions`' table; every sub-question is answered by the scalar
+executor (object presence and the collections, not AGQA syntax, here with the same window rules). A composition
+is kept only when every child has an answer and they pass its official consistency check
+(:func:`consistency_violations`), else with the table's fallback children, else it is counted as left out
+(chiefly Between, and under AGQA's semantics an objTime Choose whose object is only in "other relationship" on
+the other side). Identical sub-questions of a video are one node, one text and key (``<video>-d<n>``; a pool
+question keeps its own text and ``question_id``).
 """
 
 from __future__ import annotations
@@ -24,13 +21,12 @@ import numpy as np
 from tensorqa.errors import TensorQAError
 from tensorqa.agqa.program import Node, Word, verb_index
 
-# One executor per video (VideoExecutor): run_program rebuilds the video's tables on every call,
-# which dominated the decomposition time.
-from tensorqa.engine.scalar import Undefined
+from tensorqa.engine.scalar import Undefined, twin
+from tensorqa.engine.scalar.video import Window
+# one executor per video: run_program rebuilds the video's tables on every call
 from tensorqa.agqa.executor import VideoExecutor
 from tensorqa.scenes.batch import VideoScene
 from tensorqa.agqa.semantics import get_semantics, resolve_to_action
-from tensorqa.engine.primitives.filter import interaction_relations
 from tensorqa.agqa.templates.catalogue import template_spec
 from tensorqa.scenes.vocab import vocab
 from tensorqa.decomp.constants import BANNED_TYPES, EQUALS_PARENT_TYPE, EQUALS_PROGRAM_SLICE, IC_CHECKER, YES_NO_TYPES
@@ -38,34 +34,18 @@ from tensorqa.decomp.subquestions import PRESENT, SubQuestion, compositions, fro
 
 
 def consistency_violations(parent_type: str, rule: str, answer, kids: list[tuple], equals_texts=None) -> list[str]:
-    """The consistency rules a composition breaks with every answer taken as the prediction (the
-    conditions of :mod:`.consistency`, both directions; unchecked rules and banned parents give []).
-    kids: per child (raw type, answer, program, has compositions); equals_texts: for Choose, per child
-    the text of the first child of its two-child Equals composition, or None. A two-child rule with
-    another number of children is a violation."""
+    """The consistency rules a composition breaks with every answer taken as the prediction (:mod:`.consistency`,
+    both directions). kids: per child (raw type, answer, program, has compositions); equals_texts: for Choose, per
+    child the text of the first child of its two-child Equals composition, or None."""
     checker = IC_CHECKER.get(rule)
     if checker is None or parent_type in BANNED_TYPES:
         return []
-    q = answer
-    types = [k[0] for k in kids]
-    answers = [k[1] for k in kids]
+    q, types, answers = answer, [k[0] for k in kids], [k[1] for k in kids]
     valid = [a for t, a in zip(types, answers) if t not in BANNED_TYPES and t in YES_NO_TYPES]
-    bad = []
     if checker == "implies":
-        if q == "yes" and valid and any(a != "yes" for a in valid):
-            bad.append(f"{rule} Yes")
-        if any(a == "no" for a in valid) and q != "no":
-            bad.append(f"{rule} No")
-        return bad
+        return _broken(rule, q == "yes" and any(a != "yes" for a in valid), q != "no" and "no" in valid)
     if checker == "conjunction":
-        if not valid:
-            return []
-        all_yes, one_no = all(a == "yes" for a in valid), any(a == "no" for a in valid)
-        if (q == "yes" or all_yes) and not (q == "yes" and all_yes):
-            bad.append(f"{rule} Yes")
-        if (q == "no" or one_no) and not (q == "no" and one_no):
-            bad.append(f"{rule} No")
-        return bad
+        return _two_way(rule, q, all(a == "yes" for a in valid), any(a == "no" for a in valid)) if valid else []
     if checker == "equals" and parent_type != EQUALS_PARENT_TYPE:
         return []
     if len(kids) != 2:
@@ -74,35 +54,34 @@ def consistency_violations(parent_type: str, rule: str, answer, kids: list[tuple
         return []
     a1, a2 = answers
     if checker == "xor":
-        holds = a1 == "yes" and a2 == "no"
-    elif checker == "equals":
+        return _two_way(rule, q, a1 == "yes" and a2 == "no")
+    if checker == "equals":
         if kids[0][3]:  # the first child is a question with children of its own: answers must match
-            holds = a1 == a2
-        else:  # the first child is the object's existence: the object is read from its program
-            obj = kids[0][2][EQUALS_PROGRAM_SLICE]
-            hit, y1 = a2 == obj, a1 == "yes"
-            if (q == "yes" or hit) and not (q == "yes" and hit and y1):
-                bad.append("Equals Yes")
-            if (q == "no" or not hit or not y1) and (q != "no" or hit):
-                bad.append("Equals No")
-            return bad
-    else:  # choose
-        first, second = a1 == "yes" and a2 == "no", a1 == "no" and a2 == "yes"
-        if q in ("before", "after"):
-            return [] if (first if q == "before" else second) else ["Choose Temporal"]
-        if equals_texts is None or equals_texts[0] is None or equals_texts[1] is None:
-            return []
-        word = "None" if q is None else str(q)
-        if f"{word} exist" in equals_texts[0]:
-            return [] if first else ["Choose Object"]
-        if f"{word} exist" in equals_texts[1]:
-            return [] if second else ["Choose Object"]
+            return _two_way(rule, q, a1 == a2)
+        # the first child is the object's existence: the object is read from its program
+        hit, y1 = a2 == kids[0][2][EQUALS_PROGRAM_SLICE], a1 == "yes"
+        return _broken(rule, (q == "yes" or hit) and not (q == "yes" and hit and y1),
+                       (q == "no" or not hit or not y1) and (q != "no" or hit))
+    # choose
+    first, second = a1 == "yes" and a2 == "no", a1 == "no" and a2 == "yes"
+    if q in ("before", "after"):
+        return [] if (first if q == "before" else second) else ["Choose Temporal"]
+    if equals_texts is None or None in equals_texts:
         return []
-    if (q == "yes" or holds) and not (q == "yes" and holds):
-        bad.append(f"{rule} Yes")
-    if (q == "no" or not holds) and not (q == "no" and not holds):
-        bad.append(f"{rule} No")
-    return bad
+    for text, holds in zip(equals_texts, (first, second)):
+        if f"{'None' if q is None else q} exist" in text:
+            return [] if holds else ["Choose Object"]
+    return []
+
+
+def _two_way(rule: str, q, holds: bool, fails: bool | None = None) -> list[str]:
+    """Parent = yes <=> ``holds``, parent = no <=> ``fails`` (default: not ``holds``; a conjunction's children
+    may be neither)."""
+    return _broken(rule, (q == "yes") != holds, (q == "no") != (not holds if fails is None else fails))
+
+
+def _broken(rule: str, yes: bool, no: bool) -> list[str]:
+    return [f"{rule} {w}" for w, broken in (("Yes", yes), ("No", no)) if broken]
 
 
 @dataclass(eq=False)
@@ -136,15 +115,8 @@ class _VideoDecomposer:
     def __init__(self, video_id: str, scene: VideoScene, semantics):
         self.video_id = video_id
         self.sem = get_semantics(semantics)
-        s = scene.sorted()
-        self.scene = s
-        self.frame_ids = np.asarray(s.frame_ids)
-        secs = np.asarray(s.frame_secs, np.float32)
-        # keyframes of each instance (start <= secs <= end, float32, as the executor): bool[N, F]
-        self.inst_frames = (np.asarray(s.inst_start, np.float32)[:, None] <= secs[None, :]) & \
-                           (secs[None, :] <= np.asarray(s.inst_end, np.float32)[:, None])
-        self.inst_cls = np.asarray(s.inst_cls)
-        self.executor = VideoExecutor(s, self.sem)
+        self.executor = VideoExecutor(scene, self.sem)
+        self.frame_ids = np.asarray(self.executor.video.frame_ids)  # ascending
         self.by_program: dict[str, _Node] = {}
         self.text_owner: dict[str, str] = {}
         self.next_key = 0
@@ -157,22 +129,21 @@ class _VideoDecomposer:
         """The sub-question's answer on this video; None when it has none."""
         v = vocab()
         if sq.kind == PRESENT:
-            o = v.object_index(sq.slot("object").text)
-            return "yes" if bool(self.scene.obj[:, o].any() or self.scene.rel[:, o, :].any()) else "no"
+            present = twin("present_objects")(self.executor.video)[v.object_index(sq.slot("object").text)]
+            return "yes" if present else "no"
         if sq.kind in ("objsWith", "objsAll", "actsAll"):
             frames = self.executor.window_frames(sq.window)
             if isinstance(frames, Undefined):
                 return None
-            pos = np.searchsorted(self.frame_ids, np.asarray(frames, self.frame_ids.dtype))
+            # the window's keyframe positions, for the window filters' scalar twins
+            video, pos = self.executor.video, np.searchsorted(self.frame_ids, np.asarray(frames, self.frame_ids.dtype))
+            w = Window(sq.window_kind, pos.tolist())
             if sq.kind == "actsAll":
-                cls = np.unique(self.inst_cls[self.inst_frames[:, pos].any(1)])
-                return [v.action_phrases[int(a)] for a in cls]
+                return [v.action_phrases[int(a)] for a in np.flatnonzero(twin("actions_in")(video, w))]
             if sq.kind == "objsWith":
-                r = v.relation_index(sq.slot("relation").text)
-                objs = self.scene.rel[pos][:, :, r].any(0)
+                objs = twin("relate")(video, w)[:, v.relation_index(sq.slot("relation").text)]
             else:  # the objects objWhatGeneral picks from
-                mask = interaction_relations(self.sem.interaction_rule("objWhatGeneral"))
-                objs = self.scene.obj[pos].any(0) if mask is None else self.scene.rel[pos][:, :, mask].any((0, 2))
+                objs = twin("contacted")(video, w, self.sem.interaction_rule("objWhatGeneral"))
             return [v.object_english[int(o)] for o in np.flatnonzero(objs)]
         answer = self.executor.run(sq.tree)  # as run_program(sq.tree, scene, semantics)
         return None if isinstance(answer, Undefined) else answer
@@ -194,7 +165,7 @@ class _VideoDecomposer:
         o = v.object_index(name)
         classes = v.actions_named(verb, o)
         if len(classes) > 1:
-            seen = set(self.inst_cls[self.inst_frames.any(1)].tolist())
+            seen = {i.cls for i in self.executor.video.instances}  # the instances with keyframes
             present = [a for a in classes if a in seen]
             a = resolve_to_action(present, self.sem)  # as the executor: c043 beside c044 (§b.3)
             classes = [a] if a is not None else present
@@ -265,10 +236,6 @@ class _VideoDecomposer:
             if rule == "Equals" and len(kids) == 2:
                 return self.text(kids[0])
         return None
-
-
-def _json_answer(answer) -> str | None:
-    return json.dumps(answer) if isinstance(answer, list) else answer
 
 
 AMBIGUOUS = object()
@@ -344,8 +311,9 @@ def decompose_video(video_id: str, questions: list[dict], scene: VideoScene, sem
                           for n in order if d.comps(n)},
         }
     for n in seen.values():
+        answer = json.dumps(n.answer) if isinstance(n.answer, list) else n.answer  # a list as its JSON text
         out.nodes.append({"video_id": video_id, "key": d.key(n), "text": d.text(n), "type": n.sq.type,
-                          "answer": _json_answer(n.answer), "program": n.sq.program, "is_main": n.main})
+                          "answer": answer, "program": n.sq.program, "is_main": n.main})
         for rule, kids in d.comps(n):
             for p, k in enumerate(kids):
                 out.edges.append({"video_id": video_id, "parent_key": d.key(n), "rule": rule, "position": p,

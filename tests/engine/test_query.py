@@ -1,8 +1,10 @@
-"""The query family's twins agree: ``only_item``, ``choose``, ``equals``, ``and`` and ``xor``
-(``engine/primitives/query.py``) against their scalar twins (``engine/scalar/query.py``) on the
-sets the grid gives them on random scenes: the objects in each relation over each window
-(objWhat's ``relate`` rows), the objects contacted in a window (objWhatGeneral), and pairs of
-membership tests (andObjRelExists / xorObjRelExists, Choose); plus hand-worked cases."""
+"""The query family's twins agree: ``exists`` (with and without ``which``), ``has_item``, ``count``,
+``only_item``, ``choose``, ``equals``, ``and`` and ``xor`` (``engine/primitives/query.py``) against their
+scalar twins (``engine/scalar/query.py``) on the sets the grid gives them on random scenes: actions in each
+window (actExists; the grid asks every class, these tests check the present ones), relations present
+(relExists), the objects in each relation over each window (objRelExists, objWhat's ``relate`` rows),
+actions in each window and objects present (count), the objects contacted in a window (objWhatGeneral),
+and pairs of membership tests (andObjRelExists / xorObjRelExists, Choose); plus hand-worked cases."""
 
 from __future__ import annotations
 
@@ -16,7 +18,8 @@ from hypothesis import given, settings, strategies as st
 
 from tensorqa.engine.primitives import query as tq
 from tensorqa.engine.primitives import registry
-from tensorqa.engine.primitives.filter import contacted, relate
+from tensorqa.engine.primitives.filter import actions_in, contacted, present_objects, relate, relations_present
+from tensorqa.engine.primitives.localize import present_actions
 from tensorqa.engine.scalar.video import Entity, NoAnswer
 from tensorqa.agqa.semantics import AGQA, STRICT
 from engine.scenes_for_twins import OBJECTS, RELATIONS, all_rel, flat_windows, random_batch, assert_cases_occur
@@ -34,7 +37,7 @@ def _scalar(fn, *args):
 
 def test_every_query_primitive_has_a_scalar_twin():
     names = [n for n in registry.names() if registry.implementations(n)["torch"].__module__ == tq.__name__]
-    assert set(names) == {"only_item", "choose", "equals", "and", "xor"}
+    assert set(names) == {"exists", "has_item", "count", "only_item", "choose", "equals", "and", "xor"}
     for n in names:
         assert registry.scalar(n).__module__ == "tensorqa.engine.scalar.query"
 
@@ -108,8 +111,84 @@ def test_hand_worked_xor_and_choose():
     assert one.tolist() == [True, False, False] and pos.tolist() == [2, 0, 0]
 
 
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), strict=st.booleans())
+def test_exists_torch_and_scalar_agree(seed, strict):
+    sem = STRICT if strict else AGQA
+    scenes, batch = random_batch(seed)
+    flat = flat_windows(batch, sem)
+    ids, valid = present_actions(batch)
+    acts = actions_in(batch, flat)  # [V, A]
+    asked = tq.exists(acts, ids[flat.video])  # actExists: [V, K]
+    rels = relations_present(batch, flat)
+    rel_truth = tq.exists(rels)  # relExists: the set itself
+    objects = relate(all_rel(batch), flat).transpose(1, 2)  # [V, R, O]
+    obj_truth = tq.exists(objects)
+    nonempty = tq.has_item(objects)  # [V, R]
+    exists, has_item = registry.scalar("exists"), registry.scalar("has_item")
+    for v in range(flat.start.shape[0]):
+        b = int(flat.video[v])
+        a = acts[v].numpy()
+        for k in range(int(valid[b].sum())):
+            expected = exists(a, int(ids[b, k]))
+            assert bool(asked[v, k]) == expected
+            TALLY[f"actExists:{expected}"] += 1
+        for r in range(rels.shape[1]):
+            assert bool(rel_truth[v, r]) == exists(rels[v].numpy(), r)
+        TALLY["relExists:yes"] += int(rels[v].sum())
+        for r in RELATIONS:
+            items = objects[v, r].numpy()
+            assert np.array_equal(obj_truth[v, r].numpy(), [exists(items, o) for o in range(len(items))])
+            assert bool(nonempty[v, r]) == has_item(items) == exists(items)
+            TALLY[f"has_item:{has_item(items)}"] += 1
+
+
+def test_exists_broadcasts_which():
+    # one set per window [2, 4], asked about items [2, 3] of each: the gather broadcasts the
+    # leading axes; -1 (padding) reads item 0 (clamped), as the grid's padded axes expect
+    items = torch.tensor([[True, False, True, False], [False, True, False, False]])
+    which = torch.tensor([[2, -1, 1], [1, 3, 0]])
+    got = tq.exists(items, which)
+    assert got.tolist() == [[True, True, False], [True, False, False]]
+    for v in range(2):
+        for m, w in enumerate(which[v].tolist()):
+            if w >= 0:
+                assert bool(got[v, m]) == registry.scalar("exists")(items[v].numpy(), w)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1))
+def test_count_torch_and_scalar_agree(seed):
+    scenes, batch = random_batch(seed)
+    flat = flat_windows(batch, AGQA)
+    count = registry.scalar("count")
+    for sets in (relate(all_rel(batch), flat).transpose(1, 2), actions_in(batch, flat), present_objects(batch)):
+        got = tq.count(sets)
+        assert got.dtype == torch.int64 and got.shape == sets.shape[:-1]
+        flat_sets, flat_got = sets.reshape(-1, sets.shape[-1]).numpy(), got.reshape(-1).numpy()
+        for items, n in zip(flat_sets, flat_got):
+            assert int(n) == count(items)
+            TALLY[f"count:{min(int(n), 3)}"] += 1
+
+
+def test_count_hand_worked():
+    # the empty set counts 0; an empty item axis counts 0 too
+    assert tq.count(torch.tensor([[False, False], [True, True]])).tolist() == [0, 2]
+    assert tq.count(torch.zeros(3, 0, dtype=torch.bool)).tolist() == [0, 0, 0]
+    assert registry.scalar("count")(np.zeros(0, bool)) == 0
+
+
 def test_zz_every_case_occurs():
     assert_cases_occur("query", TALLY, [
+    "actExists:False",
+    "actExists:True",
+    "count:0",
+    "count:1",
+    "count:2",
+    "count:3",
+    "has_item:False",
+    "has_item:True",
+    "relExists:yes",
     "equals:False",
     "equals:True",
     "only_item/general:defined",

@@ -24,11 +24,8 @@ def _margin(semantics, like: torch.Tensor) -> torch.Tensor:
 
 @register("superlative", aliases=("Superlative",))
 def superlative(batch: SceneBatch, longest: bool, semantics) -> tuple[torch.Tensor, torch.Tensor]:
-    """actLongest / actShortest: the class of the longest (shortest) action instance.
-
-    Returns (class int64[B], defined bool[B]). Defined when the video has at least two instances
-    and the top two (bottom two) lengths differ by more than the margin.
-    """
+    """actLongest / actShortest: (class int64[B] of the longest (shortest) instance, defined bool[B]: at least
+    two instances, and the top two lengths differ by more than the margin)."""
     real = real_instances(batch)
     lengths = instance_lengths(batch)
     B, N = lengths.shape
@@ -44,12 +41,8 @@ def superlative(batch: SceneBatch, longest: bool, semantics) -> tuple[torch.Tens
 
 @register("length_compare")
 def length_compare(batch: SceneBatch, ids: torch.Tensor, longest: bool, semantics) -> tuple[torch.Tensor, torch.Tensor]:
-    """Length compare of every ordered pair of classes ``ids`` int64[B, K] (-1 = none).
-
-    Returns (winner int64[B, K, K]: the class of the longer (shorter) of row class a and column
-    class b, defined bool[B, K, K]: both have exactly one instance and their lengths differ by
-    more than the margin).
-    """
+    """Every ordered pair of classes ``ids`` int64[B, K] (-1 = none) -> (winner int64[B, K, K]: the longer
+    (shorter) of row class a and column class b, defined: one instance each, lengths differ by more than the margin)."""
     ci = class_instances(batch, ids)
     length = instance_lengths(batch).gather(1, ci.first_inst) if ids.shape[1] and batch.inst_cls.shape[1] \
         else torch.zeros(ids.shape, dtype=batch.inst_end.dtype, device=ids.device)

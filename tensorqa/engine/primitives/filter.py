@@ -1,10 +1,7 @@
-"""Filter / relate: what is present within each window (AGQA ``Iterate(W, Filter(frame, [...]))``).
-
-Every primitive here is one contraction over the keyframe axis: the window masks bool[B, W, F]
-times a per-keyframe fact bool[B, F, X], cast to float for the matmul, compared > 0. The float
-intermediate is the only large tensor, so the window axis is processed in chunks that keep it
-under ``CHUNK_ELEMENTS`` (a loop over memory blocks, not over videos or windows' meaning).
-"""
+"""Filter / relate: what is present within each window (AGQA ``Iterate(W, Filter(frame, [...]))``), each one
+contraction over the keyframe axis: window masks bool[B, W, F] times a per-keyframe fact bool[B, F, X] in float,
+> 0. The float product is the only large tensor, so windows go in chunks under ``CHUNK_ELEMENTS`` (a loop over
+memory blocks, not over videos or windows' meaning)."""
 
 from __future__ import annotations
 
@@ -29,8 +26,7 @@ ANY_PRESENT = "any_present"  # objWhatGeneral: obj[f, o], whatever relates it
 
 
 def interaction_relations(rule: str) -> np.ndarray | None:
-    """bool[R]: the relations that make an object "interacted with" under ``rule``; None for
-    ``ANY_PRESENT`` (that rule reads ``obj[f, o]`` instead of relations)."""
+    """bool[R]: the relations that make an object "interacted with" under ``rule``; None for ``ANY_PRESENT``."""
     if rule == ANY_PRESENT:
         return None
     v = vocab()
@@ -44,13 +40,8 @@ def interaction_relations(rule: str) -> np.ndarray | None:
 
 
 def window_any(windows: "Windows | torch.Tensor", facts: torch.Tensor) -> torch.Tensor:
-    """bool[B, W, *X] (or [V, *X] for flat windows): the fact holds at some keyframe of the window.
-
-    windows: :class:`Windows` (either layout) or a mask bool[B, W, F]; facts: bool[B, F, *X].
-    [B, W] windows contract their masks with the facts over F (a batched matmul in float);
-    flat windows, which belong to different videos, read a prefix count of the facts at their
-    edges (windows are keyframe ranges), which is the same answer.
-    """
+    """bool[B, W, *X] ([V, *X] flat): facts bool[B, F, *X] hold at some keyframe of the window (:class:`Windows`
+    or a mask bool[B, W, F]). Flat windows, of different videos, read a prefix count at their edges instead."""
     if isinstance(windows, torch.Tensor):
         return _contract(windows, facts)
     if not windows.flat:
@@ -60,8 +51,7 @@ def window_any(windows: "Windows | torch.Tensor", facts: torch.Tensor) -> torch.
 
 
 def _contract(mask: torch.Tensor, facts: torch.Tensor) -> torch.Tensor:
-    """mask bool[B, W, F] x facts bool[B, F, *X] -> bool[B, W, *X], in window chunks whose float
-    product stays under ``CHUNK_ELEMENTS``."""
+    """mask bool[B, W, F] x facts bool[B, F, *X] -> bool[B, W, *X], in chunks of windows."""
     B, W, F = mask.shape
     tail = facts.shape[2:]
     flat = facts.reshape(B, F, -1)
@@ -80,8 +70,7 @@ def _contract(mask: torch.Tensor, facts: torch.Tensor) -> torch.Tensor:
 
 
 def any_along(x: torch.Tensor, dim: int) -> torch.Tensor:
-    """``x.any(dim)`` for bool tensors, as a max over the bytes (several times faster on CPUs
-    for the short inner axes of scene tensors)."""
+    """``x.any(dim)`` as a max over the bytes (several times faster on CPUs for short inner axes)."""
     if x.shape[dim] == 0:
         return x.any(dim)
     return x.view(torch.uint8).amax(dim).view(torch.bool)
@@ -95,8 +84,8 @@ def _frames_ok(batch: SceneBatch, facts: torch.Tensor) -> torch.Tensor:
 
 @register("relate", aliases=("Filter",))
 def relate(rel: torch.Tensor, windows: Windows) -> torch.Tensor:
-    """bool[B, W, O, R] ([V, O, R] flat): ``Iterate(W, Filter(frame, [relations, r, objects]))`` for
-    every r at once; rel bool[B, F, O, R] (possibly on compact axes; padded keyframes False)."""
+    """bool[B, W, O, R] ([V, O, R] flat): ``Iterate(W, Filter(frame, [relations, r, objects]))`` for every r;
+    rel bool[B, F, O, R] (possibly on compact axes; padded keyframes False)."""
     return window_any(windows, rel)
 
 
@@ -119,12 +108,9 @@ def interacted_frames(batch: SceneBatch, rule: str) -> torch.Tensor:
         return _frames_ok(batch, batch.obj)
     # the rule's relations are a few runs of consecutive ids (contact relations but one or two):
     # reduce each run's slice of ``rel`` in place of a full-size ``rel & mask``
-    frames = None
+    frames = torch.zeros(batch.rel.shape[:3], dtype=torch.bool, device=batch.device)
     for a, b in runs:
-        part = any_along(batch.rel[..., a:b], -1)
-        frames = part if frames is None else frames | part
-    if frames is None:
-        frames = torch.zeros(batch.rel.shape[:3], dtype=torch.bool, device=batch.device)
+        frames |= any_along(batch.rel[..., a:b], -1)
     return _frames_ok(batch, frames)
 
 

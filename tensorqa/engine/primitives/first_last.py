@@ -17,54 +17,66 @@ from tensorqa.engine.primitives.registry import register
 from tensorqa.engine.primitives.scans import any_between, next_from, prefix_count, prev_before, read_each, read_rows
 
 
-# -- objFirst / objLast --------------------------------------------------------------------------------
+# -- objFirst / objLast / Choose ----------------------------------------------------------------------
+def object_runs(x: torch.Tensor, video: torch.Tensor, start: torch.Tensor, stop: torch.Tensor, forward: bool
+                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(hit int64, end int32, usable bool) [*L, *X] for x bool[B, F, *X] and windows [start, stop) int64[*L]:
+    the first (forward) or last keyframe of the window where x holds, where that run stops (the nearest
+    keyframe past it without x), and whether both lie in the window."""
+    s, e = (t.reshape(*t.shape, *[1] * (x.dim() - 2)) for t in (start, stop))
+    if forward:
+        hit = read_rows(next_from(x), video, start).long()
+        end = read_each(next_from(~x), video, hit)
+        return hit, end, (hit < e) & (end < e)
+    hit = read_rows(prev_before(x), video, stop).long()
+    end = read_each(prev_before(~x), video, hit)
+    return hit, end, (hit >= s) & (end >= s)
+
+
 def first_stretch(occurs: torch.Tensor, video: torch.Tensor, start: torch.Tensor, stop: torch.Tensor
                   ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """objFirst's stretch in windows [start, stop) int64[*L]: (f0, g, ok) int64 / bool[*L, R], f0 the
-    first keyframe >= start with relation r, g the first >= f0 without it, ok both in the window."""
-    f0 = read_rows(next_from(occurs), video, start).long()  # [*L, R] first keyframe >= s with r
-    g = read_each(next_from(~occurs), video, f0).long()  # first keyframe >= f0 without r
-    return f0, g, (f0 < stop[..., None]) & (g < stop[..., None])
+    """objFirst's stretch (f0, g, ok) [*L, R]: f0 the first keyframe of the window with relation r, g the first
+    after it without r, ok both in the window."""
+    f0, g, ok = object_runs(occurs, video, start, stop, True)
+    return f0, g.long(), ok
 
 
 def last_stretch(occurs: torch.Tensor, video: torch.Tensor, start: torch.Tensor, stop: torch.Tensor,
                  semantics) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """objLast's stretch: (lo, last, ok) int64 / bool[*L, R], last the last keyframe < stop with r,
-    g the nearest earlier one without it (ok: both in W), lo = max(g - obj_last_extra_keyframes, start)."""
-    s = start[..., None]
-    last = read_rows(prev_before(occurs), video, stop).long()  # [*L, R] last keyframe < e with r
-    g = read_each(prev_before(~occurs), video, last).long()  # last keyframe < last without r
-    return torch.maximum(g - semantics.obj_last_extra_keyframes, s), last, (last >= s) & (g >= s)
+    """objLast's stretch (lo, last, ok) [*L, R]: last the last keyframe of the window with r, g the nearest
+    earlier one without it (ok: both in the window), lo = max(g - obj_last_extra_keyframes, start)."""
+    last, g, ok = object_runs(occurs, video, start, stop, False)
+    return torch.maximum(g.long() - semantics.obj_last_extra_keyframes, start[..., None]), last, ok
+
+
+def _episode(stretch, rel: torch.Tensor, windows: Windows) -> tuple[torch.Tensor, torch.Tensor]:
+    """(objects bool[*L, O, R] seen over the keyframes [lo, hi] of each stretch, defined bool[*L, R])."""
+    lo, hi, ok = stretch
+    defined = windows.valid[..., None] & ok
+    objects = any_between(prefix_count(rel), windows.video, lo[..., None, :], (hi + 1)[..., None, :])
+    return objects & defined[..., None, :], defined
 
 
 @register("first_episode", aliases=("IterateUntil",))
 def first_episode(occurs: torch.Tensor, rel: torch.Tensor, windows: Windows, semantics=None
                   ) -> tuple[torch.Tensor, torch.Tensor]:
-    """occurs bool[B, F, R], rel bool[B, F, O, R] -> (objects bool[*L, O, R] over objFirst's stretch
-    [f0, g], defined bool[*L, R]). ``semantics`` is unread; it lets the two episodes swap."""
-    v = windows.video
-    f0, g, ok = first_stretch(occurs, v, windows.start, windows.stop)
-    defined = windows.valid[..., None] & ok
-    # the stretch runs through the stopping keyframe g, where r is absent: [f0, g]
-    objects = any_between(prefix_count(rel), v, f0[..., None, :], (g + 1)[..., None, :])
-    return objects & defined[..., None, :], defined
+    """occurs bool[B, F, R], rel bool[B, F, O, R] -> (objects bool[*L, O, R] over objFirst's stretch [f0, g]
+    (through the stopping keyframe g, where r is absent), defined bool[*L, R]). ``semantics`` is unread; it
+    lets the two episodes swap."""
+    return _episode(first_stretch(occurs, windows.video, windows.start, windows.stop), rel, windows)
 
 
 @register("last_episode")
 def last_episode(occurs: torch.Tensor, rel: torch.Tensor, windows: Windows, semantics) -> tuple[torch.Tensor, torch.Tensor]:
     """As :func:`first_episode`, over objLast's stretch [lo, last]."""
-    v = windows.video
-    lo, last, ok = last_stretch(occurs, v, windows.start, windows.stop, semantics)
-    defined = windows.valid[..., None] & ok
-    objects = any_between(prefix_count(rel), v, lo[..., None, :], (last + 1)[..., None, :])
-    return objects & defined[..., None, :], defined
+    return _episode(last_stretch(occurs, windows.video, windows.start, windows.stop, semantics), rel, windows)
 
 
 @register("choose_episode", aliases=("Choose",))
 def choose_episode(rel: torch.Tensor, windows: Windows, forward: bool, semantics) -> tuple[torch.Tensor, torch.Tensor]:
-    """The Choose rule (objFirstChoose / objLastChoose / objWhatChoose; twin: scalar
-    ``choose_stretch``) for every ordered pair: rel bool[B, F, K, R] -> (pick bool[*L, R, K, K]:
-    the row object is the answer, else the column one; defined, the same shape)."""
+    """The Choose rule (objFirstChoose / objLastChoose / objWhatChoose; twin: scalar ``choose_stretch``) for
+    every ordered pair: rel bool[B, F, K, R] -> (pick bool[*L, R, K, K]: the row object is the answer, else the
+    column one; defined, the same shape). An object picked although not found means neither was found."""
     hit, end, usable = object_runs(rel, windows.video, windows.start, windows.stop, forward)
     usable = usable & windows.valid[..., None, None]
     # positions fit in int16 (F < 32768), which halves the traffic of the pairwise comparisons
@@ -72,39 +84,18 @@ def choose_episode(rel: torch.Tensor, windows: Windows, forward: bool, semantics
     return choose_pairs(hit.transpose(-1, -2), end.transpose(-1, -2), usable.transpose(-1, -2), forward, semantics)
 
 
-def object_runs(rel: torch.Tensor, video: torch.Tensor, start: torch.Tensor, stop: torch.Tensor, forward: bool
-                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(hit, end, usable) [*L, K, R]: the first (forward) or last keyframe of [start, stop) where r
-    holds with k, where that run stops, and whether both lie in the window."""
-    s, e = start[..., None, None], stop[..., None, None]
-    if forward:
-        hit = read_rows(next_from(rel), video, start).long()  # [*L, K, R] first keyframe >= s
-        end = read_each(next_from(~rel), video, hit)  # where that run stops
-        found, stops_in = hit < e, end < e
-    else:
-        hit = read_rows(prev_before(rel), video, stop).long()  # last keyframe < e
-        end = read_each(prev_before(~rel), video, hit)  # nearest earlier keyframe without it
-        found, stops_in = hit >= s, end >= s
-    # an object picked although not found means neither was found: "found" is folded in per object
-    return hit, end, found & stops_in
-
-
 def choose_pairs(hit: torch.Tensor, end: torch.Tensor, usable: torch.Tensor, forward: bool, semantics
                  ) -> tuple[torch.Tensor, torch.Tensor]:
     """The pairwise half of :func:`choose_episode`: (hit, end, usable) [..., K] -> (pick, defined)
     bool[..., K, K] (rows: first object, columns: second)."""
-    keep_stop = semantics.choose_stretch_includes_stop
     h1, h2 = hit[..., :, None], hit[..., None, :]
     e1, e2 = end[..., :, None], end[..., None, :]
-    if forward:
-        pick = h1 <= h2  # the first object holds at the pair's first hit
-        # the other object shows up in the chosen stretch [hit, stop] (or [hit, stop))
-        other_in_1 = (h2 <= e1) if keep_stop else (h2 < e1)
-        other_in_2 = (h1 <= e2) if keep_stop else (h1 < e2)
-    else:
-        pick = h1 >= h2
-        other_in_1 = (h2 >= e1) if keep_stop else (h2 > e1)
-        other_in_2 = (h1 >= e2) if keep_stop else (h1 > e2)
+    # backward, positions compare the other way round
+    before_or_at, before = (torch.le, torch.lt) if forward else (torch.ge, torch.gt)
+    pick = before_or_at(h1, h2)  # the first object holds at the pair's first hit
+    # the other object shows up in the chosen stretch [hit, stop] (or [hit, stop))
+    inside = before_or_at if semantics.choose_stretch_includes_stop else before
+    other_in_1, other_in_2 = inside(h2, e1), inside(h1, e2)
     ok_1 = usable[..., :, None] & ~other_in_1
     ok_2 = usable[..., None, :] & ~other_in_2
     return pick, torch.where(pick, ok_1, ok_2)
@@ -113,8 +104,7 @@ def choose_pairs(hit: torch.Tensor, end: torch.Tensor, usable: torch.Tensor, for
 # -- actFirst / actLast / actWhat -----------------------------------------------------------------------
 def _unique_instance(cand: torch.Tensor, key: torch.Tensor, cls: torch.Tensor, largest: bool
                      ) -> tuple[torch.Tensor, torch.Tensor]:
-    """(class, defined) [*L]: the candidate (cand bool[*L, N]) with the smallest (largest) key,
-    defined when exactly one attains it."""
+    """(class, defined) [*L]: the candidate (cand bool[*L, N]) with the smallest (largest) key, if only one."""
     if cand.shape[-1] == 0:  # a batch without action instances
         return _only_instance(cand, cls)
     k = torch.where(cand, key, -math.inf if largest else math.inf)
@@ -143,7 +133,6 @@ class _Edges:
         self.real = real_instances(batch)[v]  # [*, N]
         self.start, self.end, self.cls = batch.inst_start[v], batch.inst_end[v], batch.inst_cls[v]
         self.act_counts = prefix_count(act)  # [B, F + 1, A]
-        self.act = act
         self.valid = windows.valid & (windows.stop > windows.start) & (self.F > 0)
 
     def time(self, pos: torch.Tensor) -> torch.Tensor:

@@ -65,8 +65,7 @@ class Windows:
     def rows(self) -> "Windows":
         """The flat layout: one row per offered window, in ``valid.nonzero()`` order."""
         b, w = self.valid.nonzero(as_tuple=True)
-        return Windows(self.mask[b, w], self.start[b, w], self.stop[b, w], self.kind[b, w], self.action[b, w],
-                       self.valid[b, w], self.word[b, w], b)
+        return Windows(*(getattr(self, f.name)[b, w] for f in fields(self)[:-1]), b)
 
 
 def interval_mask(start: torch.Tensor, stop: torch.Tensor, num_frames: int) -> torch.Tensor:
@@ -101,10 +100,13 @@ def _instance_frames(batch: SceneBatch) -> tuple[torch.Tensor, torch.Tensor, tor
     if F == 0:
         zero = torch.zeros(B, N, dtype=torch.long, device=batch.device)
         return zero, zero, has
-    u8 = inside.to(torch.uint8)
-    first = u8.argmax(-1)  # argmax returns the first maximal position
-    last = F - 1 - u8.flip(-1).argmax(-1)
-    return first, last, has
+    return (*_first_last(inside), has)
+
+
+def _first_last(mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(first, last) int64[...]: the first and last True position along the last axis of mask bool[..., N > 0]."""
+    u8 = mask.to(torch.uint8)
+    return u8.argmax(-1), mask.shape[-1] - 1 - u8.flip(-1).argmax(-1)  # argmax: the first maximal position
 
 
 def real_instances(batch: SceneBatch) -> torch.Tensor:
@@ -162,9 +164,7 @@ def _class_instances(batch: SceneBatch, ids: torch.Tensor) -> ClassInstances:
     if N == 0:
         z = torch.zeros(ids.shape, dtype=torch.long, device=ids.device)
         return ClassInstances(count, z, z, z, z, z, z)
-    u8 = match.to(torch.uint8)
-    first_inst = u8.argmax(-1)
-    last_inst = N - 1 - u8.flip(-1).argmax(-1)
+    first_inst, last_inst = _first_last(match)
     return ClassInstances(
         count=count, first_inst=first_inst, last_inst=last_inst,
         first_kf0=kf_first.gather(1, first_inst), last_kf0=kf_last.gather(1, first_inst),
@@ -174,12 +174,8 @@ def _class_instances(batch: SceneBatch, ids: torch.Tensor) -> ClassInstances:
 
 def _localizes(ids: torch.Tensor, semantics) -> torch.Tensor:
     """bool[B, K]: class ``ids`` may localize (not in ``semantics.never_localize``)."""
-    v = vocab()
-    banned = [v.action_index(a) for a in semantics.never_localize]
-    ok = ids >= 0
-    for a in banned:  # a handful of constants, not data
-        ok &= ids != a
-    return ok
+    banned = torch.tensor([vocab().action_index(a) for a in semantics.never_localize], dtype=ids.dtype, device=ids.device)
+    return (ids >= 0) & ~torch.isin(ids, banned)
 
 
 def window_frames(kind: int, ci_x: ClassInstances, ci_y: ClassInstances | None, num_frames: torch.Tensor,
@@ -247,9 +243,7 @@ def localize(batch: SceneBatch, semantics) -> Windows:
     # pack the offered windows to the left (stable), pad to the largest count
     idx, keep = compact(valid)
     g = idx.clamp(min=0)
-    start = torch.where(keep, start.gather(1, g), 0)
-    stop = torch.where(keep, stop.gather(1, g), 0)
-    kind = torch.where(keep, kind.gather(1, g), 0)
+    start, stop, kind = (torch.where(keep, t.gather(1, g), 0) for t in (start, stop, kind))
     action = torch.where(keep[..., None], action.gather(1, g[..., None].expand(-1, -1, 2)), -1)
     windows = Windows(interval_mask(start, stop, F), start, stop, kind, action, keep, kind,
                       torch.arange(B, device=dev)[:, None])

@@ -21,13 +21,9 @@ BEFORE_ANSWER, AFTER_ANSWER = 0, 1
 
 @register("side_of", aliases=("Compare",))
 def side_of(occurs: torch.Tensor, cw: CompareWindows, num_frames: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """relTime / objTime: on which side of the anchor action x occurs.
-
-    occurs: bool[B, F, X]  x (a relation, or an object interacted with) occurs at keyframe f
-    cw: compare windows of the anchors [B, K]; num_frames: int64[B].
-    Returns (side int64[B, K, X]: 0 before / 1 after, defined bool[B, K, X]): the anchor has one
-    instance, x does not occur during it, and x occurs on exactly one side.
-    """
+    """relTime / objTime: on which side of the anchors (compare windows [B, K]) x occurs, occurs bool[B, F, X]
+    (a relation, or an object interacted with); num_frames int64[B]. Returns (side int64[B, K, X]: 0 before /
+    1 after, defined bool[B, K, X]: one anchor instance, x not during it, x on exactly one side)."""
     counts = prefix_count(occurs)
     video = torch.arange(occurs.shape[0], device=occurs.device)[:, None]
     zero = torch.zeros_like(cw.first)[..., None]
@@ -55,13 +51,10 @@ def action_relation_frames(batch: SceneBatch, ids: torch.Tensor) -> torch.Tensor
 
 @register("act_order")
 def act_order(batch: SceneBatch, ids: torch.Tensor, cw: CompareWindows, semantics) -> tuple[torch.Tensor, torch.Tensor]:
-    """actTime for every ordered pair (x = row class, anchor = column class) of ``ids`` [B, K].
-
-    Returns (side int64[B, K, K]: 0 before / 1 after, defined bool[B, K, K]). Both have exactly one
-    instance; undefined when x's keyframes all lie within the anchor's, or are not all on one side;
-    with ``act_time_persistence_check``, undefined when x's (object, verb) relation occurs on the
-    anchor's other side.
-    """
+    """actTime for every ordered pair (x = row class, anchor = column class) of ``ids`` [B, K] -> (side
+    int64[B, K, K]: 0 before / 1 after, defined bool[B, K, K]: one instance each, x's keyframes not all within
+    the anchor's and all on one side, and with ``act_time_persistence_check`` x's (object, verb) relation not
+    on the anchor's other side)."""
     ci = class_instances(batch, ids)
     x_first, x_last = ci.first_kf0[:, :, None], ci.last_kf0[:, :, None]  # rows: x
     a_first, a_last = ci.first_kf0[:, None, :], ci.last_kf0[:, None, :]  # columns: anchor
@@ -70,15 +63,12 @@ def act_order(batch: SceneBatch, ids: torch.Tensor, cw: CompareWindows, semantic
     before = x_last < cw.before_stop[:, None, :]
     after = x_first >= cw.after_start[:, None, :]
     if semantics.act_time_persistence_check:
-        counts = prefix_count(action_relation_frames(batch, ids))  # [B, F + 1, K(x)]
-        nf = batch.frame_mask.sum(1)[:, None, None]
-        # rows x, columns anchor: read x's counts at the anchor's window edges
-        lo_after = cw.after_start[:, :, None].expand(-1, -1, ids.shape[1])  # [B, K(anchor), K(x)]
-        hi_after = nf.expand_as(lo_after)
+        # x's counts [B, F + 1, K(x)] read at the anchor's window edges [B, K(anchor), 1], then rows x, columns anchor
+        counts = prefix_count(action_relation_frames(batch, ids))
         video = torch.arange(ids.shape[0], device=ids.device)[:, None]
-        persists_after = any_between(counts, video, lo_after, hi_after).transpose(1, 2)
-        hi_before = cw.before_stop[:, :, None].expand_as(lo_after)
-        persists_before = any_between(counts, video, torch.zeros_like(hi_before), hi_before).transpose(1, 2)
+        nf, zero = batch.frame_mask.sum(1)[:, None, None], torch.zeros_like(cw.before_stop)[:, :, None]
+        persists_after = any_between(counts, video, cw.after_start[:, :, None], nf).transpose(1, 2)
+        persists_before = any_between(counts, video, zero, cw.before_stop[:, :, None]).transpose(1, 2)
     else:
         persists_after = persists_before = torch.zeros_like(within)
     ok_before = before & ~persists_after

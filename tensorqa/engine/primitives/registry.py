@@ -24,20 +24,14 @@ _overrides: dict[str, Callable] = {}
 _ablations: dict[str, str] = {}
 
 
-class _Undo:
+class _Undo(contextlib.AbstractContextManager):
     """Returned by the table-changing calls: undoes the change on ``__exit__`` (or ``undo()``)."""
 
     def __init__(self, undo: Callable[[], None]):
-        self._undo = undo
-
-    def undo(self) -> None:
-        self._undo()
-
-    def __enter__(self) -> "_Undo":
-        return self
+        self.undo = undo
 
     def __exit__(self, *exc) -> None:
-        self._undo()
+        self.undo()
 
 
 def register(name: str, backend: str = "torch", aliases: tuple[str, ...] = ()) -> Callable[[Callable], Callable]:
@@ -58,11 +52,6 @@ def register(name: str, backend: str = "torch", aliases: tuple[str, ...] = ()) -
 def names() -> list[str]:
     """Registered primitive names, sorted."""
     return sorted(_impls)
-
-
-def aliases() -> dict[str, str]:
-    """AGQA function name -> primitive name."""
-    return dict(_aliases)
 
 
 def canonical(name: str) -> str:
@@ -97,9 +86,7 @@ def lookup(name: str) -> Callable:
         return _overrides[name]
     name = _ablations.get(name, name)
     impls = _impls[name]
-    if name in _state["torch_only"]:
-        return impls["torch"]
-    return impls.get(_state["backend"]) or impls["torch"]
+    return impls["torch"] if name in _state["torch_only"] else impls.get(_state["backend"]) or impls["torch"]
 
 
 def implementations(name: str) -> dict[str, Callable]:
@@ -126,8 +113,7 @@ def use(backend_name: str, torch_only: tuple[str, ...] = ()) -> _Undo:
         raise TensorQAError(f"registry: cannot run the vectorized primitives with backend {backend_name!r} "
                             f"(expected {' or '.join(VECTOR_BACKENDS)}; scalar twins run in the scalar executors)")
     previous = dict(_state)
-    _state["backend"] = backend_name
-    _state["torch_only"] = frozenset(canonical(n) for n in torch_only)
+    _state.update(backend=backend_name, torch_only=frozenset(canonical(n) for n in torch_only))
     return _Undo(lambda: _state.update(previous))
 
 
@@ -162,8 +148,3 @@ def ablate(name: str, replacement: str) -> _Undo:
 def ablation(word: str) -> str:
     """What ``word`` (temporal word or primitive name) means under the current ablations."""
     return _ablations.get(word, word)
-
-
-def ablations() -> dict[str, str]:
-    """The active ablations, name -> replacement (part of a plan's cache key)."""
-    return dict(_ablations)

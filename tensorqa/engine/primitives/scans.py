@@ -33,8 +33,7 @@ def _suffix_min(y: torch.Tensor, doubling: bool | None = None) -> torch.Tensor:
 
 
 def _prefix_max(y: torch.Tensor, doubling: bool | None = None) -> torch.Tensor:
-    """Maximum over positions <= k along dim 1 (doubling on CPUs, one scan elsewhere, as
-    ``_suffix_min``)."""
+    """Maximum over positions <= k along dim 1, as ``_suffix_min``."""
     if not (y.device.type == "cpu" if doubling is None else doubling):
         return y.cummax(1).values
     n, k = y.shape[1], 1
@@ -44,22 +43,23 @@ def _prefix_max(y: torch.Tensor, doubling: bool | None = None) -> torch.Tensor:
     return y
 
 
-def next_from(x: torch.Tensor) -> torch.Tensor:
-    """int32[B, F + 1, *X]: first position >= k where ``x`` bool[B, F, *X] holds; F if none."""
+def _positions(x: torch.Tensor, fill: int, sentinel_first: bool) -> torch.Tensor:
+    """int32[B, F + 1, *X]: each position where x bool[B, F, *X] holds, else ``fill``; one ``fill`` row added."""
     B, F = x.shape[:2]
     pos = torch.arange(F, dtype=INDEX, device=x.device).reshape(1, F, *([1] * (x.dim() - 2)))
-    idx = torch.where(x, pos, F).to(INDEX)
-    sentinel = torch.full((B, 1, *x.shape[2:]), F, dtype=INDEX, device=x.device)
-    return _suffix_min(torch.cat([idx, sentinel], 1))
+    idx = torch.where(x, pos, fill).to(INDEX)
+    sentinel = torch.full((B, 1, *x.shape[2:]), fill, dtype=INDEX, device=x.device)
+    return torch.cat([sentinel, idx] if sentinel_first else [idx, sentinel], 1)
+
+
+def next_from(x: torch.Tensor) -> torch.Tensor:
+    """int32[B, F + 1, *X]: first position >= k where ``x`` bool[B, F, *X] holds; F if none."""
+    return _suffix_min(_positions(x, x.shape[1], False))
 
 
 def prev_before(x: torch.Tensor) -> torch.Tensor:
     """int32[B, F + 1, *X]: last position < k where ``x`` bool[B, F, *X] holds; -1 if none."""
-    B, F = x.shape[:2]
-    pos = torch.arange(F, dtype=INDEX, device=x.device).reshape(1, F, *([1] * (x.dim() - 2)))
-    idx = torch.where(x, pos, -1).to(INDEX)
-    sentinel = torch.full((B, 1, *x.shape[2:]), -1, dtype=INDEX, device=x.device)
-    return _prefix_max(torch.cat([sentinel, idx], 1))
+    return _prefix_max(_positions(x, -1, True))
 
 
 def prefix_count(x: torch.Tensor) -> torch.Tensor:
@@ -69,11 +69,8 @@ def prefix_count(x: torch.Tensor) -> torch.Tensor:
 
 
 def read_rows(table: torch.Tensor, video: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
-    """``table[video, pos]``: a [B, F + 1, *X] table read at one position per window.
-
-    video, pos: int64, broadcastable to a common shape L (e.g. [B, 1] and [B, W], or [V] and [V]);
-    positions are clamped into range. Returns [*L, *X].
-    """
+    """[*L, *X]: ``table[video, pos]``, a [B, F + 1, *X] table read at one (clamped) position per window; video,
+    pos int64 broadcastable to L (e.g. [B, 1] and [B, W], or [V] and [V])."""
     return table[video, pos.clamp(0, table.shape[1] - 1)]
 
 
@@ -92,8 +89,6 @@ def read_each(table: torch.Tensor, video: torch.Tensor, pos: torch.Tensor) -> to
 
 
 def any_between(counts: torch.Tensor, video: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor) -> torch.Tensor:
-    """bool[*L, *X]: x holds somewhere in [lo, hi), from ``prefix_count(x)`` [B, F + 1, *X].
-
-    lo, hi: int64[*L, *X] per element (broadcastable), video broadcastable to L.
-    """
+    """bool[*L, *X]: x holds somewhere in [lo, hi), from ``prefix_count(x)`` [B, F + 1, *X]; lo, hi
+    int64[*L, *X] per element (broadcastable), video broadcastable to L."""
     return (read_each(counts, video, hi) - read_each(counts, video, lo)) > 0

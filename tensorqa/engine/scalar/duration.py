@@ -1,7 +1,4 @@
-"""Scalar twins of ``superlative`` (at least two instances; the top two lengths differ by more
-than ``duration_margin_s``) and ``length_compare`` (one instance each, lengths differ by more than
-the margin), docs/reference/agqa_semantics.md §b.1.
-"""
+"""Scalar twins of ``superlative`` and ``length_compare`` (``engine/primitives/duration.py``)."""
 
 from __future__ import annotations
 
@@ -15,15 +12,11 @@ from tensorqa.scenes.vocab import vocab
 @register("superlative", backend="scalar")
 def superlative(video: ScalarVideo, sem: Switches, longest: bool) -> int:
     margin = np.float32(sem.duration_margin_s)
-    insts = sorted(video.instances, key=lambda i: i.end - i.start)
+    insts = sorted(video.instances, key=lambda i: i.end - i.start, reverse=longest)
     if len(insts) < 2:
         raise NoAnswer("longest/shortest: fewer than two action instances")
-    if longest:
-        top, second = insts[-1], insts[-2]
-        gap = (top.end - top.start) - (second.end - second.start)
-    else:
-        top, second = insts[0], insts[1]
-        gap = (second.end - second.start) - (top.end - top.start)
+    top, second = insts[0], insts[1]
+    gap = abs((top.end - top.start) - (second.end - second.start))
     if not gap > margin:
         raise NoAnswer("longest/shortest: the top two lengths are within the margin")
     return top.cls

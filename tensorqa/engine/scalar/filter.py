@@ -1,7 +1,5 @@
-"""Scalar twins of the window filters (``engine/primitives/filter.py``): what holds somewhere in
-a window of one video, as bool vectors over objects [O], relations [R] or actions [A]
-(``relate``: bool[O, R]); ``present_*`` over the whole video.
-"""
+"""Scalar twins of the window filters (``engine/primitives/filter.py``): bool vectors over objects [O],
+relations [R] or actions [A] (``relate``: bool[O, R])."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Scalar twins of the episode and action-edge primitives (``engine/primitives/first_last.py``),
-the rules of docs/reference/agqa_semantics.md §b.1 for one video: objFirst / objLast stretches
-(``episode_stretch``), the Choose rule (``choose_stretch``; AGQA's solver tests "or" whatever the
-printed XOR says), actFirst / actLast and actWhatAfterAll / actWhatBefore.
-"""
+"""Scalar twins of the episode and action-edge primitives (``engine/primitives/first_last.py``) for one
+video; the Choose rule tests "or" whatever the printed XOR says, as AGQA's solver."""
 
 from __future__ import annotations
 
@@ -23,20 +20,22 @@ def episode_stretch(video: ScalarVideo, sem: Switches, w: Window, r: int, forwar
     rule of objFirst / objLast, which the grounding of their records reads too."""
     frames = w.frames
     occurs = [video.relation_occurs(f, r) for f in frames]
-    word = "first" if forward else "last"
     if True not in occurs:
-        raise NoAnswer(f"{word}: the relation does not occur in the window")
-    if forward:
-        start = occurs.index(True)
-        stop = next((j for j in range(start, len(frames)) if not occurs[j]), None)
-        if stop is None:
-            raise NoAnswer("first: the relation lasts to the end of the window")
-        return frames[start:stop + 1]
-    last = len(occurs) - 1 - occurs[::-1].index(True)
-    gap = next((j for j in range(last, -1, -1) if not occurs[j]), None)
-    if gap is None:
-        raise NoAnswer("last: the relation holds from the start of the window")
-    return frames[max(gap - sem.obj_last_extra_keyframes, 0):last + 1]
+        raise NoAnswer(f"{'first' if forward else 'last'}: the relation does not occur in the window")
+    at, end = _run(occurs, forward)
+    if end is None:
+        raise NoAnswer("first: the relation lasts to the end of the window" if forward
+                       else "last: the relation holds from the start of the window")
+    return frames[at:end + 1] if forward else frames[max(end - sem.obj_last_extra_keyframes, 0):at + 1]
+
+
+def _run(occurs: list[bool], forward: bool, at: int | None = None) -> tuple[int, int | None]:
+    """(at, end): the first (forward) or last position where ``occurs`` holds (unless given), and the nearest
+    position from there on (backward: back) where it does not, None if none."""
+    if at is None:
+        at = occurs.index(True) if forward else len(occurs) - 1 - occurs[::-1].index(True)
+    steps = range(at, len(occurs)) if forward else range(at, -1, -1)
+    return at, next((j for j in steps if not occurs[j]), None)
 
 
 @register("first_episode", backend="scalar")
@@ -57,10 +56,9 @@ def choose_stretch(video: ScalarVideo, sem: Switches, w: Window, o1: int, o2: in
     hits = [bool(rel[f, o1, r] or rel[f, o2, r]) for f in frames]
     if True not in hits:
         raise NoAnswer("choose: the relation holds with neither object in the window")
-    at = hits.index(True) if forward else len(hits) - 1 - hits[::-1].index(True)
+    at, _ = _run(hits, forward)
     item = o1 if rel[frames[at], o1, r] else o2
-    steps = range(at, len(frames)) if forward else range(at, -1, -1)
-    end = next((j for j in steps if not rel[frames[j], item, r]), None)
+    _, end = _run([bool(rel[f, item, r]) for f in frames], forward, at)
     if end is None:
         raise NoAnswer("choose: the chosen object's stretch does not end inside the window")
     keep_stop = sem.choose_stretch_includes_stop
@@ -78,6 +76,16 @@ def choose_episode(video: ScalarVideo, sem: Switches, w: Window, o1: int, o2: in
     return item
 
 
+def _classes_until(video: ScalarVideo, frames: list[int], past) -> set[int]:
+    """The action classes at ``frames`` in order, up to the first keyframe whose time is ``past`` the limit."""
+    seen: set[int] = set()
+    for f in frames:
+        if past(video.secs[f]):
+            break
+        seen |= video.classes_at(f)
+    return seen
+
+
 def _first_time(video: ScalarVideo, sem: Switches, f0: int) -> np.float32:
     if f0 == 0:
         return np.float32(0.0)
@@ -90,11 +98,7 @@ def act_first(video: ScalarVideo, sem: Switches, w: Window) -> int:
         raise NoAnswer("actFirst: the window has no keyframe")
     f0 = w.frames[0]
     limit = video.secs[f0] + np.float32(sem.act_window_s)
-    seen: set[int] = set()
-    for f in w.frames:
-        if video.secs[f] > limit:
-            break
-        seen |= video.classes_at(f)
+    seen = _classes_until(video, w.frames, lambda secs: secs > limit)
     if len(seen) > 1:
         raise NoAnswer(f"actFirst: {len(seen)} actions within the first seconds of the window")
     t = _first_time(video, sem, f0)
@@ -117,11 +121,7 @@ def act_last(video: ScalarVideo, sem: Switches, w: Window) -> int:
     fl = w.frames[-1]
     limit = video.secs[fl] - np.float32(sem.act_window_s)
     scanned = w.frames[1:] if sem.act_last_scan_skips_window_start else w.frames
-    seen: set[int] = set()
-    for f in reversed(scanned):
-        if video.secs[f] < limit:
-            break
-        seen |= video.classes_at(f)
+    seen = _classes_until(video, scanned[::-1], lambda secs: secs < limit)
     if len(seen) > 1:
         raise NoAnswer(f"actLast: {len(seen)} actions within the last seconds of the window")
     # the generator means t = +inf at the video's last keyframe; its answer uses the keyframe's

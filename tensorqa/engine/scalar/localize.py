@@ -1,26 +1,15 @@
-"""Scalar twins of ``localize`` and ``compare_windows`` (docs/reference/agqa_semantics.md §a.1,
-§a.2) for one video: before / after / while read X's first instance, between X's last (or first,
-``between_x_instance``) and Y's first; a window is not offered when empty or reversed, nor around
-``never_localize`` actions. Compare windows need exactly one anchor instance.
-"""
+"""Scalar twins of ``localize`` and ``compare_windows`` (``engine/primitives/localize.py``) for one video."""
 
 from __future__ import annotations
 
 from tensorqa.engine.primitives.registry import register
-from tensorqa.engine.scalar.video import Instance, NoAnswer, ScalarVideo, Window, Switches
+from tensorqa.engine.scalar.video import NoAnswer, ScalarVideo, Window, Switches
 from tensorqa.scenes.vocab import vocab
 
 
 def _check_localizable(x: int, sem: Switches) -> None:
     if vocab().actions[x] in sem.never_localize:
         raise NoAnswer(f"{vocab().actions[x]} never localizes")
-
-
-def _first_instance(video: ScalarVideo, x: int) -> Instance:
-    instances = video.instances_of(x)
-    if not instances:
-        raise NoAnswer(f"action {vocab().action_phrases[x]!r} does not occur")
-    return instances[0]
 
 
 @register("localize", backend="scalar")
@@ -31,7 +20,10 @@ def localize(video: ScalarVideo, sem: Switches, kind: str, x: int | None = None,
     if kind == "between":
         return _between(video, sem, x, y)
     _check_localizable(x, sem)
-    inst = _first_instance(video, x)
+    instances = video.instances_of(x)
+    if not instances:
+        raise NoAnswer(f"action {vocab().action_phrases[x]!r} does not occur")
+    inst = instances[0]
     first, last = inst.frames[0], inst.frames[-1]
     if kind == "before":
         if first == 0:

@@ -1,7 +1,4 @@
-"""Scalar twins of ``side_of`` (relTime / objTime) and ``act_order`` (actTime) over the compare
-windows (docs/reference/agqa_semantics.md §a.2): the one side where the thing occurs, never
-during the anchor; actTime optionally checks that x's (object, verb) relation does not persist.
-"""
+"""Scalar twins of ``side_of`` (relTime / objTime) and ``act_order`` (actTime), ``engine/primitives/order.py``."""
 
 from __future__ import annotations
 
