@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from tensorqa.engine import rng
-from tensorqa.engine.primitives.count import count
+from tensorqa.engine.primitives.query import count
 from tensorqa.engine.primitives.filter import interacted_frames, relate, window_any
 from tensorqa.engine.primitives.localize import AFTER, BEFORE, WHILE, class_instances, instance_frames, interval_mask, \
     window_frames
