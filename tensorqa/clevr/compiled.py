@@ -15,7 +15,7 @@ Option classes (``grid._option_classes``) are computed over the keys that match 
 scene (at most 16 per object), bit-parallel: each object's matching keys are a bit set over them;
 every other key has |input ∩ key| = |scene ∩ key| = 0, so it is in one class per node kind and is
 counted, not visited. Class tables whose input is the scene, an object's relation sets or
-``same_<attr>`` of an object are cached per scene, as ``grid.SceneTables`` caches them per block,
+``same_<attr>`` of an object are cached per scene, as ``scene_block.SceneTables`` caches them per block,
 and other input sets in a few slots keyed by their bits.
 
 Numba refcounts every array passed to a function, even an inlined one, with an atomic operation,

@@ -74,7 +74,7 @@ def draw_root(seed: int) -> np.uint64:
 
 @njit(cache=True, inline="always")
 def uniform_in(h_scene, tid, draw, node):
-    """``grid.Block.uniforms`` for one row, from the scene's hash ``fold(draw_root, scene)``:
+    """``scene_block.Block.uniforms`` for one row, from the scene's hash ``fold(draw_root, scene)``:
     float64 in (0, 1)."""
     return rng_numba.unit(rng_numba.fold(rng_numba.fold(rng_numba.fold(h_scene, tid), node), draw))
 
