@@ -310,7 +310,7 @@ def compile_text(templates: list[Template], plan: Plan, synonyms: dict) -> TextP
                     core, spacing)
 
 
-_WS_CHARS = "\t\n\x0b\x0c\r "  # compiled_records.is_space
+_WS_CHARS = "\t\n\x0b\x0c\r "  # the whitespace of str.split() in ASCII
 _WS = re.compile(f"[{_WS_CHARS}]+")
 
 
