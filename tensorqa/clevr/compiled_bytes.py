@@ -1,6 +1,6 @@
 """Byte-level writing for the compiled record writer (numba, CPU): copies into uint8 buffers as LLVM
-memcpy (of constant size where the string is short), decimal integers, ``str.replace``, and the
-constant JSON pieces of a record."""
+memcpy (of constant size where the string is short), decimal integers, ``str.replace``, the constant
+JSON pieces of a record and of a program node."""
 
 from __future__ import annotations
 
@@ -168,3 +168,34 @@ def replace_all(src, n, old, new, dst):
         at += 1
         i += 1
     return at
+
+
+@njit(cache=True, nogil=True)
+def node_texts(strings, str_off, with_output):
+    """A program node's JSON text around its inputs, per string of the table, 48 bytes apart:
+    '{"type":"<s>","inputs":[' (``head``, per type string) and '],"value_inputs":["<s>"]' (+
+    ',"_output":' if ``with_output``; ``mid`` at sid + 1, at 0 with no value), so that a node is
+    two copies of constant size around its input digits. Lengths -1 where the text exceeds 48 bytes
+    (the writer then puts the pieces one by one)."""
+    NS = str_off.shape[0] - 1
+    head, mid = np.zeros(NS * 48 + 64, np.uint8), np.zeros((NS + 1) * 48 + 64, np.uint8)
+    head_n, mid_n = np.full(NS, -1, np.int64), np.full(NS + 1, -1, np.int64)
+    for sid in range(-1, NS):
+        ln = 0 if sid < 0 else str_off[sid + 1] - str_off[sid]
+        if sid >= 0 and B_TYPE.shape[0] + ln + B_INPUTS.shape[0] <= 48:
+            at = put_bytes(head, sid * 48, B_TYPE)
+            at = put_range(head, at, strings, str_off[sid], str_off[sid + 1])
+            head_n[sid] = put_bytes(head, at, B_INPUTS) - sid * 48
+        if B_VALUE_INPUTS.shape[0] + ln + 3 + B_OUTPUT.shape[0] <= 48:
+            at = put_bytes(mid, (sid + 1) * 48, B_VALUE_INPUTS)
+            if sid >= 0:
+                mid[at] = 34
+                at = put_range(mid, at + 1, strings, str_off[sid], str_off[sid + 1])
+                mid[at] = 34
+                at += 1
+            mid[at] = 93
+            at += 1
+            if with_output:
+                at = put_bytes(mid, at, B_OUTPUT)
+            mid_n[sid + 1] = at - (sid + 1) * 48
+    return head, head_n, mid, mid_n
