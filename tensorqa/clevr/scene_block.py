@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 
 import torch
 
-from tensorqa.clevr.constants import MAX_OBJECTS
+from tensorqa.clevr.constants import KEY_RADIX, MAX_OBJECTS
 from tensorqa.clevr.keys import all_keys, scene_match
 from tensorqa.engine import rng
-from tensorqa.scenes.static_batch import ATTRS, StaticBatch, clevr_vocab
+from tensorqa.scenes.static_batch import StaticBatch
 
 
 def _popcount_table() -> torch.Tensor:
@@ -107,10 +107,9 @@ class Block:
         """bool[P, N]: the objects of each row's scene that match its filter key, given as (value
         int64[P] (-1 = unspecified), attribute) pairs (attributes not given are unspecified): the
         block's match table at the key's index (size slowest, as :func:`all_keys`)."""
-        sizes = [len(clevr_vocab().values(a)) + 1 for a in ATTRS]
         idx = torch.zeros(self.P, dtype=torch.int64, device=self.mask.device)
         given = {a: v for v, a in params}
-        for a, n in enumerate(sizes):
+        for a, n in enumerate(KEY_RADIX):
             idx = idx * n + (given[a] + 1 if a in given else 0)
         scene = self.scene_idx[self.row_scene]
         N = self.mask.shape[1]
