@@ -117,7 +117,7 @@ def test_streamed_questions_json_does_not_depend_on_its_buffer(store, tmp_path):
     def scene_pieces_that_fail(*a):
         raise Boom
 
-    import tensorqa.clevr.compiled_records as cr
+    import tensorqa.clevr.compiled_scenes as cr
 
     keep = cr.scene_pieces, cr.stored_scene_pieces
     cr.scene_pieces = cr.stored_scene_pieces = scene_pieces_that_fail
