@@ -130,7 +130,8 @@ def _outputs(t: Template, tid: int, batch: StaticBatch, pos: np.ndarray, bs: np.
     filter chain's intermediate sets rebuilt one attribute at a time."""
     import torch
 
-    from tensorqa.clevr.grid import Block, rel_param, run_template
+    from tensorqa.clevr.grid import rel_param, run_template
+    from tensorqa.clevr.scene_block import Block
     from tensorqa.clevr.templates import FILTER_KINDS, KEY_TYPES, RELATE_FILTER_KINDS
     from tensorqa.engine.primitives import registry
 

@@ -15,7 +15,7 @@ Option classes (``grid._option_classes``) are computed over the keys that match 
 scene (at most 16 per object), bit-parallel: each object's matching keys are a bit set over them;
 every other key has |input ∩ key| = |scene ∩ key| = 0, so it is in one class per node kind and is
 counted, not visited. Class tables whose input is the scene, an object's relation sets or
-``same_<attr>`` of an object are cached per scene, as ``grid.SceneTables`` caches them per block,
+``same_<attr>`` of an object are cached per scene, as ``scene_block.SceneTables`` caches them per block,
 and other input sets in a few slots keyed by their bits.
 
 Numba refcounts every array passed to a function, even an inlined one, with an atomic operation,
@@ -76,6 +76,77 @@ def has_extra_keys(base, rel):
     return rel == 0 and (base == PLAIN or base == COUNTED or base == EXISTS)
 
 
+@njit(cache=True)
+def key_nulls(keys):
+    """int64[K]: per key, its unspecified attributes (bit a)."""
+    key_null = np.zeros(keys.shape[0], np.int64)
+    for k in range(keys.shape[0]):
+        for a in range(4):
+            if keys[k, a] < 0:
+                key_null[k] |= 1 << a
+    return key_null
+
+
+@njit(cache=True)
+def key_words(npk, pk, pkbits, pkscnt, key_null, present_words, null_words, scnt1, obj_keys):
+    """A scene's present keys (``scene_keys``' pk, pkbits, pkscnt) as bit sets over their positions:
+    every present key, per attribute those that leave it unspecified, those that match one object,
+    per object those that match it (once per scene, read by the class tables)."""
+    for w in range((npk + 63) >> 6):
+        scnt1[w] = 0
+        present_words[w] = 0
+        for a in range(4):
+            null_words[a, w] = 0
+        for i in range(obj_keys.shape[0]):
+            obj_keys[i, w] = 0
+    for p in range(npk):
+        bit = np.int64(1) << (p & 63)
+        present_words[p >> 6] |= bit
+        m = key_null[pk[p]]
+        for a in range(4):
+            if (m >> a) & 1:
+                null_words[a, p >> 6] |= bit
+        if pkscnt[p] == 1:
+            scnt1[p >> 6] |= bit
+        x = pkbits[p]
+        while x:
+            obj_keys[lowest_bit(x), p >> 6] |= bit
+            x &= x - 1
+
+
+@njit(cache=True)
+def only_false(plan, out_neq_counts):
+    """bool[T]: whether every valid row of a template answers False: the last node is ``equal_*`` of
+    two outputs that an OUT_NEQ keeps apart (CLEVR's ``compare_integer#0`` under defect 4)."""
+    T = plan.nnodes.shape[0]
+    out = np.zeros(T, np.bool_)
+    for ti in range(T):
+        last = plan.nnodes[ti] - 1
+        if plan.op[ti, last] != EQUAL:
+            continue
+        i, j = plan.in0[ti, last], plan.in1[ti, last]
+        ints = plan.kind[ti, i] == INT and plan.kind[ti, j] == INT
+        for c in range(plan.ncons[ti]):
+            a, z = plan.cons[ti, c, 1], plan.cons[ti, c, 2]
+            apart = plan.cons[ti, c, 0] == OUT_NEQ and ((a == i and z == j) or (a == j and z == i))
+            if apart and (out_neq_counts or not ints):
+                out[ti] = True
+    return out
+
+
+@njit(cache=True)
+def sort_counts(hist, hsort, nbins):
+    """hsort[ti]: each template's answer counts in ascending order (insertion sort: at most 11 bins)."""
+    for ti in range(hist.shape[0]):
+        for i in range(nbins[ti]):
+            v = hist[ti, i]
+            j = i
+            while j > 0 and hsort[ti, j - 1] > v:
+                hsort[ti, j] = hsort[ti, j - 1]
+                j -= 1
+            hsort[ti, j] = v
+
+
 def workspace(CT, N):
     """The class-table caches of :func:`generate_block` for ``CT`` tables and scenes of ``N`` object
     slots, allocated once per run and reused by every block (no fresh pages per block): per table,
@@ -118,11 +189,7 @@ def generate_block(plan, rules, scene, pos, use, hist, fresh, stats, ws):
     KW = (K + 63) // 64
     obj_keys = np.zeros((max(N, 1), KW), np.int64)  # per object: the present keys that match it
     scnt1 = np.zeros(KW, np.int64)  # the present keys that match one object
-    key_null = np.zeros(K, np.int64)  # per key: its unspecified attributes (bit a)
-    for k in range(K):
-        for a in range(4):
-            if keys[k, a] < 0:
-                key_null[k] |= 1 << a
+    key_null = key_nulls(keys)
     null_words = np.zeros((4, KW), np.int64)  # per attribute: the present keys that leave it unspecified
     present_words = np.zeros(KW, np.int64)  # every present key
     words_box = np.zeros(1, np.int64)
@@ -503,30 +570,6 @@ def generate_block(plan, rules, scene, pos, use, hist, fresh, stats, ws):
                 return False
         return True
 
-    def only_false(ti):
-        """Whether every valid row answers False: the last node is ``equal_*`` of two outputs that an
-        OUT_NEQ keeps apart (CLEVR's ``compare_integer#0`` under defect 4)."""
-        last = nnodes[ti] - 1
-        if op[ti, last] != EQUAL:
-            return False
-        i, j = in0[ti, last], in1[ti, last]
-        for c in range(ncons[ti]):
-            a, z = cons[ti, c, 1], cons[ti, c, 2]
-            apart = cons[ti, c, 0] == OUT_NEQ and ((a == i and z == j) or (a == j and z == i))
-            if apart and (out_neq_counts or not (kind[ti, i] == INT and kind[ti, j] == INT)):
-                return True
-        return False
-
-    def sort_hist(ti):
-        """hsort[ti]: template ti's answer counts in ascending order (insertion sort: at most 11 bins)."""
-        for i in range(nbins[ti]):
-            v = hist[ti, i]
-            j = i
-            while j > 0 and hsort[ti, j - 1] > v:
-                hsort[ti, j] = hsort[ti, j - 1]
-                j -= 1
-            hsort[ti, j] = v
-
     def count_answer(ti, a):
         """hist[ti, a] += 1, hsort kept sorted: the last of the counts equal to the old one goes up."""
         c = hist[ti, a]
@@ -543,11 +586,8 @@ def generate_block(plan, rules, scene, pos, use, hist, fresh, stats, ws):
         c = hist[ti, a]
         return np.float64(c) > 1.1 * np.float64(hsort[ti, nb - 2]) or c > 5 * max(hsort[ti, nb // 2], 5)
 
-    for ti in range(T):
-        sort_hist(ti)
-    answers_false = np.zeros(T, np.bool_)
-    for ti in range(T):
-        answers_false[ti] = only_false(ti)
+    sort_counts(hist, hsort, nbins)
+    answers_false = only_false(plan, out_neq_counts)
     q = 0
     for b in range(B):
         if (fresh and b == 0) or pos[b] % reset_every == 0:
@@ -557,26 +597,7 @@ def generate_block(plan, rules, scene, pos, use, hist, fresh, stats, ws):
         npk_box[0] = scene_keys(keybits[b], present, pk, pkbits, pkscnt)
         words_box[0] = (npk_box[0] + 63) >> 6
         maskbits_box[0] = maskbits[b]
-        for w in range(words_box[0]):
-            scnt1[w] = 0
-            present_words[w] = 0
-            for a in range(4):
-                null_words[a, w] = 0
-            for i in range(N):
-                obj_keys[i, w] = 0
-        for p in range(npk_box[0]):
-            bit = np.int64(1) << (p & 63)
-            present_words[p >> 6] |= bit
-            m = key_null[pk[p]]
-            for a in range(4):
-                if (m >> a) & 1:
-                    null_words[a, p >> 6] |= bit
-            if pkscnt[p] == 1:
-                scnt1[p >> 6] |= bit
-            x = pkbits[p]
-            while x:
-                obj_keys[lowest_bit(x), p >> 6] |= bit
-                x &= x - 1
+        key_words(npk_box[0], pk, pkbits, pkscnt, key_null, present_words, null_words, scnt1, obj_keys)
         scene_box[0] = b
         hs_box[0] = fold(root, pos[b])
         stable_order(use, order, bucket)

@@ -10,7 +10,7 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from tensorqa.clevr.constants import NUM_KEYS
+from tensorqa.clevr.constants import KEY_RADIX, NUM_KEYS
 from tensorqa.engine import rng, rng_numba
 
 K = NUM_KEYS  # filter keys (keys.all_keys)
@@ -74,7 +74,7 @@ def draw_root(seed: int) -> np.uint64:
 
 @njit(cache=True, inline="always")
 def uniform_in(h_scene, tid, draw, node):
-    """``grid.Block.uniforms`` for one row, from the scene's hash ``fold(draw_root, scene)``:
+    """``scene_block.Block.uniforms`` for one row, from the scene's hash ``fold(draw_root, scene)``:
     float64 in (0, 1)."""
     return rng_numba.unit(rng_numba.fold(rng_numba.fold(rng_numba.fold(h_scene, tid), node), draw))
 
@@ -138,6 +138,9 @@ def absent_keys(ct, present, ct_allowed, absent):
             n += 1
 
 
+_, _R1, _R2, _R3 = KEY_RADIX  # (numba freezes the ints as constants)
+
+
 @njit(cache=True, inline="always")
 def key_index(params, kp_row, kpa_row):
     """The key of a filter node's params (unspecified: -1), size slowest as keys.all_keys."""
@@ -155,7 +158,7 @@ def key_index(params, kp_row, kpa_row):
             v2 = val
         else:
             v3 = val
-    return (((v0 + 1) * 9 + (v1 + 1)) * 3 + (v2 + 1)) * 4 + (v3 + 1)
+    return (((v0 + 1) * _R1 + (v1 + 1)) * _R2 + (v2 + 1)) * _R3 + (v3 + 1)
 
 
 @njit(cache=True)

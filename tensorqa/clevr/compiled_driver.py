@@ -77,7 +77,7 @@ def scene_json(splits, names, image_indices) -> tuple[np.ndarray, np.ndarray]:
     else through orjson."""
     import orjson
 
-    from tensorqa.clevr.compiled_records import scene_pieces, stored_scene_pieces
+    from tensorqa.clevr.compiled_scenes import scene_pieces, stored_scene_pieces
 
     idx = np.ascontiguousarray(image_indices, dtype=np.int64)
     sp, nm = stored_bytes(splits), stored_bytes(names)

@@ -12,11 +12,15 @@ are checked JSON-safe when it is compiled (``plan.compile_text``), so nothing he
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, types
-from numba.core import cgutils
-from numba.extending import intrinsic
+from numba import njit
 
 from tensorqa.clevr.compiled_bits import lowest_bit
+from tensorqa.clevr.compiled_bytes import (
+    B_A, B_ANOTHER, B_ANSWER, B_FALSE, B_INPUTS, B_NO, B_OPEN, B_OTHER, B_OUTPUT, B_PROGRAM, B_QUESTION,
+    B_QUESTION_FAMILY_INDEX, B_QUESTION_INDEX, B_SPACE, B_TEMPLATE_FILENAME, B_TRUE, B_TYPE, B_VALUE_INPUTS,
+    B_YES, SET_LEN, SET_TEXT, copy16, copy24, copy48, grow, memcpy, node_texts, put, put_bytes, put_int,
+    put_range, replace_all,
+)
 from tensorqa.engine.rng_numba import below, fold
 from tensorqa.clevr.plan import (
     ATTR,
@@ -37,30 +41,6 @@ from tensorqa.clevr.plan import (
 )
 
 BRACKET_SLOT = 64  # text.BRACKET_SLOT
-# byte strings the writer copies (numba freezes global arrays as constants)
-_B_SPACE = np.frombuffer(b" ", np.uint8).copy()
-_B_A = np.frombuffer(b" a ", np.uint8).copy()
-_B_ANOTHER = np.frombuffer(b" another ", np.uint8).copy()
-_B_OTHER = np.frombuffer(b" other ", np.uint8).copy()
-_B_FALSE = np.frombuffer(b"false", np.uint8).copy()
-_B_NO = np.frombuffer(b"no", np.uint8).copy()
-_B_TRUE = np.frombuffer(b"true", np.uint8).copy()
-_B_YES = np.frombuffer(b"yes", np.uint8).copy()
-_B_ANSWER = np.frombuffer(b'","answer":', np.uint8).copy()
-_B_INPUTS = np.frombuffer(b'","inputs":[', np.uint8).copy()
-_B_QUESTION = np.frombuffer(b'"question":"', np.uint8).copy()
-_B_OUTPUT = np.frombuffer(b',"_output":', np.uint8).copy()
-_B_PROGRAM = np.frombuffer(b',"program":', np.uint8).copy()
-_B_QUESTION_FAMILY_INDEX = np.frombuffer(b',"question_family_index":', np.uint8).copy()
-_B_QUESTION_INDEX = np.frombuffer(b',"question_index":', np.uint8).copy()
-_B_TEMPLATE_FILENAME = np.frombuffer(b',"template_filename":', np.uint8).copy()
-_B_VALUE_INPUTS = np.frombuffer(b'],"value_inputs":[', np.uint8).copy()
-_B_TYPE = np.frombuffer(b'{"type":"', np.uint8).copy()
-_B_OPEN = np.frombuffer(b'{', np.uint8).copy()
-_B_SPLIT = np.frombuffer(b'"split":', np.uint8).copy()
-_B_IMAGE_FILENAME = np.frombuffer(b',"image_filename":', np.uint8).copy()
-_B_IMAGE_INDEX = np.frombuffer(b',"image_index":', np.uint8).copy()
-_B_IMAGE = np.frombuffer(b',"image":', np.uint8).copy()
 
 
 @njit(cache=True, inline="always")
@@ -73,177 +53,6 @@ def text_key(root, scene, tid, draw):
 def pick(k, slot, n):
     """``text.picker``'s pick(slot, n): an int in [0, n)."""
     return below(fold(k, slot), n)
-
-
-@njit(cache=True, inline="always")
-def grow(buf, at, need):
-    """``buf`` with room for ``need`` more bytes after ``at``."""
-    if at + need <= buf.shape[0]:
-        return buf
-    out = np.empty(max(2 * buf.shape[0], at + need), np.uint8)
-    out[:at] = buf[:at]
-    return out
-
-
-@intrinsic
-def _memcpy(typingctx, dst, dst_at, src, src_at, n):
-    """dst[dst_at:dst_at + n] = src[src_at:src_at + n] for uint8 arrays, as LLVM's memcpy (the callers
-    have checked the bounds): the strings are short and many, and slice views or byte loops cost
-    several times more."""
-    sig = types.void(dst, types.int64, src, types.int64, types.int64)
-
-    def codegen(context, builder, signature, args):
-        d, da, s_, sa, n_ = args
-        dary = context.make_array(signature.args[0])(context, builder, d)
-        sary = context.make_array(signature.args[2])(context, builder, s_)
-        dptr = builder.gep(dary.data, [da])
-        sptr = builder.gep(sary.data, [sa])
-        cgutils.raw_memcpy(builder, dptr, sptr, n_, 1)
-
-    return sig, codegen
-
-
-@njit(cache=True, inline="always")
-def put_range(buf, at, src, a, z):
-    """Copy src[a:z] to buf[at:]; returns the end."""
-    _memcpy(buf, at, src, a, z - a)
-    return at + z - a
-
-
-def _fixed_copy(size: int):
-    """An intrinsic copying ``size`` bytes from src[src_at:] to dst[dst_at:], a copy of constant size
-    (a few moves, no call): for strings of at most ``size`` bytes where both arrays have room (the
-    string table and the constants are padded, the output buffers keep slack) and the bytes past
-    the string are overwritten later or unused."""
-
-    @intrinsic
-    def copy(typingctx, dst, dst_at, src, src_at):
-        sig = types.void(dst, types.int64, src, types.int64)
-
-        def codegen(context, builder, signature, args):
-            d, da, s_, sa = args
-            dary = context.make_array(signature.args[0])(context, builder, d)
-            sary = context.make_array(signature.args[2])(context, builder, s_)
-            cgutils.raw_memcpy(builder, builder.gep(dary.data, [da]), builder.gep(sary.data, [sa]),
-                               context.get_constant(types.intp, size), 1)
-
-        return sig, codegen
-
-    return copy
-
-
-_copy16 = _fixed_copy(16)
-_copy24 = _fixed_copy(24)
-_copy48 = _fixed_copy(48)
-
-
-def _set_texts(bits: int = 10):
-    """The JSON text of every set of objects 0 .. bits - 1 ('[]', '[0]', '[0,1]', ...), 24 bytes apart, and
-    the lengths: a node's ``_output`` in one copy for CLEVR-sized scenes."""
-    n = 1 << bits
-    table, length = np.zeros(n * 24 + 8, np.uint8), np.zeros(n, np.int64)
-    for v in range(n):
-        s = ("[" + ",".join(str(i) for i in range(bits) if v >> i & 1) + "]").encode()
-        table[v * 24:v * 24 + len(s)] = np.frombuffer(s, np.uint8)
-        length[v] = len(s)
-    return table, length
-
-
-_SET_TEXT, _SET_LEN = _set_texts()
-
-
-@njit(cache=True, inline="always")
-def put(buf, at, strings, str_off, sid):
-    """Copy string ``sid`` of the (padded) table to buf[at:]; returns the end."""
-    a, z = str_off[sid], str_off[sid + 1]
-    if z - a <= 16:
-        _copy16(buf, at, strings, a)
-    else:
-        _memcpy(buf, at, strings, a, z - a)
-    return at + z - a
-
-
-@njit(cache=True, inline="always")
-def put_bytes(buf, at, src):
-    return put_range(buf, at, src, 0, src.shape[0])
-
-
-@njit(cache=True, inline="always")
-def put_int(buf, at, v):
-    """Decimal digits of v (may be negative)."""
-    if v < 0:
-        buf[at] = 45
-        at += 1
-        v = -v
-    if v == 0:
-        buf[at] = 48
-        return at + 1
-    n, x = 0, v
-    while x > 0:
-        n += 1
-        x //= 10
-    for i in range(n - 1, -1, -1):
-        buf[at + i] = 48 + v % 10
-        v //= 10
-    return at + n
-
-
-@njit(cache=True, inline="always")
-def is_space(c):
-    return c == 32 or (9 <= c <= 13)
-
-
-@njit(cache=True, inline="always")
-def replace_all(src, n, old, new, dst):
-    """Python's ``str.replace(old, new)`` (left to right, non-overlapping) of src[:n] into dst; returns
-    the length."""
-    m, at, i = old.shape[0], 0, 0
-    while i < n:
-        if i + m <= n:
-            hit = True
-            for j in range(m):
-                if src[i + j] != old[j]:
-                    hit = False
-                    break
-            if hit:
-                at = put_bytes(dst, at, new)
-                i += m
-                continue
-        dst[at] = src[i]
-        at += 1
-        i += 1
-    return at
-
-
-@njit(cache=True, nogil=True)
-def node_texts(strings, str_off, with_output):
-    """A program node's JSON text around its inputs, per string of the table, 48 bytes apart:
-    '{"type":"<s>","inputs":[' (``head``, per type string) and '],"value_inputs":["<s>"]' (+
-    ',"_output":' if ``with_output``; ``mid`` at sid + 1, at 0 with no value), so that a node is
-    two copies of constant size around its input digits. Lengths -1 where the text exceeds 48 bytes
-    (the writer then puts the pieces one by one)."""
-    NS = str_off.shape[0] - 1
-    head, mid = np.zeros(NS * 48 + 64, np.uint8), np.zeros((NS + 1) * 48 + 64, np.uint8)
-    head_n, mid_n = np.full(NS, -1, np.int64), np.full(NS + 1, -1, np.int64)
-    for sid in range(-1, NS):
-        ln = 0 if sid < 0 else str_off[sid + 1] - str_off[sid]
-        if sid >= 0 and _B_TYPE.shape[0] + ln + _B_INPUTS.shape[0] <= 48:
-            at = put_bytes(head, sid * 48, _B_TYPE)
-            at = put_range(head, at, strings, str_off[sid], str_off[sid + 1])
-            head_n[sid] = put_bytes(head, at, _B_INPUTS) - sid * 48
-        if _B_VALUE_INPUTS.shape[0] + ln + 3 + _B_OUTPUT.shape[0] <= 48:
-            at = put_bytes(mid, (sid + 1) * 48, _B_VALUE_INPUTS)
-            if sid >= 0:
-                mid[at] = 34
-                at = put_range(mid, at + 1, strings, str_off[sid], str_off[sid + 1])
-                mid[at] = 34
-                at += 1
-            mid[at] = 93
-            at += 1
-            if with_output:
-                at = put_bytes(mid, at, _B_OUTPUT)
-            mid_n[sid + 1] = at - (sid + 1) * 48
-    return head, head_n, mid, mid_n
 
 
 @njit(cache=True, nogil=True)  # nogil: the output file's writer thread runs meanwhile
@@ -292,21 +101,21 @@ def write_block(acc_b, acc_t, acc_m, acc_a, acc_p, acc_v, pos, root, with_output
     def t_put(at, sid):  # string sid into T2
         a, z = str_off[sid], str_off[sid + 1]
         if z - a <= 16:
-            _copy16(T2, at, strings, a)
+            copy16(T2, at, strings, a)
         else:
-            _memcpy(T2, at, strings, a, z - a)
+            memcpy(T2, at, strings, a, z - a)
         return at + z - a
 
     def p_put(at, sid):  # string sid into PS
         a, z = str_off[sid], str_off[sid + 1]
         if z - a <= 16:
-            _copy16(PS, at, strings, a)
+            copy16(PS, at, strings, a)
         else:
-            _memcpy(PS, at, strings, a, z - a)
+            memcpy(PS, at, strings, a, z - a)
         return at + z - a
 
     def p_lit(at, lit):  # a constant into PS
-        _memcpy(PS, at, lit, 0, lit.shape[0])
+        memcpy(PS, at, lit, 0, lit.shape[0])
         return at + lit.shape[0]
 
     def p_int(at, v):  # decimal digits into PS
@@ -329,8 +138,8 @@ def write_block(acc_b, acc_t, acc_m, acc_a, acc_p, acc_v, pos, root, with_output
     def p_output(at, kd, a, v):  # a node's _output
         if kd == SET:
             if v < 1024:
-                _copy24(PS, at, _SET_TEXT, v * 24)
-                return at + _SET_LEN[v]
+                copy24(PS, at, SET_TEXT, v * 24)
+                return at + SET_LEN[v]
             PS[at] = 91
             at += 1
             first = True
@@ -344,7 +153,7 @@ def write_block(acc_b, acc_t, acc_m, acc_a, acc_p, acc_v, pos, root, with_output
             PS[at] = 93
             return at + 1
         if kd == BOOL:
-            return p_lit(at, _B_TRUE if v else _B_FALSE)
+            return p_lit(at, B_TRUE if v else B_FALSE)
         if kd == ATTR:
             PS[at] = 34
             at = p_put(at + 1, attr_word[a, v])
@@ -358,12 +167,12 @@ def write_block(acc_b, acc_t, acc_m, acc_a, acc_p, acc_v, pos, root, with_output
             at += 1
         hn = head_n[type_sid]
         if hn >= 0:
-            _copy48(PS, at, HEAD, type_sid * 48)
+            copy48(PS, at, HEAD, type_sid * 48)
             at += hn
         else:
-            at = p_lit(at, _B_TYPE)
+            at = p_lit(at, B_TYPE)
             at = p_put(at, type_sid)
-            at = p_lit(at, _B_INPUTS)
+            at = p_lit(at, B_INPUTS)
         if in_a >= 0:
             at = p_int(at, in_a)
             if in_b >= 0:
@@ -371,10 +180,10 @@ def write_block(acc_b, acc_t, acc_m, acc_a, acc_p, acc_v, pos, root, with_output
                 at = p_int(at + 1, in_b)
         mn = mid_n[value_sid + 1]
         if mn >= 0:
-            _copy48(PS, at, MID, (value_sid + 1) * 48)
+            copy48(PS, at, MID, (value_sid + 1) * 48)
             at += mn
         else:
-            at = p_lit(at, _B_VALUE_INPUTS)
+            at = p_lit(at, B_VALUE_INPUTS)
             if value_sid >= 0:
                 PS[at] = 34
                 at = p_put(at + 1, value_sid)
@@ -383,7 +192,7 @@ def write_block(acc_b, acc_t, acc_m, acc_a, acc_p, acc_v, pos, root, with_output
             PS[at] = 93
             at += 1
             if with_output:
-                at = p_lit(at, _B_OUTPUT)
+                at = p_lit(at, B_OUTPUT)
         if with_output:
             at = p_output(at, kd, a, v)
         PS[at] = 125
@@ -433,8 +242,8 @@ def write_block(acc_b, acc_t, acc_m, acc_a, acc_p, acc_v, pos, root, with_output
                 if v1 != v2 and ((v1 >= 0 and v2 >= 0) or (a == 3 and other_thing_is_value)):
                     drop = True
             if drop:
-                n = replace_all(T2, n, _B_OTHER, _B_SPACE, T1)
-                n = replace_all(T1, n, _B_ANOTHER, _B_A, T2)
+                n = replace_all(T2, n, B_OTHER, B_SPACE, T1)
+                n = replace_all(T1, n, B_ANOTHER, B_A, T2)
         return n
 
     def program(q, at):  # records.expand_program of question q as JSON text into PS[at:]; returns the end
@@ -485,10 +294,10 @@ def write_block(acc_b, acc_t, acc_m, acc_a, acc_p, acc_v, pos, root, with_output
         akind = answer_kind[ti]
         if akind == BOOL:
             if answer_json:
-                lit = _B_TRUE if code else _B_FALSE
+                lit = B_TRUE if code else B_FALSE
             else:
-                lit = _B_YES if code else _B_NO
-            _memcpy(AS, 0, lit, 0, lit.shape[0])
+                lit = B_YES if code else B_NO
+            memcpy(AS, 0, lit, 0, lit.shape[0])
             return lit.shape[0]
         if akind == INT:
             return put_int(AS, 0, code)
@@ -496,10 +305,10 @@ def write_block(acc_b, acc_t, acc_m, acc_a, acc_p, acc_v, pos, root, with_output
         a, z = str_off[sid], str_off[sid + 1]
         if answer_json:
             AS[0] = 34
-            _memcpy(AS, 1, strings, a, z - a)
+            memcpy(AS, 1, strings, a, z - a)
             AS[z - a + 1] = 34
             return z - a + 2
-        _memcpy(AS, 0, strings, a, z - a)
+        memcpy(AS, 0, strings, a, z - a)
         return z - a
 
     if rec is not None:
@@ -517,17 +326,17 @@ def write_block(acc_b, acc_t, acc_m, acc_a, acc_p, acc_v, pos, root, with_output
                 at += 1
             out[at] = 123
             at = put_range(out, at + 1, scene_json, scene_off[s], scene_off[s + 1])
-            at = put_bytes(out, at, _B_QUESTION)
+            at = put_bytes(out, at, B_QUESTION)
             at = put_range(out, at, T2, 0, nt)
-            at = put_bytes(out, at, _B_ANSWER)
+            at = put_bytes(out, at, B_ANSWER)
             at = put_range(out, at, AS, 0, na)
-            at = put_bytes(out, at, _B_PROGRAM)
+            at = put_bytes(out, at, B_PROGRAM)
             at = program(q, at)
-            at = put_bytes(out, at, _B_TEMPLATE_FILENAME)
+            at = put_bytes(out, at, B_TEMPLATE_FILENAME)
             at = put(out, at, strings, str_off, filename[t])
-            at = put_bytes(out, at, _B_QUESTION_FAMILY_INDEX)
+            at = put_bytes(out, at, B_QUESTION_FAMILY_INDEX)
             at = put_int(out, at, family[t])
-            at = put_bytes(out, at, _B_QUESTION_INDEX)
+            at = put_bytes(out, at, B_QUESTION_INDEX)
             at = put_int(out, at, first_index + q)
             out[at] = 125
             at += 1
@@ -565,127 +374,22 @@ def join_records(qb, qo, pb, po, ab, ao, scene_of, scene_json, scene_off, tmpl_o
         if q > 0:
             out[at] = 44
             at += 1
-        at = put_bytes(out, at, _B_OPEN)
+        at = put_bytes(out, at, B_OPEN)
         at = put_range(out, at, scene_json, scene_off[s], scene_off[s + 1])
-        at = put_bytes(out, at, _B_QUESTION)
+        at = put_bytes(out, at, B_QUESTION)
         at = put_range(out, at, qb, qo[q], qo[q + 1])
-        at = put_bytes(out, at, _B_ANSWER)
+        at = put_bytes(out, at, B_ANSWER)
         at = put_range(out, at, ab, ao[q], ao[q + 1])
-        at = put_bytes(out, at, _B_PROGRAM)
+        at = put_bytes(out, at, B_PROGRAM)
         at = put_range(out, at, pb, po[q], po[q + 1])
-        at = put_bytes(out, at, _B_TEMPLATE_FILENAME)
+        at = put_bytes(out, at, B_TEMPLATE_FILENAME)
         at = put(out, at, strings, str_off, filename[t])
-        at = put_bytes(out, at, _B_QUESTION_FAMILY_INDEX)
+        at = put_bytes(out, at, B_QUESTION_FAMILY_INDEX)
         at = put_int(out, at, family[t])
-        at = put_bytes(out, at, _B_QUESTION_INDEX)
+        at = put_bytes(out, at, B_QUESTION_INDEX)
         at = put_int(out, at, first_index + q)
         out[at] = 125
         at += 1
     return out[:at]
 
 
-@njit(cache=True)
-def json_string_items(arr):
-    """(start, stop) of each string, quotes included, in a compact JSON array of strings (orjson's
-    output of a list of str)."""
-    n = 0
-    for i in range(arr.shape[0]):  # an upper bound on the items: the quotes
-        n += arr[i] == 34
-    se = np.zeros((n // 2 + 1, 2), np.int64)
-    k, i = 0, 1
-    while i < arr.shape[0] and arr[i] == 34:
-        j = i + 1
-        while arr[j] != 34:
-            j += 2 if arr[j] == 92 else 1  # a backslash escapes the next byte
-        se[k, 0], se[k, 1] = i, j + 1
-        k += 1
-        i = j + 2  # past '",'
-    return se[:k]
-
-
-@njit(cache=True, nogil=True)
-def scene_pieces(splits_json, names_json, image_indices):
-    """Each scene's '"split":..,"image_filename":..,"image_index":..,"image":..,' as (bytes,
-    offsets), from orjson's arrays of the splits and the image file names. "image" is the name up to
-    its last '.', cut in the escaped text (no JSON escape holds a '.', no UTF-8 sequence a 0x2E)."""
-    sp, nm = json_string_items(splits_json), json_string_items(names_json)
-    S = image_indices.shape[0]
-    out = np.empty(splits_json.shape[0] + 2 * names_json.shape[0] + S * 80 + 64, np.uint8)
-    off = np.zeros(S + 1, np.int64)
-    at = 0
-    for s in range(S):
-        at = put_bytes(out, at, _B_SPLIT)
-        at = put_range(out, at, splits_json, sp[s, 0], sp[s, 1])
-        at = put_bytes(out, at, _B_IMAGE_FILENAME)
-        a, z = nm[s, 0], nm[s, 1]
-        at = put_range(out, at, names_json, a, z)
-        at = put_bytes(out, at, _B_IMAGE_INDEX)
-        at = put_int(out, at, image_indices[s])
-        at = put_bytes(out, at, _B_IMAGE)
-        dot = z - 1
-        while dot > a and names_json[dot] != 46:
-            dot -= 1
-        if dot > a:
-            at = put_range(out, at, names_json, a, dot)
-            out[at] = 34
-            at += 1
-        else:
-            at = put_range(out, at, names_json, a, z)
-        out[at] = 44
-        at += 1
-        off[s + 1] = at
-    return out[:at], off
-
-
-@njit(cache=True, nogil=True)
-def _stored_string(flat, a, W, out, at):
-    """'"' + the fixed-width stored string at flat[a:a + W] (up to its NUL padding) + '"' into out,
-    or -1 where a byte is not plain printable ASCII without '"' and '\\' (those go through orjson)."""
-    n = W
-    while n > 0 and flat[a + n - 1] == 0:
-        n -= 1
-    for i in range(a, a + n):
-        c = flat[i]
-        if c < 32 or c > 126 or c == 34 or c == 92:
-            return -1
-    out[at] = 34
-    at = put_range(out, at + 1, flat, a, a + n)
-    out[at] = 34
-    return at + 1
-
-
-@njit(cache=True, nogil=True)
-def stored_scene_pieces(splits, W1, names, W2, image_indices):
-    """:func:`scene_pieces` from the store's fixed-width bytes (``splits`` uint8[S * W1], ``names``
-    uint8[S * W2]), where every string is plain printable ASCII without '"' and '\\' (its JSON is
-    itself in quotes): (bytes, offsets, True), else (.., .., False) and the caller takes orjson's way."""
-    S = image_indices.shape[0]
-    out = np.empty(S * (W1 + 2 * W2 + 100) + 64, np.uint8)
-    off = np.zeros(S + 1, np.int64)
-    at = 0
-    for s in range(S):
-        at = put_bytes(out, at, _B_SPLIT)
-        at = _stored_string(splits, s * W1, W1, out, at)
-        if at < 0:
-            return out[:0], off, False
-        at = put_bytes(out, at, _B_IMAGE_FILENAME)
-        a = at
-        at = _stored_string(names, s * W2, W2, out, at)
-        if at < 0:
-            return out[:0], off, False
-        z = at
-        at = put_bytes(out, at, _B_IMAGE_INDEX)
-        at = put_int(out, at, image_indices[s])
-        at = put_bytes(out, at, _B_IMAGE)
-        dot = z - 1
-        while dot > a and out[dot] != 46:
-            dot -= 1
-        stop = dot if dot > a else z - 1
-        for i in range(a, stop):  # the name up to its last '.', in quotes
-            out[at] = out[i]
-            at += 1
-        out[at] = 34
-        out[at + 1] = 44
-        at += 2
-        off[s + 1] = at
-    return out[:at], off, True

@@ -6,8 +6,10 @@ import math
 
 from tensorqa.scenes.static_batch import ATTRS, clevr_vocab
 
-# filter keys: each attribute (size, color, material, shape) given or unspecified: 3 * 9 * 3 * 4
-NUM_KEYS = math.prod(len(clevr_vocab().values(a)) + 1 for a in ATTRS)
+# filter keys: each attribute (size, color, material, shape) given or unspecified, size slowest:
+# key = ((size' * 9 + color') * 3 + material') * 4 + shape' (x' = value + 1, 0 unspecified)
+KEY_RADIX = tuple(len(clevr_vocab().values(a)) + 1 for a in ATTRS)  # (3, 9, 3, 4)
+NUM_KEYS = math.prod(KEY_RADIX)
 # CLEVR's Integer histogram has keys 0 .. 10 (defect 10: a larger count raises there)
 MAX_COUNT = 10
 MAX_BINS = MAX_COUNT + 1  # an answer histogram's bins for a count

@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import itertools
 import time
 from pathlib import Path
 
-import numpy as np
 
 from tensorqa.clevr.options import Options
 from tensorqa.clevr.templates import DEFAULT_SYNONYMS, DEFAULT_TEMPLATES_DIR, Template, load_synonyms, load_templates
@@ -144,7 +142,7 @@ def _generate_store(store_path, out, templates_dir, synonyms_path, fmt: str, num
         else:
             from tensorqa.clevr import columns
 
-            qs = columns.concat([_as_columns(p[0], templates_dir, synonyms_path) for p in parts])
+            qs = columns.concat([p[0] for p in parts])  # one engine in every process: the store's object slots decide
     else:
         stream = _stream_json if fmt == "clevr-json" else _stream_parquet
         streamed = stream(store_path, out, templates_dir, synonyms_path, opt, num_shards, shard_index, max_scenes)
@@ -269,39 +267,3 @@ def _templates_and_synonyms(templates_dir, synonyms_path) -> tuple[list[Template
 
 
 _LOADED: dict = {}
-
-
-def _answer(text: str):
-    """A compiled answer back as CLEVR's raw value: JSON (true, 3, "red") for the questions JSON; the
-    Parquet form (yes, red) stays a string, which the Parquet writer keeps."""
-    import orjson
-
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return text
-
-
-def _as_columns(part: dict, templates_dir, synonyms_path) -> dict:
-    """A (sub-)shard's columns in the torch path's form (``columns.COLUMNS``), whichever engine made
-    them (processes that fell back to the torch grid mix with compiled ones)."""
-    if not part.get("compiled"):
-        return part
-    from tensorqa.clevr.compiled_driver import concat_strings
-
-    templates, _ = _templates_and_synonyms(templates_dir, synonyms_path)
-    blocks = part["blocks"]
-    strs = {}
-    for c in ("question", "program", "answer"):
-        data, off = concat_strings([b[c] for b in blocks])
-        strs[c] = [bytes(data[a:z]).decode() for a, z in itertools.pairwise(off)]
-    sc = np.concatenate([b["scene"] for b in blocks]) if blocks else np.zeros(0, np.int64)
-    tm = np.concatenate([b["template"] for b in blocks]) if blocks else np.zeros(0, np.int64)
-    names = np.array([v.decode() for v in part["image_filename"]], dtype=object)  # (the store's bytes)
-    return {"split": np.array([v.decode() for v in part["split"]], dtype=object)[sc], "image_filename": names[sc],
-            "image_index": part["image_index"][sc], "image": np.array([f.rsplit(".", 1)[0] for f in names], dtype=object)[sc],
-            "question": np.array(strs["question"], dtype=object),
-            "answer": np.array([_answer(a) for a in strs["answer"]], dtype=object),
-            "program": np.array(strs["program"], dtype=object),
-            "template_filename": np.array([templates[t].filename for t in tm], dtype=object),
-            "question_family_index": np.array([templates[t].index for t in tm], np.int64)}

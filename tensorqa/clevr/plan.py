@@ -122,6 +122,59 @@ def _node_kind(t: Template, typ: str) -> int:
     return BOOL  # exist, equal_*, less_than, greater_than
 
 
+def _compile_node(x: dict, ti: int, k: int, t: Template, pidx: dict, nulls, tables: dict) -> None:
+    """Node k of template ti into the arrays ``x`` (``Plan``'s fields by name): its op code, inputs, kind
+    and parameter indices; a filter node's class table (kind of node, relation, NULL attributes) is
+    numbered in ``tables``."""
+    node = t.nodes[k]
+    typ, ins, side = node["type"], node.get("inputs", []), node.get("side_inputs", [])
+    x["in0"][ti, k] = ins[0] if ins else -1
+    x["in1"][ti, k] = ins[1] if len(ins) > 1 else -1
+    x["kind"][ti, k] = _node_kind(t, typ)
+    op = x["op"]
+    if typ in FILTER_KINDS or typ in RELATE_FILTER_KINDS:
+        base = typ.removeprefix("relate_")
+        op[ti, k], x["suffix"][ti, k], x["related"][ti, k] = FILTER, _SUFFIX[base], int(typ != base)
+        key_side = [p for p in side if t.param_type[p] in KEY_TYPES]
+        attrs_seen = [KEY_TYPES.index(t.param_type[p]) for p in key_side]
+        if len(set(attrs_seen)) != len(attrs_seen):
+            raise NotCompilable(f"{t.key}: node {k} has two params of one attribute")
+        for j, p in enumerate(key_side):
+            x["kp"][ti, k, j], x["kp_attr"][ti, k, j] = pidx[p], attrs_seen[j]
+        if x["related"][ti, k]:
+            x["rp"][ti, k] = pidx[next(p for p in side if t.param_type[p] == "Relation")]
+        null_attrs = tuple(sorted(a for p, a in zip(key_side, attrs_seen) if p in nulls))
+        x["ctid"][ti, k] = tables.setdefault((_SUFFIX[base], x["related"][ti, k], null_attrs), len(tables))
+    elif typ == "scene":
+        op[ti, k] = SCENE
+    elif typ == "relate":
+        op[ti, k], x["rp"][ti, k] = RELATE, pidx[side[0]]
+    elif typ in SINGLE_FILTERS:
+        op[ti, k], x["attr"][ti, k], x["sp"][ti, k] = FILTER_ATTR, ATTRS.index(typ.removeprefix("filter_")), pidx[side[0]]
+    elif typ.startswith("same_"):
+        op[ti, k], x["attr"][ti, k] = SAME, ATTRS.index(typ.removeprefix("same_"))
+    elif typ.startswith("query_"):
+        op[ti, k], x["attr"][ti, k] = QUERY, ATTRS.index(typ.removeprefix("query_"))
+    elif typ.startswith("equal_"):
+        op[ti, k] = EQUAL
+    else:
+        op[ti, k] = {"union": UNION, "intersect": INTERSECT, "count": COUNT, "exist": EXIST,
+                     "unique": UNIQUE, "less_than": LESS, "greater_than": GREATER}[typ]
+
+
+def _constraints(t: Template, pidx: dict) -> list[tuple[int, int, int]]:
+    """A template's NEQ (param indices) and OUT_NEQ (node indices) constraints as (kind, a, b)."""
+    rows = []
+    for c in t.constraints:
+        if c["type"] == "NEQ":
+            if any(p not in pidx for p in c["params"]):
+                raise NotCompilable(f"{t.key}: NEQ on a param no node takes")
+            rows.append((NEQ, pidx[c["params"][0]], pidx[c["params"][1]]))
+        elif c["type"] == "OUT_NEQ":
+            rows.append((OUT_NEQ, *c["params"]))
+    return rows
+
+
 def compile_plan(templates: list[Template]) -> Plan:
     """The templates' nodes, params and constraints as arrays; :class:`NotCompilable` where a
     template needs what the arrays do not hold (then the torch grid runs)."""
@@ -130,14 +183,10 @@ def compile_plan(templates: list[Template]) -> Plan:
     orders = [param_order(t) for t in templates]
     P = max(1, max(len(o) for o in orders))
     C = max(1, max(sum(c["type"] != "NULL" for c in t.constraints) for t in templates))
-
-    def z(*shape):
-        return np.full(shape, -1, np.int64)
-
-    op, in0, in1, suffix, related, attr, kind = (z(T, L) for _ in range(7))
-    kp, kp_attr = z(T, L, 4), z(T, L, 4)
-    rp, sp, ctid = z(T, L), z(T, L), z(T, L)
-    ptype, cons = z(T, P), z(T, C, 3)
+    x = {f: np.full((T, L), -1, np.int64) for f in ("op", "in0", "in1", "suffix", "related", "attr", "kind", "rp",
+                                                    "sp", "ctid")}
+    x["kp"], x["kp_attr"] = np.full((T, L, 4), -1, np.int64), np.full((T, L, 4), -1, np.int64)
+    ptype, cons = np.full((T, P), -1, np.int64), np.full((T, C, 3), -1, np.int64)
     nnodes, nparams, ncons, nbins = (np.zeros(T, np.int64) for _ in range(4))
     keys = np.array(key_table())
     tables: dict = {}
@@ -148,51 +197,12 @@ def compile_plan(templates: list[Template]) -> Plan:
             ptype[ti, i] = RELATION_TYPE if ty == "Relation" else KEY_TYPES.index(ty)
         nparams[ti], nnodes[ti] = len(pidx), len(t.nodes)
         nulls = t.null_params()
-        for k, node in enumerate(t.nodes):
-            typ, ins, side = node["type"], node.get("inputs", []), node.get("side_inputs", [])
-            in0[ti, k] = ins[0] if ins else -1
-            in1[ti, k] = ins[1] if len(ins) > 1 else -1
-            kind[ti, k] = _node_kind(t, typ)
-            if typ in FILTER_KINDS or typ in RELATE_FILTER_KINDS:
-                base = typ.removeprefix("relate_")
-                op[ti, k], suffix[ti, k], related[ti, k] = FILTER, _SUFFIX[base], int(typ != base)
-                key_side = [p for p in side if t.param_type[p] in KEY_TYPES]
-                attrs_seen = [KEY_TYPES.index(t.param_type[p]) for p in key_side]
-                if len(set(attrs_seen)) != len(attrs_seen):
-                    raise NotCompilable(f"{t.key}: node {k} has two params of one attribute")
-                for j, p in enumerate(key_side):
-                    kp[ti, k, j], kp_attr[ti, k, j] = pidx[p], attrs_seen[j]
-                if related[ti, k]:
-                    rp[ti, k] = pidx[next(p for p in side if t.param_type[p] == "Relation")]
-                null_attrs = tuple(sorted(a for p, a in zip(key_side, attrs_seen) if p in nulls))
-                ctid[ti, k] = tables.setdefault((_SUFFIX[base], related[ti, k], null_attrs), len(tables))
-            elif typ == "scene":
-                op[ti, k] = SCENE
-            elif typ == "relate":
-                op[ti, k], rp[ti, k] = RELATE, pidx[side[0]]
-            elif typ in SINGLE_FILTERS:
-                op[ti, k], attr[ti, k], sp[ti, k] = FILTER_ATTR, ATTRS.index(typ.removeprefix("filter_")), pidx[side[0]]
-            elif typ.startswith("same_"):
-                op[ti, k], attr[ti, k] = SAME, ATTRS.index(typ.removeprefix("same_"))
-            elif typ.startswith("query_"):
-                op[ti, k], attr[ti, k] = QUERY, ATTRS.index(typ.removeprefix("query_"))
-            elif typ.startswith("equal_"):
-                op[ti, k] = EQUAL
-            else:
-                op[ti, k] = {"union": UNION, "intersect": INTERSECT, "count": COUNT, "exist": EXIST,
-                             "unique": UNIQUE, "less_than": LESS, "greater_than": GREATER}[typ]
-        j = 0
-        for c in t.constraints:
-            if c["type"] == "NEQ":
-                if any(p not in pidx for p in c["params"]):
-                    raise NotCompilable(f"{t.key}: NEQ on a param no node takes")
-                cons[ti, j] = (NEQ, pidx[c["params"][0]], pidx[c["params"][1]])
-            elif c["type"] == "OUT_NEQ":
-                cons[ti, j] = (OUT_NEQ, *c["params"])
-            else:
-                continue
-            j += 1
-        ncons[ti] = j
+        for k in range(len(t.nodes)):
+            _compile_node(x, ti, k, t, pidx, nulls, tables)
+        rows = _constraints(t, pidx)
+        for j, row in enumerate(rows):
+            cons[ti, j] = row
+        ncons[ti] = len(rows)
         nbins[ti] = len(answer_domain(t)[1])
     CT = max(1, len(tables))
     ct_base, ct_related = np.zeros(CT, np.int64), np.zeros(CT, np.int64)
@@ -202,8 +212,9 @@ def compile_plan(templates: list[Template]) -> Plan:
         for a in null_attrs:
             ct_allowed[i] &= keys[:, a] < 0
             ct_null[i] |= 1 << a
-    return Plan(T, op, in0, in1, suffix, related, attr, kind, kp, kp_attr, rp, sp, ctid, nnodes, nparams, ptype, cons,
-                ncons, nbins, ct_base, ct_related, ct_allowed, ct_allowed.sum(1).astype(np.int64), ct_null, keys,
+    return Plan(T, x["op"], x["in0"], x["in1"], x["suffix"], x["related"], x["attr"], x["kind"], x["kp"], x["kp_attr"],
+                x["rp"], x["sp"], x["ctid"], nnodes, nparams, ptype, cons, ncons, nbins, ct_base, ct_related,
+                ct_allowed, ct_allowed.sum(1).astype(np.int64), ct_null, keys,
                 np.array([len(clevr_vocab().values(a)) for a in ATTRS], np.int64))
 
 
@@ -310,7 +321,7 @@ def compile_text(templates: list[Template], plan: Plan, synonyms: dict) -> TextP
                     core, spacing)
 
 
-_WS_CHARS = "\t\n\x0b\x0c\r "  # compiled_records.is_space
+_WS_CHARS = "\t\n\x0b\x0c\r "  # the whitespace of str.split() in ASCII
 _WS = re.compile(f"[{_WS_CHARS}]+")
 
 

@@ -15,7 +15,8 @@ import torch
 from tensorqa.clevr import columns
 from tensorqa.clevr.constants import ROUNDS
 from tensorqa.clevr.options import Options, rejected
-from tensorqa.clevr.grid import Block, SceneTables, run_template
+from tensorqa.clevr.grid import run_template
+from tensorqa.clevr.scene_block import Block, SceneTables
 from tensorqa.clevr.templates import Template, answer_domain
 from tensorqa.clevr.validity import answer_codes, valid_rows
 from tensorqa.scenes.static_batch import StaticBatch

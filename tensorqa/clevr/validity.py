@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import torch
 
-from tensorqa.clevr.grid import Block, Run, run_template
+from tensorqa.clevr.grid import Run, run_template
+from tensorqa.clevr.scene_block import Block
 from tensorqa.clevr.constants import MAX_COUNT
 from tensorqa.clevr.templates import Template
 

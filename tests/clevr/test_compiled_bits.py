@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tensorqa.clevr import compiled_bits
-from tensorqa.clevr.grid import Block
+from tensorqa.clevr.scene_block import Block
 from tensorqa.scenes.clevr_sampler import sample_scenes
 from tensorqa.scenes.static_batch import StaticBatch
 

@@ -91,29 +91,6 @@ def test_compiled_output_does_not_depend_on_blocks_shards_or_processes(store, tm
     assert (tmp_path / "c.json").read_bytes() == (tmp_path / "d.json").read_bytes()
 
 
-@pytest.mark.parametrize("json_out", [True, None], ids=["questions-json", "parquet"])
-def test_compiled_columns_convert_to_the_grids_columns(store, json_out):
-    """Processes of one run may mix engines (one falls back to the grid under --engine auto): the
-    compiled columns, converted, equal the grid's, as the writers take them."""
-    import orjson
-
-    from tensorqa.clevr.generate import _as_columns, _shard_questions
-
-    def parquet_answer(x):
-        return ("yes" if x else "no") if isinstance(x, bool) else str(x)
-
-    got = _as_columns(_shard_questions(store, None, None, Options(engine="compiled"), 1, 0, None, json_out)[0],
-                      None, None)
-    want = _shard_questions(store, None, None, Options(engine="torch"), 1, 0, None, json_out)[0]
-    for col, values in want.items():
-        a, b = list(got[col]), list(values)
-        if col == "answer" and json_out is None:
-            a, b = [parquet_answer(x) for x in a], [parquet_answer(x) for x in b]
-        if col == "program" and json_out:
-            b = [x if isinstance(x, str) else orjson.dumps(x).decode() for x in b]
-        assert a == b, col
-
-
 def test_streamed_questions_json_does_not_depend_on_its_buffer(store, tmp_path):
     """The questions JSON streams through one buffer: a small buffer (it grows when a record does
     not fit) or writes through the page cache give the same file as the default; a failed run
@@ -140,7 +117,7 @@ def test_streamed_questions_json_does_not_depend_on_its_buffer(store, tmp_path):
     def scene_pieces_that_fail(*a):
         raise Boom
 
-    import tensorqa.clevr.compiled_records as cr
+    import tensorqa.clevr.compiled_scenes as cr
 
     keep = cr.scene_pieces, cr.stored_scene_pieces
     cr.scene_pieces = cr.stored_scene_pieces = scene_pieces_that_fail

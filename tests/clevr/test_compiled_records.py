@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tensorqa.clevr import compiled_records, text
+from tensorqa.clevr import compiled_bytes, compiled_records, compiled_scenes, text
 
 
 def test_text_picks_equal_text_picker_and_engine_rng():
@@ -53,7 +53,7 @@ def test_replace_all_is_str_replace(s, pair):
     old, new = pair
     src = np.frombuffer(s.encode(), np.uint8)
     dst = np.zeros(2 * len(src) + 8, np.uint8)
-    n = compiled_records.replace_all(src, len(src), np.frombuffer(old.encode(), np.uint8),
+    n = compiled_bytes.replace_all(src, len(src), np.frombuffer(old.encode(), np.uint8),
                                      np.frombuffer(new.encode(), np.uint8), dst)
     assert bytes(dst[:n]).decode() == s.replace(old, new)
 
@@ -69,7 +69,7 @@ def test_scene_pieces_equal_orjson_pieces(scenes):
     import orjson
 
     splits, names, idx = ([s[i] for s in scenes] for i in range(3))
-    data, off = compiled_records.scene_pieces(np.frombuffer(orjson.dumps(splits), np.uint8),
+    data, off = compiled_scenes.scene_pieces(np.frombuffer(orjson.dumps(splits), np.uint8),
                                               np.frombuffer(orjson.dumps(names), np.uint8), np.array(idx, np.int64))
     assert len(off) == len(scenes) + 1
     for i, (s, f, x) in enumerate(scenes):
@@ -89,7 +89,7 @@ def test_stored_scene_pieces_equal_orjson_pieces_or_refuse(scenes):
     sp = np.array([s.encode() for s in splits], dtype="S") if scenes else np.zeros(0, "S1")
     nm = np.array([f.encode() for f in names], dtype="S") if scenes else np.zeros(0, "S1")
     W1, W2 = max(sp.dtype.itemsize, 1), max(nm.dtype.itemsize, 1)
-    data, off, ok = compiled_records.stored_scene_pieces(
+    data, off, ok = compiled_scenes.stored_scene_pieces(
         np.frombuffer(sp.astype(f"S{W1}").tobytes(), np.uint8), W1,
         np.frombuffer(nm.astype(f"S{W2}").tobytes(), np.uint8), W2, np.array(idx, np.int64))
     plain = all(c.isascii() and c.isprintable() and c not in '"\\' for s in splits + names for c in s)

@@ -160,7 +160,7 @@ def test_draw_rounds_are_the_first_draws_of_one_long_round(scenes_json, template
     """Rounds of draws (4, 4, 8) give each scene the same rows as its first draws of one round of 16,
     and a scene stops early only once it has ``valid_draws`` valid rows."""
     import tensorqa.clevr.torch_backend as gen
-    from tensorqa.clevr.grid import SceneTables
+    from tensorqa.clevr.scene_block import SceneTables
 
     with StaticStore(scenes_json[1]) as st:
         batch = st.batch(0, NUM_SCENES)

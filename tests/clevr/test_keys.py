@@ -6,8 +6,7 @@ import itertools
 
 import torch
 
-from tensorqa.clevr.grid import SceneTables
-from tensorqa.clevr.grid import POPCOUNT16, count_true
+from tensorqa.clevr.scene_block import POPCOUNT16, SceneTables, count_true
 from tensorqa.clevr.keys import all_keys, scene_match
 from tensorqa.scenes.clevr_sampler import sample_scenes
 from tensorqa.scenes.static_batch import StaticBatch
