@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 
+from tensorqa.clevr.constants import KEY_RADIX
 from tensorqa.clevr.keys import all_keys
 from tensorqa.clevr.scalar import INVALID, run_program
 from tensorqa.foils.programs import Text, holds as video_holds
@@ -24,9 +25,9 @@ RELATION_ENGLISH = {"left": "to the left of", "right": "to the right of", "behin
 
 def key_id(key) -> int:
     """The row of ``KEYS`` holding ``key`` (4 ints, -1 = unsaid)."""
-    v, k = clevr_vocab(), 0
-    for a, x in zip(ATTRS, key):
-        k = k * (len(v.values(a)) + 1) + int(x) + 1
+    k = 0
+    for radix, x in zip(KEY_RADIX, key):
+        k = k * radix + int(x) + 1
     return k
 
 

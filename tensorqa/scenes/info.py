@@ -26,9 +26,9 @@ def store_info(store: SceneStore, block: int = 128) -> dict:
     for a in range(0, len(store), block):
         sl = slice(a, min(a + block, len(store)))
         F, N = int(store.num_frames[sl].max(initial=0)), int(store.num_instances[sl].max(initial=0))
-        obj_frames += bit_counts(store._read("obj_bits", (sl, slice(0, F))))[:v.num_objects]
-        rel_pairs += bit_counts(store._read("rel_bits", (sl, slice(0, F))))[:v.num_relations]
-        cls = store._read("inst_cls", (sl, slice(0, N))).astype(np.int64)
+        obj_frames += bit_counts(store.read("obj_bits", (sl, slice(0, F))))[:v.num_objects]
+        rel_pairs += bit_counts(store.read("rel_bits", (sl, slice(0, F))))[:v.num_relations]
+        cls = store.read("inst_cls", (sl, slice(0, N))).astype(np.int64)
         act_inst += np.bincount(cls[np.arange(N)[None, :] < store.num_instances[sl, None]], minlength=v.num_actions)
     obj_frames, rel_pairs, act_inst = map(torch.from_numpy, (obj_frames, rel_pairs, act_inst))
     frames = int(store.num_frames.sum())

@@ -62,8 +62,8 @@ class SceneStore(H5Reader):
         self._validate()
         self.video_ids: tuple[str, ...] = self._names("video_id")
         self.splits: tuple[str, ...] = self._names("split")
-        self.num_frames = self._read("num_frames", slice(None)).astype(np.int64)
-        self.num_instances = self._read("num_inst", slice(None)).astype(np.int64)
+        self.num_frames = self.read("num_frames", slice(None)).astype(np.int64)
+        self.num_instances = self.read("num_inst", slice(None)).astype(np.int64)
         self._pos = {vid: i for i, vid in enumerate(self.video_ids)}
         self._validate_contents()
         self.source: str = self._text_attr("source", "")
@@ -87,7 +87,7 @@ class SceneStore(H5Reader):
 
     def _names(self, name: str) -> tuple[str, ...]:
         """A dataset of fixed-width byte strings as str, each a valid name (ASCII: no UTF-8 to cut)."""
-        raw = self._read(name, slice(None))
+        raw = self.read(name, slice(None))
         out = []
         for i, x in enumerate(raw.tolist()):
             text = x.decode("ascii", "replace")
@@ -147,7 +147,7 @@ class SceneStore(H5Reader):
                                     f"outside 0..{width} (the padded axis of '{axis_of}')")
         N = self._f["inst_cls"].shape[1]
         if N and len(self):
-            cls = self._read("inst_cls", slice(None))
+            cls = self.read("inst_cls", slice(None))
             used = np.arange(N)[None, :] < self.num_instances[:, None]
             A = vocab().num_actions
             wrong = np.argwhere(used & ((cls < 0) | (cls >= A)))
@@ -156,7 +156,8 @@ class SceneStore(H5Reader):
                 raise TensorQAError(f"{p}: dataset 'inst_cls': video {self.video_ids[i]!r} has action class "
                                     f"{int(cls[i, j])}, outside the vocabulary's 0..{A - 1}")
 
-    def _read(self, name: str, sel) -> np.ndarray:
+    def read(self, name: str, sel) -> np.ndarray:
+        """Dataset ``name`` at ``sel`` (the raw packed arrays); a truncated or corrupt file is one line."""
         try:
             return self._f[name][sel]
         except (OSError, KeyError, ValueError) as e:
@@ -191,7 +192,7 @@ class SceneStore(H5Reader):
         F = int(self.num_frames[sl].max(initial=0))
         N = int(self.num_instances[sl].max(initial=0))
         v = vocab()
-        rd = self._read
+        rd = self.read
         rel_bits = torch.from_numpy(rd("rel_bits", (sl, slice(0, F)))).to(device)
         obj_bits = torch.from_numpy(rd("obj_bits", (sl, slice(0, F)))).to(device)
         nf = torch.from_numpy(self.num_frames[sl]).to(device)
