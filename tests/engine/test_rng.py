@@ -38,25 +38,6 @@ def test_front_ends_agree(seed, stream):
     assert np.array_equal(rng.unit_torch(t).numpy(), rng.unit(ref))
 
 
-def test_numba_front_end_agrees():
-    nb = pytest.importorskip("tensorqa.engine.rng_numba")
-    from numba import njit
-
-    @njit
-    def run(root, words, n):
-        out = np.empty((len(words), 3), np.float64)
-        for i in range(len(words)):
-            h = nb.fold(nb.fold(root, words[i]), 3)
-            out[i, 0], out[i, 1], out[i, 2] = np.float64(h >> np.uint64(11)), nb.unit(h), nb.below(h, n)
-        return out
-
-    got = run(np.uint64(rng.derive_int(9, "clevr.draw")), WORDS, 11)
-    h = rng.derive(9, "clevr.draw", WORDS, 3)
-    assert np.array_equal(got[:, 0], (h >> np.uint64(11)).astype(np.float64))
-    assert np.array_equal(got[:, 1], rng.unit(h))
-    assert np.array_equal(got[:, 2], rng.below(h, 11))
-
-
 def test_unit_and_below_ranges_and_spread():
     h = rng.sequence(3, "foils", 100_000)
     u = rng.unit(h)

@@ -1,12 +1,11 @@
 import h5py
 import numpy as np
 import pytest
-import torch
 
 from helpers import random_scene
 from tensorqa import TensorQAError
 from tensorqa.scenes.batch import SceneBatch
-from tensorqa.scenes.store import open_store, pack_bits, unpack_bits, write_store
+from tensorqa.scenes.store import open_store, write_store
 
 
 @pytest.fixture(scope="module")
@@ -20,12 +19,6 @@ def store_path(tmp_path_factory, scenes):
     path = tmp_path_factory.mktemp("store") / "s.h5"
     write_store(path, scenes, source="test", block=100)  # blocks of different F and N
     return path
-
-
-def test_bit_packing_round_trip():
-    rng = np.random.default_rng(0)
-    a = rng.random((5, 7, 64)) < 0.5
-    assert torch.equal(unpack_bits(torch.from_numpy(pack_bits(a)), 64), torch.from_numpy(a))
 
 
 def test_round_trip_is_identical(store_path, scenes):
@@ -67,13 +60,6 @@ def test_lookup_by_video_id(store_path, scenes):
             s.get("nope")
 
 
-def test_file_is_chunked_by_video_blocks_and_compressed(store_path):
-    with h5py.File(store_path) as f:
-        d = f["rel_bits"]
-        assert d.compression == "gzip" and d.chunks[0] == 128
-        assert f.attrs["format"] == "tensorqa.scenes"
-
-
 def _corrupt(src, dst, edit):
     import shutil
 
@@ -103,23 +89,3 @@ def test_truncated_and_foreign_files(tmp_path, store_path):
     for name in ("trunc.h5", "text.h5", "missing.h5"):
         with pytest.raises(TensorQAError, match=name):
             open_store(tmp_path / name)
-
-
-def test_failed_write_leaves_nothing_behind_and_keeps_old_file(tmp_path, scenes):
-    path = tmp_path / "s.h5"
-    write_store(path, scenes[:3])
-    before = path.read_bytes()
-
-    def explode():
-        yield scenes[0]
-        raise RuntimeError("boom")
-
-    with pytest.raises(RuntimeError):
-        write_store(path, explode())
-    assert path.read_bytes() == before and not (tmp_path / "s.h5.partial").exists()
-
-
-def test_duplicate_video_ids_are_refused(tmp_path, scenes):
-    with pytest.raises(TensorQAError, match="appears more than once"):
-        write_store(tmp_path / "d.h5", [scenes[0], scenes[0]])
-    assert not (tmp_path / "d.h5").exists()
