@@ -6,7 +6,6 @@ at 1, 2, ..., 10 seconds. An action instance [s, e] covers the keyframes with s 
 rules of docs/reference/agqa_semantics.md, independently of the code.
 """
 
-import json
 from dataclasses import replace
 
 import pytest
@@ -148,12 +147,6 @@ def test_between_not_offered(x, y):
 
 
 # -- the 4 real AGQA records ---------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def real_records(shared_data) -> dict:
-    records, _ = json.JSONDecoder().raw_decode((shared_data / "agqa/test_balanced_example.json").read_text())
-    return records
-
-
 def test_real_programs_parse_and_print_back(real_records):
     for record in real_records.values():
         assert str(parse_program(record["program"])) == record["program"]

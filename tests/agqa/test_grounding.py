@@ -171,12 +171,6 @@ def test_check_grounding_applies_agqa_validation():
 
 
 # -- the real AGQA records ------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def real_records(shared_data) -> dict:
-    records, _ = json.JSONDecoder().raw_decode((shared_data / "agqa/test_balanced_example.json").read_text())
-    return records
-
-
 def yskx3_scene(real):
     """YSKX3 as the real groundings show it (test_reference builds the same scene): the blanket touched
     and the pillow held at their grounded keyframes, c076 over its while window, c075 ending at 000235."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import json
 import re
 from importlib import resources
 
@@ -89,13 +88,6 @@ EXPECTED_SLOTS = {
     "relTime": {"relation", "action"},
     "objTime": {"object", "action"},
 }
-
-
-@pytest.fixture(scope="module")
-def real_records(shared_data) -> dict:
-    text = (shared_data / "agqa" / "test_balanced_example.json").read_text()
-    records, _ = json.JSONDecoder().raw_decode(text)  # the file has one stray trailing "}"
-    return records
 
 
 def _fill(frame: str, **values: str) -> str:
