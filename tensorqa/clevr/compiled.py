@@ -39,6 +39,7 @@ from tensorqa.clevr.compiled_bits import (
     stable_order,
     uniform_in,
 )
+from tensorqa.clevr.options import rejects as _rejects
 from tensorqa.engine.rng_numba import fold
 from tensorqa.clevr.plan import (
     BOOL,
@@ -66,6 +67,7 @@ from tensorqa.clevr.plan import (
 )
 
 LOCAL = 6
+rejects = njit(cache=True, inline="always")(_rejects)  # the one definition, compiled
 HASHED = 16  # class-table cache slots per scene for input sets other than the scene's, objects', same_<attr>'s
 _ = (BOOL, INT)
 
@@ -581,10 +583,9 @@ def generate_block(plan, rules, scene, pos, use, hist, fresh, stats, ws):
             hsort[ti, j] = c + 1
 
     def rejected(ti, a):
-        """``options.rejected``: c > 1.1 x the runner-up count, or c > 5 x max(median, 5)."""
+        """``options.rejects`` over the sorted counts."""
         nb = nbins[ti]
-        c = hist[ti, a]
-        return np.float64(c) > 1.1 * np.float64(hsort[ti, nb - 2]) or c > 5 * max(hsort[ti, nb // 2], 5)
+        return rejects(hist[ti, a], hsort[ti, nb - 2], hsort[ti, nb // 2])
 
     sort_counts(hist, hsort, nbins)
     answers_false = only_false(plan, out_neq_counts)

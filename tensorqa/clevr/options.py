@@ -1,5 +1,5 @@
 """A CLEVR run's options (the CLI's flags, checked once) and CLEVR's answer-count rejection: what
-both backends read (``torch_backend``; ``compiled`` restates ``rejected`` per row)."""
+both backends read (``torch_backend`` through ``rejected``; ``compiled`` compiles ``rejects``)."""
 
 from __future__ import annotations
 
@@ -43,8 +43,14 @@ class Options:
                 raise TensorQAError(f"--{flag}: must be in 1..{most:,}, not {getattr(self, name):,}")
 
 
+def rejects(c, runner_up, median):
+    """CLEVR's answer-count rejection of an answer counted ``c`` times so far, given the template's
+    counts sorted: c > 1.1 x the runner-up count, or c > 5 x max(median, 5). Plain arithmetic, so
+    that the numba backend compiles this very function."""
+    return c > 1.1 * runner_up or c > 5 * max(median, 5)
+
+
 def rejected(hist: np.ndarray, a: int) -> bool:
-    """CLEVR's answer-count rejection: c > 1.1 x the runner-up count, or c > 5 x max(median, 5)."""
-    c = hist[a]
+    """:func:`rejects` for answer ``a`` of the histogram ``hist``."""
     s = sorted(hist)
-    return bool(c > 1.1 * s[-2] or c > 5 * max(s[len(s) // 2], 5))
+    return bool(rejects(hist[a], s[-2], s[len(s) // 2]))
