@@ -221,52 +221,76 @@ def synthesize_scene(script: Script, seed: int, *, scene_objects: Sequence[int] 
 
 def synthesize_scene_pieces(script: Script, seed: int, scene_objects: Sequence[int] | None,
                       object_model: SceneObjectModel) -> VideoScene:
+    """:func:`synthesize_scene`'s stages, in the order they draw from the video's generator."""
     t = _scene_tables()
     rng = _scene_rng(seed, script.video_id)
-    O, R = t.num_objects, t.R
+    cls, start, end, top = _instances(script)
+    # keyframes and the instances each was sampled for (sampled: bool[F, N]); the instances covering
+    # them with SceneBatch.inst_frames' float32 test
+    frame_ids, sampled = sample_keyframes(start, end, top)
+    secs = (frame_ids / FPS).astype(np.float32)
+    start32, end32 = start.astype(np.float32), end.astype(np.float32)
+    inside = (secs[:, None] >= start32[None, :]) & (secs[:, None] <= end32[None, :])  # [F, N]
+    active, labelled, rel, forced_spatial = _action_relations(t, rng, cls, inside, sampled)
+    in_view = _in_view(t, rng, cls, secs, start32, end32, top, scene_objects, object_model)
+    # an object an action is using is annotated with that action's relations or not at all
+    obj = labelled | (in_view & ~active & (rng.random(active.shape) >= DROPOUT))
+    obj[:, 0] = False
+    u = rng.random((5, *obj.shape))
+    _attention(t, rel, obj, active, u)
+    _spatial(t, rng, rel, obj, forced_spatial, u)
+    _contact(t, rng, rel, obj)
+    rel &= obj[:, :, None]
+    return VideoScene(
+        video_id=script.video_id, frame_ids=frame_ids, frame_secs=secs, rel=rel, obj=obj,
+        inst_cls=cls, inst_start=start32, inst_end=end32, split=script.split,
+    ).sorted()
 
-    # -- instances, clipped into the video (some Charades rows end after the video or before they start)
+
+def _instances(script: Script) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """The script's instances (class, start, end) clipped into the video (some Charades rows end
+    after the video or before they start), and the video's end."""
     acts = np.asarray([(c, s, e) for c, s, e in script.actions], dtype=np.float64).reshape(-1, 3)
-    cls = acts[:, 0].astype(np.int64)
     length = float(script.length_secs)
     top = length if length > 0 else (float(acts[:, 2].max()) if len(acts) else 0.0)
     start = np.clip(acts[:, 1], 0, top)
     end = np.clip(np.maximum(acts[:, 2], acts[:, 1]), start, top)
-    N = len(cls)
+    return acts[:, 0].astype(np.int64), start, end, top
 
-    # -- keyframes, the instances each was sampled for, and the instances covering them (with
-    # SceneBatch.inst_frames' float32 test)
-    frame_ids, sampled = sample_keyframes(start, end, top)  # sampled: bool[F, N]
-    secs = (frame_ids / FPS).astype(np.float32)
-    F = len(frame_ids)
-    start32, end32 = start.astype(np.float32), end.astype(np.float32)
-    inside = (secs[:, None] >= start32[None, :]) & (secs[:, None] <= end32[None, :])  # [F, N]
 
-    # -- relations the running actions put on their objects (scatter, not matmul: BLAS threads
-    # cost more than they save on these tiny products)
+def _action_relations(t, rng, cls, inside, sampled):
+    """The relations the running actions put on their objects (scatter, not matmul: BLAS threads
+    cost more than they save on these tiny products). Returns active bool[F, O] (an action is using
+    object o at keyframe f), labelled bool[F, O] (annotated: where sampled for one of those actions,
+    elsewhere in their intervals only sometimes, as annotators label what the person handles in the
+    frame they were given), rel bool[F, O, R] and the spatial relation an action forces (-1: none)."""
+    F, O = inside.shape[0], t.num_objects
     obj_of = t.action_object[cls]  # [N], -1 = none
     has_obj = obj_of != NO_OBJECT
     f_run, n_run = np.nonzero(inside & has_obj[None, :])  # (keyframe, instance) pairs with an object
-    active = np.zeros((F, O), dtype=bool)  # an action is using object o at keyframe f
+    active = np.zeros((F, O), dtype=bool)
     active[f_run, obj_of[n_run]] = True
-    # labelled where sampled for one of those actions, elsewhere in their intervals only sometimes
-    # (annotators label what the person handles in the frame they were given)
     f_own, n_own = np.nonzero(sampled & has_obj[None, :])
     labelled = np.zeros((F, O), dtype=bool)
     labelled[f_own, obj_of[n_own]] = True
     labelled |= active & (rng.random((F, O)) < P_COVERED)
-    rel = np.zeros((F * O, R), dtype=bool)
+    rel = np.zeros((F * O, t.R), dtype=bool)
     np.logical_or.at(rel, f_run * O + obj_of[n_run], t.action_rel[cls[n_run]])
-    rel = rel.reshape(F, O, R)
     forced_spatial = np.full((F, O), -1)
     sp = t.action_spatial[cls[n_run]]
     forced_spatial[f_run[sp >= 0], obj_of[n_run][sp >= 0]] = sp[sp >= 0]
+    return active, labelled, rel.reshape(F, O, t.R), forced_spatial
 
-    # -- which objects are in view: action objects around their instances, scene objects in a window
-    u_pad = rng.exponential(OBJECT_PAD * top, size=(N, 2))
+
+def _in_view(t, rng, cls, secs, start32, end32, top, scene_objects, object_model) -> np.ndarray:
+    """bool[F, O]: the objects in view, action objects around their instances and scene objects in
+    a window of the video."""
+    obj_of = t.action_object[cls]
+    has_obj = obj_of != NO_OBJECT
+    u_pad = rng.exponential(OBJECT_PAD * top, size=(len(cls), 2))
     near = (secs[:, None] >= start32 - u_pad[:, 0]) & (secs[:, None] <= end32 + u_pad[:, 1])
     f_near, n_near = np.nonzero(near & has_obj[None, :])
-    in_view = np.zeros((F, O), dtype=bool)
+    in_view = np.zeros((len(secs), t.num_objects), dtype=bool)
     in_view[f_near, obj_of[n_near]] = True
     scene = (np.asarray(scene_objects, dtype=np.int64) if scene_objects is not None
              else object_model.draw(rng))
@@ -274,14 +298,12 @@ def synthesize_scene_pieces(script: Script, seed: int, scene_objects: Sequence[i
     scene = np.setdiff1d(scene, np.concatenate([[0], obj_of[has_obj]]))
     width = rng.uniform(*SCENE_WINDOW, size=len(scene)) * top
     lo = rng.uniform(0, 1, size=len(scene)) * (top - width)
-    in_window = (secs[:, None] >= lo) & (secs[:, None] <= lo + width)  # [F, S]
-    in_view[:, scene] |= in_window
-    # an object an action is using is annotated with that action's relations or not at all
-    obj = labelled | (in_view & ~active & (rng.random((F, O)) >= DROPOUT))
-    obj[:, 0] = False
+    in_view[:, scene] |= (secs[:, None] >= lo) & (secs[:, None] <= lo + width)  # [F, S]
+    return in_view
 
-    # -- attention on most annotated objects; the action's meaning can force looking at
-    u = rng.random((5, F, O))
+
+def _attention(t, rel, obj, active, u) -> None:
+    """Attention on most annotated objects; an action's meaning can force looking at."""
     forced_look = rel[:, :, t.look]
     has_att = obj & (forced_look | (u[0] < P_ATTENTION))
     p_look = np.where(active, P_LOOK_ACTIVE, P_LOOK_BACKGROUND)
@@ -291,31 +313,29 @@ def synthesize_scene_pieces(script: Script, seed: int, scene_objects: Sequence[i
     rel[:, :, t.notlook] |= has_att & ~look & ~unsure
     rel[:, :, t.unsure] |= unsure
 
-    # -- spatial: the video's usual place of each object, sometimes another, sometimes a second one
-    usual = _draw(t.spatial_cdf, rng.random(O))  # [O]
+
+def _spatial(t, rng, rel, obj, forced_spatial, u) -> None:
+    """Spatial relations: the video's usual place of each object, sometimes another, sometimes a
+    second one."""
+    usual = _draw(t.spatial_cdf, rng.random(obj.shape[1]))  # [O]
     fresh = _draw(t.spatial_cdf, u[2])  # [F, O]
     first = t.spatial_ids[np.where(u[3] < P_KEEP, usual[None, :], fresh)]
     first = np.where(forced_spatial >= 0, forced_spatial, first)
-    second = t.spatial_ids[_draw(t.spatial_cdf, rng.random((F, O)))]
+    second = t.spatial_ids[_draw(t.spatial_cdf, rng.random(obj.shape))]
     f_idx, o_idx = np.nonzero(obj)
     rel[f_idx, o_idx, first[f_idx, o_idx]] = True
     two = (u[4] < P_SECOND_SPATIAL)[f_idx, o_idx]
     rel[f_idx[two], o_idx[two], second[f_idx, o_idx][two]] = True
 
-    # -- contact: the action's when an action touches the object, else a background one
+
+def _contact(t, rng, rel, obj) -> None:
+    """Contact: the action's where an action touches the object, else a background one."""
     touched = rel[:, :, t.contact_mask].any(-1)
-    usual_c = _draw(t.contact_cdf, rng.random(O))
-    u_c = rng.random((3, F, O))
+    usual_c = _draw(t.contact_cdf, rng.random(obj.shape[1]))
+    u_c = rng.random((3, *obj.shape))
     contact = t.contact_ids[np.where(u_c[0] < P_KEEP, usual_c[None, :], _draw(t.contact_cdf, u_c[1]))]
-    bg = obj & ~touched
-    f_idx, o_idx = np.nonzero(bg)
+    f_idx, o_idx = np.nonzero(obj & ~touched)
     c = contact[f_idx, o_idx]
     rel[f_idx, o_idx, c] = True
     extra = (u_c[2] < P_SECOND_CONTACT)[f_idx, o_idx] & (c != t.touching) & (c != t.contact_ids[0])
     rel[f_idx[extra], o_idx[extra], t.touching] = True
-
-    rel &= obj[:, :, None]
-    return VideoScene(
-        video_id=script.video_id, frame_ids=frame_ids, frame_secs=secs, rel=rel, obj=obj,
-        inst_cls=cls, inst_start=start32, inst_end=end32, split=script.split,
-    ).sorted()
