@@ -155,81 +155,53 @@ def text_root(seed: int) -> np.uint64:
     return np.uint64(rng.derive_int(seed, "clevr.text"))
 
 
-def concat_strings(parts: list[tuple]) -> tuple[np.ndarray, np.ndarray]:
-    """(bytes, offsets int64[n + 1]) pieces end to end."""
-    if not parts:
-        return np.zeros(0, np.uint8), np.zeros(1, np.int64)
-    if len(parts) == 1:
-        return parts[0]
-    data = np.concatenate([p[0] for p in parts])
-    base = np.cumsum([0] + [len(p[0]) for p in parts[:-1]])
-    off = np.concatenate([np.zeros(1, np.int64)] + [p[1][1:] + b for p, b in zip(parts, base)])
-    return data, off
-
-
-def _blocks(store, plan: Plan, opt, start: int, stop: int, book: Book, step: int | None = None):
-    """Per block of scenes [start, stop) of a static store: (the block, its :func:`scene_bits`,
-    its scenes' positions, the accepted questions). ``step``: generate a read block in parts of that
-    many scenes, each yielded as it is done (the block, its parts' bits, positions and questions, and
-    where the part starts in the block), so that a writer can send one part's output while the next
-    is generated; the questions do not depend on it. Raises :class:`plan.NotCompilable` where the
-    store's scenes have more object slots than a word holds."""
+def _blocks(store, plan: Plan, opt, ranges: list, book: Book, step: int | None = None, accepted=None):
+    """Per block of the scene ranges ``ranges`` [(start, stop), ...] of a static store: (the block,
+    its :func:`scene_bits`, its scenes' positions, the accepted questions, 0). ``step``: generate a
+    read block in parts of that many scenes, each yielded as it is done (its bits, positions and
+    questions, and where the part starts in the block), so that a writer can send one part's output
+    while the next is generated; the questions do not depend on it. ``accepted``: each block's
+    questions, generated elsewhere (:func:`accept`), to write. Raises :class:`plan.NotCompilable`
+    where the store's scenes have more object slots than a word holds."""
     from tensorqa.clevr.plan import NotCompilable
 
-    gen = Generator(plan, opt, book)
-    for lo in range(start, stop, opt.batch_scenes):
-        hi = min(lo + opt.batch_scenes, stop)
-        batch = SceneBlock.of_store(store, lo, hi)
-        if batch.attrs.shape[1] > MAX_OBJECTS:
-            raise NotCompilable(f"a scene has more than {MAX_OBJECTS} objects")
-        pos = np.arange(lo, hi, dtype=np.int64)
-        bits = scene_bits(batch)
-        if step is None:
-            yield batch, bits, pos, gen(bits, pos)
-            continue
-        for a in range(0, hi - lo, step):  # leading-axis slices: C-contiguous views
-            part, ppos = bits.rows(a, a + step), pos[a:a + step]
-            yield batch, part, ppos, gen(part, ppos), a
+    given = None if accepted is None else iter(accepted)
+    gen = Generator(plan, opt, book) if given is None else None
+    for start, stop in ranges:
+        for lo in range(start, stop, opt.batch_scenes):
+            hi = min(lo + opt.batch_scenes, stop)
+            batch = SceneBlock.of_store(store, lo, hi)
+            if batch.attrs.shape[1] > MAX_OBJECTS:
+                raise NotCompilable(f"a scene has more than {MAX_OBJECTS} objects")
+            pos = np.arange(lo, hi, dtype=np.int64)
+            bits = scene_bits(batch)
+            if given is not None or step is None:
+                yield batch, bits, pos, next(given) if given is not None else gen(bits, pos), 0
+                continue
+            for a in range(0, hi - lo, step):  # leading-axis slices: C-contiguous views
+                part, ppos = bits.rows(a, a + step), pos[a:a + step]
+                yield batch, part, ppos, gen(part, ppos), a
 
 
-def compiled_columns(store, templates: list, synonyms: dict, opt, start: int, stop: int, with_output: bool,
-                     answer_json: bool) -> dict:
-    """Scenes [start, stop) of a static store -> the questions, compiled end to end, as ``blocks``:
-    per block of scenes ``question``, ``program``, ``answer`` as (bytes, offsets), ``scene`` (row
-    from ``start``) and ``template`` per question; and the scenes' ``split``, ``image_filename``,
-    ``image_index`` (the first two as the store's bytes: :func:`stored_bytes`). Raises
-    :class:`plan.NotCompilable` where a scene has more objects than a word holds."""
-    from tensorqa.clevr.compiled_records import write_block
+def accept(store, templates: list, synonyms: dict, opt, start: int, stop: int) -> list:
+    """The accepted questions of scenes [start, stop) of a static store, per block: a ``--jobs``
+    process's share, which the parent writes (:func:`stream_questions_json`, :func:`stream_parquet`
+    with ``accepted``)."""
     from tensorqa.clevr.plan import plans
 
-    plan, tp = plans(templates, synonyms)
-    book = Book(plan.T)
-    blocks = []
-    splits, names, indices = [], [], []
-    for batch, bits, pos, acc in _blocks(store, plan, opt, start, stop, book):
-        _, _, qb, qo, pb, po, abuf, ao = write_block(*acc, pos, text_root(opt.seed), with_output, answer_json, plan,
-                                                     bits.relbits, bits.attrbits, tp, opt.semantics.other_thing_is_value)
-        blocks.append({"question": (qb, qo), "program": (pb, po), "answer": (abuf, ao),
-                       "scene": acc[0] + (pos[0] - start), "template": acc[1]})
-        splits.append(stored_bytes(batch.splits))
-        names.append(stored_bytes(batch.image_filenames))
-        indices.append(batch.image_indices)
-    return {"blocks": blocks, "split": _joined(splits), "image_filename": _joined(names),
-            "image_index": np.concatenate(indices) if indices else np.zeros(0, np.int64), "stats": book.stats}
+    plan, _ = plans(templates, synonyms)
+    return [x[3] for x in _blocks(store, plan, opt, [(start, stop)], Book(plan.T))]
 
 
-def _joined(parts: list) -> np.ndarray:
-    return np.concatenate(parts) if parts else np.zeros(0, "S1")
-
-
-def stream_questions_json(path, store, templates: list, synonyms: dict, opt, start: int, stop: int,
-                          with_output: bool, info: dict, buffer_bytes: int = 4 << 20, direct: bool = True) -> int:
-    """Scenes [start, stop) of a static store -> CLEVR's questions JSON file, as
-    :func:`write_questions_json` writes it, generated and written block by block through one reused
-    buffer (memory stays flat however many scenes; ``direct``: past the page cache where the file
-    system allows, see :mod:`tensorqa.direct_file`), into a partial file renamed into place when
-    complete. Returns the number of questions. Raises :class:`plan.NotCompilable` as
-    :func:`compiled_columns` does, before anything is written."""
+def stream_questions_json(path, store, templates: list, synonyms: dict, opt, ranges: list, with_output: bool,
+                          info: dict, buffer_bytes: int = 4 << 20, direct: bool = True, accepted=None) -> int:
+    """The scene ranges ``ranges`` of a static store -> CLEVR's questions JSON file (orjson's compact
+    form, ``generate_store``'s key order), generated (or taken from ``accepted``, see :func:`_blocks`)
+    and written block by block through one reused buffer (memory stays flat however many scenes;
+    ``direct``: past the page cache where the file system allows, see :mod:`tensorqa.direct_file`),
+    into a partial file renamed into place when complete. Returns the number of questions. Raises
+    :class:`plan.NotCompilable` where a scene has more objects than a word holds, before anything
+    is written."""
     from pathlib import Path
 
     import orjson
@@ -255,7 +227,7 @@ def stream_questions_json(path, store, templates: list, synonyms: dict, opt, sta
     try:
         f.put(b'{"info":' + orjson.dumps(info) + b',"questions":[')
         pieces, offsets, of = None, None, None
-        for batch, bits, pos, acc, a in _blocks(store, plan, opt, start, stop, book, GEN_SCENES):
+        for batch, bits, pos, acc, a in _blocks(store, plan, opt, ranges, book, GEN_SCENES, accepted):
             if of is not batch:
                 (pieces, offsets), of = batch.scene_json(), batch
             q, Q = 0, len(acc[0])
@@ -282,78 +254,13 @@ def stream_questions_json(path, store, templates: list, synonyms: dict, opt, sta
     return n
 
 
-def count(cols: dict) -> int:
-    return sum(len(b["scene"]) for b in cols["blocks"])
-
-
-def concat_columns(parts: list[dict]) -> dict:
-    """Columns of consecutive scene ranges (processes, shards) end to end."""
-    blocks, base = [], 0
-    for x in parts:
-        blocks += [b | {"scene": b["scene"] + base} for b in x["blocks"]]
-        base += len(x["split"])
-    return {"blocks": blocks, "split": _joined([x["split"] for x in parts]),
-            "image_filename": _joined([x["image_filename"] for x in parts]),
-            "image_index": np.concatenate([x["image_index"] for x in parts]), "stats": sum(x["stats"] for x in parts)}
-
-
-def write_questions_json(path, cols: dict, templates: list, synonyms: dict, info: dict):
-    """CLEVR's questions JSON file, ``{"info": ..., "questions": [...]}``, as ``generate_store``
-    writes it (orjson's compact form, its key order), streamed block by block into a partial file
-    that is renamed into place when complete."""
-    from pathlib import Path
-
-    import orjson
-
-    from tensorqa.clevr.compiled_records import join_records
-    from tensorqa.clevr.plan import plans
-    from tensorqa.errors import TensorQAError
-
-    _, tp = plans(templates, synonyms)
-    pieces, scene_off = scene_json(cols["split"], cols["image_filename"], cols["image_index"])
-    p = Path(path)
-    if not p.parent.is_dir():
-        raise TensorQAError(f"{p}: output directory {p.parent} does not exist")
-    first = 0
-    with atomic_file(p) as f:  # whole or not at all; a write error names ``p``
-        f.write(b'{"info":' + orjson.dumps(info) + b',"questions":[')
-        for blk in cols["blocks"]:
-            (qb, qo), (pb, po), (ab, ao) = blk["question"], blk["program"], blk["answer"]
-            if not len(blk["scene"]):
-                continue
-            if first:
-                f.write(b",")
-            f.write(join_records(qb, qo, pb, po, ab, ao, blk["scene"], pieces, scene_off, blk["template"],
-                                 tp.filename, tp.family, tp.strings, tp.str_off, first))
-            first += len(blk["scene"])
-        f.write(b"]}")
-    return p
-
-
-def write_parquet_columns(folder, cols: dict, templates: list, shard: int = 0, num_shards: int = 1) -> list:
-    """``records.write_parquet``'s layout and columns from compiled columns (Arrow buffers, no
-    Python string per question), through :class:`compiled_parquet.ParquetShard`."""
-    from tensorqa.clevr.compiled_parquet import ParquetShard, SceneColumns
-
-    scenes = SceneColumns(stored_bytes(cols["split"]), stored_bytes(cols["image_filename"]), cols["image_index"])
-    w = ParquetShard(folder, templates, shard, num_shards)
-    try:
-        for b in cols["blocks"]:
-            w.write(b, scenes, b["scene"])
-        return w.close()
-    except BaseException as e:
-        w.abort()
-        if isinstance(e, OSError):  # a full disk: one line naming the file
-            raise write_error(w.current, e) from None
-        raise
-
-
-def stream_parquet(folder, store, templates: list, synonyms: dict, opt, start: int, stop: int, shard: int = 0,
-                   num_shards: int = 1) -> int:
-    """Scenes [start, stop) of a static store -> the Parquet shard :func:`write_parquet_columns`
-    writes, generated and written block by block (memory holds a block and at most a row group per
+def stream_parquet(folder, store, templates: list, synonyms: dict, opt, ranges: list, shard: int = 0,
+                   num_shards: int = 1, accepted=None) -> int:
+    """The scene ranges ``ranges`` of a static store -> a Parquet shard in ``records.write_parquet``'s
+    layout and columns (:class:`compiled_parquet.ParquetShard`), generated (or taken from
+    ``accepted``) and written block by block (memory holds a block and at most a row group per
     split, whatever the shard's size). Returns the number of questions; a failed run leaves no file
-    of this shard. Raises :class:`plan.NotCompilable` as :func:`compiled_columns` does."""
+    of this shard. Raises :class:`plan.NotCompilable` as :func:`stream_questions_json` does."""
     from tensorqa.clevr.compiled_parquet import ParquetShard, SceneColumns
     from tensorqa.clevr.compiled_records import write_block
     from tensorqa.clevr.plan import NotCompilable, plans
@@ -364,7 +271,7 @@ def stream_parquet(folder, store, templates: list, synonyms: dict, opt, start: i
     book = Book(plan.T)
     w = ParquetShard(folder, templates, shard, num_shards)
     try:
-        for batch, bits, pos, acc in _blocks(store, plan, opt, start, stop, book):
+        for batch, bits, pos, acc, _ in _blocks(store, plan, opt, ranges, book, accepted=accepted):
             _, _, qb, qo, pb, po, abuf, ao = write_block(*acc, pos, text_root(opt.seed), False, False, plan,
                                                          bits.relbits, bits.attrbits, tp, opt.semantics.other_thing_is_value)
             scenes = SceneColumns(stored_bytes(batch.splits), stored_bytes(batch.image_filenames), batch.image_indices)

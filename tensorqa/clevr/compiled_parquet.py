@@ -75,7 +75,7 @@ class ParquetShard:
                                       f"{self.num_shards:05d}.parquet")
 
     def write(self, block: dict, scenes: SceneColumns, scene: np.ndarray) -> None:
-        """One block's questions: ``block`` as ``compiled_driver.compiled_columns`` gives it
+        """One block's questions: ``block`` as ``compiled_driver.stream_parquet`` gives it
         (question, program, answer as (bytes, offsets); template), ``scene`` each question's scene
         as a position in ``scenes``."""
         n = len(scene)

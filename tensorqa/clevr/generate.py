@@ -30,20 +30,21 @@ def shard_range(n: int, num_shards: int, shard: int, align: int) -> tuple[int, i
 
 def _shard_questions(store_path, templates_dir, synonyms_path, opt: Options, num_shards: int, shard_index: int,
                      max_scenes: int | None, with_output: bool | None, own_threads: bool = True) -> tuple[dict, dict, int]:
-    """One (sub-)shard's questions as columns: the compiled engine's (bytes and offsets, see
-    ``compiled_driver.compiled_columns``, marked ``"compiled"``) or the torch grid's (``columns``).
-    ``own_threads``: set torch's threads (a ``--jobs`` process has its share set already)."""
+    """One (sub-)shard's questions: the compiled engine's accepted rows (``compiled_driver.accept``,
+    marked ``"compiled"``, with their scene range), which the caller writes, or the torch grid's
+    columns (``columns``). ``own_threads``: set torch's threads (a ``--jobs`` process has its share
+    set already)."""
     templates, syn = _templates_and_synonyms(templates_dir, synonyms_path)
     with _no_gc(), StaticStore(store_path) as st:
         n = len(st) if max_scenes is None else min(max_scenes, len(st))
         a, z = shard_range(n, num_shards, shard_index, opt.reset_counts_every)
         if use_compiled(opt, templates, syn):
-            from tensorqa.clevr.compiled_driver import compiled_columns
+            from tensorqa.clevr.compiled_driver import accept
             from tensorqa.clevr.plan import NotCompilable
 
             try:
-                cols = compiled_columns(st, templates, syn, opt, a, z, bool(with_output), answer_json=with_output is not None)
-                return cols | {"compiled": True}, dict(st.info), z - a
+                return {"compiled": True, "accepted": accept(st, templates, syn, opt, a, z), "range": (a, z)}, \
+                    dict(st.info), z - a
             except NotCompilable as e:
                 if opt.engine == "compiled":
                     raise TensorQAError(f"{store_path}: --engine compiled: {e}") from None
@@ -135,37 +136,22 @@ def _generate_store(store_path, out, templates_dir, synonyms_path, fmt: str, num
                                     initargs=(jobs, torch_threads(jobs))) as ex:
             parts = list(ex.map(_job, args))
         info, scenes = parts[0][1], sum(p[2] for p in parts)
-        if all(p[0].get("compiled") for p in parts):
-            from tensorqa.clevr.compiled_driver import concat_columns
+        if all(p[0].get("compiled") for p in parts):  # the processes generated; this one writes
+            accepted = [acc for p in parts for acc in p[0]["accepted"]]
+            ranges = [p[0]["range"] for p in parts]
+            return _stream(fmt, store_path, out, templates_dir, synonyms_path, opt, num_shards, shard_index,
+                           max_scenes, (ranges, accepted)) | {"seconds": time.perf_counter() - t0}
+        from tensorqa.clevr import columns
 
-            qs = concat_columns([p[0] for p in parts]) | {"compiled": True}
-        else:
-            from tensorqa.clevr import columns
-
-            qs = columns.concat([p[0] for p in parts])  # one engine in every process: the store's object slots decide
+        qs = columns.concat([p[0] for p in parts])  # one engine in every process: the store's object slots decide
     else:
-        stream = _stream_json if fmt == "clevr-json" else _stream_parquet
-        streamed = stream(store_path, out, templates_dir, synonyms_path, opt, num_shards, shard_index, max_scenes)
+        streamed = _stream(fmt, store_path, out, templates_dir, synonyms_path, opt, num_shards, shard_index, max_scenes)
         if streamed is not None:
             return streamed | {"seconds": time.perf_counter() - t0}
         qs, info, scenes = _shard_questions(store_path, templates_dir, synonyms_path, opt, num_shards, shard_index,
                                             max_scenes, json_out)
     info = info | {"tensorqa": {"seed": opt.seed, "shard": shard_index, "num_shards": num_shards}}
     p = _json_path(out, fmt, num_shards, shard_index)
-    if qs.get("compiled"):
-        from tensorqa.clevr.compiled_driver import (
-            count,
-            write_parquet_columns,
-            write_questions_json,
-        )
-
-        templates, syn = _templates_and_synonyms(templates_dir, synonyms_path)
-        n = count(qs)
-        if fmt == "clevr-json":
-            write_questions_json(p, qs, templates, syn, info)
-        else:
-            write_parquet_columns(out, qs, templates, shard_index, num_shards)
-        return {"questions": n, "scenes": scenes, "seconds": time.perf_counter() - t0, "engine": "compiled"}
     from tensorqa.clevr import columns, records
 
     n = len(qs["question"])
@@ -186,48 +172,30 @@ def _json_path(out, fmt: str, num_shards: int, shard_index: int) -> Path:
     return p
 
 
-def _stream_json(store_path, out, templates_dir, synonyms_path, opt: Options, num_shards: int, shard_index: int,
-                 max_scenes: int | None) -> dict | None:
-    """The questions JSON of one process, generated and written block by block by the compiled
-    engine (``compiled_driver.stream_questions_json``); None where the compiled engine does not run
-    (then the caller generates columns and writes them)."""
+def _stream(fmt: str, store_path, out, templates_dir, synonyms_path, opt: Options, num_shards: int,
+            shard_index: int, max_scenes: int | None, given: tuple | None = None) -> dict | None:
+    """The questions JSON or Parquet shard of one process, written block by block by the compiled
+    engine (``compiled_driver.stream_questions_json`` / ``stream_parquet``), which generates them or
+    takes ``given`` = (scene ranges, accepted rows) from ``--jobs`` processes; None where the compiled
+    engine does not run (then the caller generates columns and writes them)."""
     from tensorqa.clevr.plan import NotCompilable
 
     templates, syn = _templates_and_synonyms(templates_dir, synonyms_path)
     if not use_compiled(opt, templates, syn):
         return None
-    from tensorqa.clevr.compiled_driver import stream_questions_json
+    from tensorqa.clevr.compiled_driver import stream_parquet, stream_questions_json
 
     with _no_gc(), StaticStore(store_path) as st:
         n = len(st) if max_scenes is None else min(max_scenes, len(st))
         a, z = shard_range(n, num_shards, shard_index, opt.reset_counts_every)
-        info = dict(st.info) | {"tensorqa": {"seed": opt.seed, "shard": shard_index, "num_shards": num_shards}}
+        ranges, accepted = given or ([(a, z)], None)
         try:
-            q = stream_questions_json(_json_path(out, "clevr-json", num_shards, shard_index), st, templates, syn, opt,
-                                      a, z, opt.semantics.keep_output, info)
-        except NotCompilable as e:
-            if opt.engine == "compiled":
-                raise TensorQAError(f"{store_path}: --engine compiled: {e}") from None
-            return None
-    return {"questions": q, "scenes": z - a, "engine": "compiled"}
-
-
-def _stream_parquet(store_path, out, templates_dir, synonyms_path, opt: Options, num_shards: int, shard_index: int,
-                    max_scenes: int | None) -> dict | None:
-    """The Parquet shard of one process, generated and written block by block by the compiled
-    engine (``compiled_driver.stream_parquet``); None where the compiled engine does not run."""
-    from tensorqa.clevr.plan import NotCompilable
-
-    templates, syn = _templates_and_synonyms(templates_dir, synonyms_path)
-    if not use_compiled(opt, templates, syn):
-        return None
-    from tensorqa.clevr.compiled_driver import stream_parquet
-
-    with _no_gc(), StaticStore(store_path) as st:
-        n = len(st) if max_scenes is None else min(max_scenes, len(st))
-        a, z = shard_range(n, num_shards, shard_index, opt.reset_counts_every)
-        try:
-            q = stream_parquet(out, st, templates, syn, opt, a, z, shard_index, num_shards)
+            if fmt == "clevr-json":
+                info = dict(st.info) | {"tensorqa": {"seed": opt.seed, "shard": shard_index, "num_shards": num_shards}}
+                q = stream_questions_json(_json_path(out, fmt, num_shards, shard_index), st, templates, syn, opt, ranges,
+                                          opt.semantics.keep_output, info, accepted=accepted)
+            else:
+                q = stream_parquet(out, st, templates, syn, opt, ranges, shard_index, num_shards, accepted)
         except NotCompilable as e:
             if opt.engine == "compiled":
                 raise TensorQAError(f"{store_path}: --engine compiled: {e}") from None

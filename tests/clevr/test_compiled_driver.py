@@ -105,7 +105,7 @@ def test_streamed_questions_json_does_not_depend_on_its_buffer(store, tmp_path):
     for size, direct in ((4 << 20, True), (3000, True), (64, False)):
         files.append(tmp_path / f"q{size}.json")
         with StaticStore(store) as st:
-            n = stream_questions_json(files[-1], st, templates, syn, opt, 0, len(st), True, {"split": "new"},
+            n = stream_questions_json(files[-1], st, templates, syn, opt, [(0, len(st))], True, {"split": "new"},
                                       buffer_bytes=size, direct=direct)
     assert n == len(json.loads(files[0].read_bytes())["questions"]) > 90
     assert files[0].read_bytes() == files[1].read_bytes() == files[2].read_bytes()
@@ -123,7 +123,7 @@ def test_streamed_questions_json_does_not_depend_on_its_buffer(store, tmp_path):
     cr.scene_pieces = cr.stored_scene_pieces = scene_pieces_that_fail
     try:
         with StaticStore(store) as st, pytest.raises(Boom):
-            stream_questions_json(files[0], st, templates, syn, opt, 0, len(st), True, {"split": "new"})
+            stream_questions_json(files[0], st, templates, syn, opt, [(0, len(st))], True, {"split": "new"})
     finally:
         cr.scene_pieces, cr.stored_scene_pieces = keep
     assert files[0].read_bytes() == before and not list(tmp_path.glob("*.partial"))
