@@ -256,12 +256,11 @@ def stream_questions_json(path, store, templates: list, synonyms: dict, opt, ran
 
 def stream_parquet(folder, store, templates: list, synonyms: dict, opt, ranges: list, shard: int = 0,
                    num_shards: int = 1, accepted=None) -> int:
-    """The scene ranges ``ranges`` of a static store -> a Parquet shard in ``records.write_parquet``'s
-    layout and columns (:class:`compiled_parquet.ParquetShard`), generated (or taken from
-    ``accepted``) and written block by block (memory holds a block and at most a row group per
-    split, whatever the shard's size). Returns the number of questions; a failed run leaves no file
+    """The scene ranges ``ranges`` of a static store -> CLEVR's Parquet shard (:class:`parquet.ParquetShard`),
+    generated (or taken from ``accepted``) and written block by block (memory holds a block and at
+    most a row group per split, whatever the shard's size). Returns the number of questions; a failed run leaves no file
     of this shard. Raises :class:`plan.NotCompilable` as :func:`stream_questions_json` does."""
-    from tensorqa.clevr.compiled_parquet import ParquetShard, SceneColumns
+    from tensorqa.clevr.parquet import ParquetShard, SceneColumns
     from tensorqa.clevr.compiled_records import write_block
     from tensorqa.clevr.plan import NotCompilable, plans
 

@@ -1,5 +1,5 @@
 """Accepted grid rows -> CLEVR question records: the program expanded as CLEVR's generator
-expands a template, the text, the answer; written as CLEVR's questions JSON or Parquet shards."""
+expands a template, the text, the answer; written as CLEVR's questions JSON (Parquet: ``parquet``)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ import orjson
 
 from tensorqa.clevr.templates import FILTER_KINDS, KEY_TYPES, RELATE_FILTER_KINDS, Template
 from tensorqa.errors import TensorQAError
-from tensorqa.outputs import (file_name, new_partial, output_folder, output_path, partial_path, publish, write_atomic,
-                              write_error)
+from tensorqa.outputs import write_atomic
 from tensorqa.scenes.static_batch import RELATIONS, clevr_vocab
 
 SUFFIX = {"unique": "unique", "count": "count", "exist": "exist"}
@@ -107,49 +106,3 @@ def write_questions_json(path: str | Path, info: dict, questions: list[dict]) ->
         if isinstance(q["program"], str):
             q["program"] = orjson.Fragment(q["program"])
     return write_atomic(p, orjson.dumps({"info": info, "questions": questions}))
-
-
-PARQUET_COLUMNS = ("question_index", "split", "image_filename", "image_index", "image", "question", "answer",
-                   "program", "template_filename", "question_family_index")
-
-
-def write_parquet(folder: str | Path, questions: dict, shard: int = 0, num_shards: int = 1) -> list[Path]:
-    """Hugging Face layout as the AGQA pools: ``<folder>/data/<split>-%05d-of-%05d.parquet``;
-    answers as strings as in released CLEVR v1.0 ("yes", "3"), programs as JSON strings.
-    ``questions``: columns (``columns.COLUMNS``, numpy arrays), ``question_index`` their position.
-    Each file is written aside (``.partial``) and all are renamed once all are written: a failure
-    leaves the shard's earlier files as they were."""
-    d = output_folder(Path(folder) / "data", Path(folder))  # a planted link there is refused
-    names = sorted(set(questions["split"].tolist()))
-    # a split comes from the scenes: it must be a plain file name, the file inside ``data/``
-    out = [output_path(d, f"{file_name(name, d, 'split')}-{shard:05d}-of-{num_shards:05d}.parquet") for name in names]
-    p = None
-    try:
-        for name, p in zip(names, out):
-            _write_split(new_partial(p), questions, name)
-        for p in out:
-            publish(partial_path(p), p)
-    except BaseException as e:
-        for q in out:
-            partial_path(q).unlink(missing_ok=True)
-        if isinstance(e, OSError):
-            raise write_error(p, e) from None
-        raise
-    return out
-
-
-def _write_split(path: Path, questions: dict, name: str) -> None:
-    """The rows of split ``name`` as one Parquet file."""
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    rows = np.flatnonzero(questions["split"] == name)
-    cols = {"question_index": rows}
-    for c in PARQUET_COLUMNS[1:]:
-        cols[c] = questions[c][rows]
-    cols["answer"] = np.array([("yes" if a else "no") if isinstance(a, bool) else str(a) for a in cols["answer"]],
-                              dtype=object)
-    cols["program"] = np.array([p if isinstance(p, str) else orjson.dumps(p).decode() for p in cols["program"]],
-                               dtype=object)
-    pq.write_table(pa.table({c: pa.array(cols[c].tolist()) for c in PARQUET_COLUMNS}), path)  # lists: no pandas

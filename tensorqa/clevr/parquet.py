@@ -1,11 +1,13 @@
-"""The compiled engine's Parquet shard (``records.write_parquet``'s layout and columns), written
-block by block as the blocks are generated: one writer per split on a ``.partial`` file, renamed
-into place when the shard is complete (removed if it fails), rows in row groups of exactly
-``row_group`` rows whatever the block size (the files' bytes do not depend on ``--batch-scenes``),
-so memory holds at most a row group per split, not the shard.
+"""CLEVR's Parquet shard, the one writer of both backends: the Hugging Face layout of the AGQA pools
+(``<folder>/data/<split>-<shard>-of-<count>.parquet``), CLEVR's question fields with answers as
+strings as in released CLEVR v1.0 ("yes", "3") and programs as JSON strings (``PARQUET_COLUMNS``).
+Written block by block as the blocks are generated: one writer per split on a ``.partial`` file,
+renamed into place when the shard is complete (removed if it fails), rows in row groups of exactly
+``row_group`` rows whatever the block size (the files' bytes depend neither on ``--batch-scenes``
+nor on the backend), so memory holds at most a row group per split, not the shard.
 
-Strings come as the compiled writer's (bytes, offsets) and go to Arrow without a Python string
-per question; the scenes' names and splits as the store's bytes.
+Strings come as (bytes, offsets) (the numba writer's; :func:`string_buffers` of the torch
+backend's columns) and go to Arrow without a Python string per question.
 """
 
 from __future__ import annotations
@@ -18,11 +20,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from tensorqa.clevr.records import PARQUET_COLUMNS
 from tensorqa.errors import TensorQAError
-from tensorqa.outputs import file_name, new_partial, output_folder, output_path, publish
+from tensorqa.outputs import file_name, new_partial, output_folder, output_path, publish, write_error
 from tensorqa.writers.parquet import fixed_chunks
 
+PARQUET_COLUMNS = ("question_index", "split", "image_filename", "image_index", "image", "question", "answer",
+                   "program", "template_filename", "question_family_index")
 ROW_GROUP = 1 << 18  # rows per row group (~180 MB of columns at CLEVR's ~700 bytes a question)
 # dictionary pages only for the columns whose values repeat (programs and texts rarely do)
 DICTIONARY = ["split", "image_filename", "image", "answer", "template_filename"]
@@ -34,6 +37,40 @@ def arrow_strings(data: np.ndarray, off: np.ndarray) -> pa.Array:
     if off[-1] >= 2**31:
         raise ValueError("a block's strings exceed 2 GiB: use smaller --batch-scenes")
     return pa.StringArray.from_buffers(n, pa.py_buffer(off.astype(np.int32)), pa.py_buffer(data))
+
+
+def string_buffers(values: list) -> tuple[np.ndarray, np.ndarray]:
+    """Python strings as (UTF-8 bytes, offsets int64[n + 1])."""
+    a = pa.array(values, pa.large_string())
+    data = a.buffers()[2]
+    return (np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8),
+            np.frombuffer(a.buffers()[1], np.int64)[:len(a) + 1])
+
+
+def write_columns(folder, columns: dict, templates: list, shard: int = 0, num_shards: int = 1) -> list[Path]:
+    """The torch backend's columns (``columns.COLUMNS``) as the Parquet shard the numba backend
+    writes, byte for byte (``question_index`` their position)."""
+    index = {(t.filename, t.index): i for i, t in enumerate(templates)}
+    cols = {c: v.tolist() for c, v in columns.items()}
+    n = len(cols["question"])
+    scenes = SceneColumns(np.array([s.encode() for s in cols["split"]] or [b""], "S")[:n],
+                          np.array([s.encode() for s in cols["image_filename"]] or [b""], "S")[:n],
+                          columns["image_index"])
+    w = ParquetShard(folder, templates, shard, num_shards)
+    try:
+        for a in range(0, n, w.row_group):  # blocks of a row group: each block's strings under 2 GiB
+            z = min(a + w.row_group, n)
+            answers = [("yes" if v else "no") if isinstance(v, bool) else str(v) for v in cols["answer"][a:z]]
+            keys = zip(cols["template_filename"][a:z], cols["question_family_index"][a:z])
+            w.write({"question": string_buffers(cols["question"][a:z]), "answer": string_buffers(answers),
+                     "program": string_buffers(cols["program"][a:z]),
+                     "template": np.array([index[k] for k in keys], np.int64)}, scenes, np.arange(a, z))
+        return w.close()
+    except BaseException as e:
+        w.abort()
+        if isinstance(e, OSError):  # a full disk: one line naming the file
+            raise write_error(w.current, e) from None
+        raise
 
 
 class SceneColumns:
@@ -75,7 +112,7 @@ class ParquetShard:
                                       f"{self.num_shards:05d}.parquet")
 
     def write(self, block: dict, scenes: SceneColumns, scene: np.ndarray) -> None:
-        """One block's questions: ``block`` as ``compiled_driver.stream_parquet`` gives it
+        """One block's questions: ``block`` as ``compiled_driver.stream_parquet`` or :func:`write_columns` gives it
         (question, program, answer as (bytes, offsets); template), ``scene`` each question's scene
         as a position in ``scenes``."""
         n = len(scene)
