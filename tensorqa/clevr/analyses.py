@@ -119,29 +119,38 @@ def _droppable(program: list) -> list[int]:
     return [i for i, n in enumerate(program) if _fn(n).startswith("filter_") or _fn(n) == "relate"]
 
 
+def _program(q: dict) -> list[dict]:
+    """A pool question's program with ``side_inputs`` (the scalar executor's spelling)."""
+    return [{"type": _fn(n), "inputs": n["inputs"], "side_inputs": n.get("value_inputs", n.get("side_inputs", []))}
+            for n in q["program"]]
+
+
+def _effective(prog: list, sc: dict) -> list:
+    """``prog`` with steps dropped, greedily from its end, while the answer stays."""
+    ans = run_program(prog, sc)
+    dropped = True
+    while dropped:
+        dropped = False
+        for i in reversed(_droppable(prog)):
+            trial = (replace_and_prune(prog, i, {"type": "scene", "inputs": [], "side_inputs": []})
+                     if _fn(prog[i]) == "relate" else _bypass(prog, i))
+            if run_program(trial, sc) == ans:
+                prog, dropped = trial, True
+                break
+    return prog
+
+
 def effective_size(pool: str | Path, store: str | Path) -> dict:
     scenes = _scenes_of(store)
     out: dict = defaultdict(Counter)
     for q in load_pool(pool):
-        prog = [{"type": _fn(n), "inputs": n["inputs"], "side_inputs": n.get("value_inputs", n.get("side_inputs", []))}
-                for n in q["program"]]
+        prog = _program(q)
         if any(_fn(n).startswith("same_") for n in prog):
             continue
         sc = scenes.get(q["image_filename"])
         if sc is None:
             raise TensorQAError(f"{store}: has no scene {q['image_filename']!r} of the pool")
-        ans = run_program(prog, sc)
-        cur = prog
-        while True:
-            for i in reversed(_droppable(cur)):
-                trial = (replace_and_prune(cur, i, {"type": "scene", "inputs": [], "side_inputs": []})
-                         if _fn(cur[i]) == "relate" else _bypass(cur, i))
-                if run_program(trial, sc) == ans:
-                    cur = trial
-                    break
-            else:
-                break
-        out[len(prog)][len(cur)] += 1
+        out[len(prog)][len(_effective(prog, sc))] += 1
     return {"by_program_size": {str(k): dict(sorted(v.items())) for k, v in sorted(out.items())},
             "questions": sum(sum(v.values()) for v in out.values()),
             "mean_program_size": _mean({k: sum(v.values()) for k, v in out.items()}),
@@ -164,8 +173,7 @@ def absolute_spatial(pool: str | Path, store: str | Path) -> dict:
     for q in load_pool(pool):
         if q["template_filename"] not in CHAIN_FILES:
             continue
-        prog = [{"type": _fn(n), "inputs": n["inputs"], "side_inputs": n.get("value_inputs", n.get("side_inputs", []))}
-                for n in q["program"]]
+        prog = _program(q)
         sc = scenes[q["image_filename"]]
         got = run_program(prog, sc, handlers={"relate": _absolute_relate})
         want = run_program(prog, sc)

@@ -28,25 +28,41 @@ def shard_range(n: int, num_shards: int, shard: int, align: int) -> tuple[int, i
     return min(lo * align, n), min(hi * align, n)
 
 
+def _on_store(store_path, templates_dir, synonyms_path, opt: Options, num_shards: int, shard_index: int,
+              max_scenes: int | None, compiled, fallback=None):
+    """(compiled(st, templates, synonyms, a, z), the store's info, z - a) over this shard's scenes [a, z)
+    where the compiled engine runs, else the same of ``fallback``; None where neither runs."""
+    templates, syn = _templates_and_synonyms(templates_dir, synonyms_path)
+    runs = use_compiled(opt, templates, syn)
+    if not runs and fallback is None:
+        return None
+    with _no_gc(), StaticStore(store_path) as st:
+        n = len(st) if max_scenes is None else min(max_scenes, len(st))
+        a, z = shard_range(n, num_shards, shard_index, opt.reset_counts_every)
+        if runs:
+            from tensorqa.clevr.plan import NotCompilable
+
+            try:
+                return compiled(st, templates, syn, a, z), dict(st.info), z - a
+            except NotCompilable as e:
+                if opt.engine == "compiled":
+                    raise TensorQAError(f"{store_path}: --engine compiled: {e}") from None
+        return None if fallback is None else (fallback(st, templates, syn, a, z), dict(st.info), z - a)
+
+
 def _shard_questions(store_path, templates_dir, synonyms_path, opt: Options, num_shards: int, shard_index: int,
                      max_scenes: int | None, with_output: bool | None, own_threads: bool = True) -> tuple[dict, dict, int]:
     """One (sub-)shard's questions as columns: the compiled engine's (bytes and offsets, see
     ``compiled_driver.compiled_columns``, marked ``"compiled"``) or the torch grid's (``columns``).
     ``own_threads``: set torch's threads (a ``--jobs`` process has its share set already)."""
-    templates, syn = _templates_and_synonyms(templates_dir, synonyms_path)
-    with _no_gc(), StaticStore(store_path) as st:
-        n = len(st) if max_scenes is None else min(max_scenes, len(st))
-        a, z = shard_range(n, num_shards, shard_index, opt.reset_counts_every)
-        if use_compiled(opt, templates, syn):
-            from tensorqa.clevr.compiled_driver import compiled_columns
-            from tensorqa.clevr.plan import NotCompilable
 
-            try:
-                cols = compiled_columns(st, templates, syn, opt, a, z, bool(with_output), answer_json=with_output is not None)
-                return cols | {"compiled": True}, dict(st.info), z - a
-            except NotCompilable as e:
-                if opt.engine == "compiled":
-                    raise TensorQAError(f"{store_path}: --engine compiled: {e}") from None
+    def compiled(st, templates, syn, a, z):
+        from tensorqa.clevr.compiled_driver import compiled_columns
+
+        return compiled_columns(st, templates, syn, opt, a, z, bool(with_output),
+                                answer_json=with_output is not None) | {"compiled": True}
+
+    def torch_grid(st, templates, syn, a, z):
         import torch
 
         from tensorqa.clevr.torch_backend import generate_columns
@@ -55,8 +71,10 @@ def _shard_questions(store_path, templates_dir, synonyms_path, opt: Options, num
         if own_threads:
             set_torch_threads(threads=opt.threads)
         with torch.inference_mode():
-            qs = generate_columns(st, templates, syn, opt, a, z, bool(with_output))
-        return qs, dict(st.info), z - a
+            return generate_columns(st, templates, syn, opt, a, z, bool(with_output))
+
+    return _on_store(store_path, templates_dir, synonyms_path, opt, num_shards, shard_index, max_scenes, compiled,
+                     torch_grid)
 
 
 def use_compiled(opt: Options, templates: list[Template], synonyms: dict) -> bool:
@@ -144,13 +162,12 @@ def _generate_store(store_path, out, templates_dir, synonyms_path, fmt: str, num
 
             qs = columns.concat([p[0] for p in parts])  # one engine in every process: the store's object slots decide
     else:
-        stream = _stream_json if fmt == "clevr-json" else _stream_parquet
-        streamed = stream(store_path, out, templates_dir, synonyms_path, opt, num_shards, shard_index, max_scenes)
+        streamed = _stream(store_path, out, templates_dir, synonyms_path, fmt, opt, num_shards, shard_index, max_scenes)
         if streamed is not None:
             return streamed | {"seconds": time.perf_counter() - t0}
         qs, info, scenes = _shard_questions(store_path, templates_dir, synonyms_path, opt, num_shards, shard_index,
                                             max_scenes, json_out)
-    info = info | {"tensorqa": {"seed": opt.seed, "shard": shard_index, "num_shards": num_shards}}
+    info = _info(info, opt, num_shards, shard_index)
     p = _json_path(out, fmt, num_shards, shard_index)
     if qs.get("compiled"):
         from tensorqa.clevr.compiled_driver import (
@@ -186,53 +203,27 @@ def _json_path(out, fmt: str, num_shards: int, shard_index: int) -> Path:
     return p
 
 
-def _stream_json(store_path, out, templates_dir, synonyms_path, opt: Options, num_shards: int, shard_index: int,
-                 max_scenes: int | None) -> dict | None:
-    """The questions JSON of one process, generated and written block by block by the compiled
-    engine (``compiled_driver.stream_questions_json``); None where the compiled engine does not run
-    (then the caller generates columns and writes them)."""
-    from tensorqa.clevr.plan import NotCompilable
+def _stream(store_path, out, templates_dir, synonyms_path, fmt: str, opt: Options, num_shards: int,
+            shard_index: int, max_scenes: int | None) -> dict | None:
+    """One process's questions JSON or Parquet shard, generated and written block by block by the
+    compiled engine (``compiled_driver.stream_questions_json`` / ``stream_parquet``); None where the
+    compiled engine does not run (then the caller generates columns and writes them)."""
 
-    templates, syn = _templates_and_synonyms(templates_dir, synonyms_path)
-    if not use_compiled(opt, templates, syn):
-        return None
-    from tensorqa.clevr.compiled_driver import stream_questions_json
+    def write(st, templates, syn, a, z):
+        from tensorqa.clevr import compiled_driver
 
-    with _no_gc(), StaticStore(store_path) as st:
-        n = len(st) if max_scenes is None else min(max_scenes, len(st))
-        a, z = shard_range(n, num_shards, shard_index, opt.reset_counts_every)
-        info = dict(st.info) | {"tensorqa": {"seed": opt.seed, "shard": shard_index, "num_shards": num_shards}}
-        try:
-            q = stream_questions_json(_json_path(out, "clevr-json", num_shards, shard_index), st, templates, syn, opt,
-                                      a, z, opt.semantics.keep_output, info)
-        except NotCompilable as e:
-            if opt.engine == "compiled":
-                raise TensorQAError(f"{store_path}: --engine compiled: {e}") from None
-            return None
-    return {"questions": q, "scenes": z - a, "engine": "compiled"}
+        if fmt == "parquet":
+            return compiled_driver.stream_parquet(out, st, templates, syn, opt, a, z, shard_index, num_shards)
+        return compiled_driver.stream_questions_json(_json_path(out, fmt, num_shards, shard_index), st, templates, syn,
+                                                     opt, a, z, opt.semantics.keep_output,
+                                                     _info(st.info, opt, num_shards, shard_index))
+
+    got = _on_store(store_path, templates_dir, synonyms_path, opt, num_shards, shard_index, max_scenes, write)
+    return None if got is None else {"questions": got[0], "scenes": got[2], "engine": "compiled"}
 
 
-def _stream_parquet(store_path, out, templates_dir, synonyms_path, opt: Options, num_shards: int, shard_index: int,
-                    max_scenes: int | None) -> dict | None:
-    """The Parquet shard of one process, generated and written block by block by the compiled
-    engine (``compiled_driver.stream_parquet``); None where the compiled engine does not run."""
-    from tensorqa.clevr.plan import NotCompilable
-
-    templates, syn = _templates_and_synonyms(templates_dir, synonyms_path)
-    if not use_compiled(opt, templates, syn):
-        return None
-    from tensorqa.clevr.compiled_driver import stream_parquet
-
-    with _no_gc(), StaticStore(store_path) as st:
-        n = len(st) if max_scenes is None else min(max_scenes, len(st))
-        a, z = shard_range(n, num_shards, shard_index, opt.reset_counts_every)
-        try:
-            q = stream_parquet(out, st, templates, syn, opt, a, z, shard_index, num_shards)
-        except NotCompilable as e:
-            if opt.engine == "compiled":
-                raise TensorQAError(f"{store_path}: --engine compiled: {e}") from None
-            return None
-    return {"questions": q, "scenes": z - a, "engine": "compiled"}
+def _info(info, opt: Options, num_shards: int, shard_index: int) -> dict:
+    return dict(info) | {"tensorqa": {"seed": opt.seed, "shard": shard_index, "num_shards": num_shards}}
 
 
 @contextlib.contextmanager

@@ -11,24 +11,7 @@ from tensorqa.clevr.templates import FILTER_KINDS, KEY_TYPES, RELATE_FILTER_KIND
 from tensorqa.errors import TensorQAError
 from tensorqa.outputs import (file_name, new_partial, output_folder, output_path, partial_path, publish, write_atomic,
                               write_error)
-from tensorqa.scenes.static_batch import RELATIONS, clevr_vocab
-
-SUFFIX = {"unique": "unique", "count": "count", "exist": "exist"}
-
-
-def param_words(t: Template, values: dict[str, int]) -> dict[str, str]:
-    """param -> canonical word in assignment order ('' unspecified; 'thing' for a shape)."""
-    v, ty, out = clevr_vocab(), t.param_type, {}
-    for node in t.nodes:
-        for p in node.get("side_inputs", []):
-            x = int(values[p])
-            if ty[p] == "Relation":
-                out[p] = RELATIONS[x]
-            else:
-                attr = ty[p].lower()
-                out[p] = v.values(attr)[x] if x >= 0 else ("thing" if attr == "shape" else "")
-    return out
-
+from tensorqa.scenes.static_batch import clevr_vocab
 
 def expand_program(t: Template, words: dict[str, str]) -> list[dict]:
     """CLEVR's expansion of the template's nodes into program nodes {type, inputs, side_inputs}."""
@@ -50,7 +33,7 @@ def expand_program(t: Template, words: dict[str, str]) -> list[dict]:
                     cur = len(prog) - 1
             suffix = typ.removeprefix("relate_").removeprefix("filter").lstrip("_")
             if suffix:
-                prog.append({"type": SUFFIX[suffix], "inputs": [cur], "side_inputs": []})
+                prog.append({"type": suffix, "inputs": [cur], "side_inputs": []})
                 cur = len(prog) - 1
             imap[k] = cur
             continue
