@@ -192,7 +192,7 @@ def _generate_store(store_path, out, templates_dir, synonyms_path, fmt: str, num
             q["question_index"] = i
         records.write_questions_json(p, info, dicts)
     else:
-        records.write_parquet(out, qs, shard_index, num_shards)
+        records.write_parquet(out, qs, _templates_and_synonyms(templates_dir, synonyms_path)[0], shard_index, num_shards)
     return {"questions": n, "scenes": scenes, "seconds": time.perf_counter() - t0, "engine": "torch"}
 
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import orjson
 
 from tensorqa.clevr.templates import FILTER_KINDS, KEY_TYPES, RELATE_FILTER_KINDS, Template
 from tensorqa.errors import TensorQAError
-from tensorqa.outputs import (file_name, new_partial, output_folder, output_path, partial_path, publish, write_atomic,
-                              write_error)
+from tensorqa.outputs import write_atomic
 from tensorqa.scenes.static_batch import clevr_vocab
+
 
 def expand_program(t: Template, words: dict[str, str]) -> list[dict]:
     """CLEVR's expansion of the template's nodes into program nodes {type, inputs, side_inputs}."""
@@ -96,43 +97,28 @@ PARQUET_COLUMNS = ("question_index", "split", "image_filename", "image_index", "
                    "program", "template_filename", "question_family_index")
 
 
-def write_parquet(folder: str | Path, questions: dict, shard: int = 0, num_shards: int = 1) -> list[Path]:
-    """Hugging Face layout as the AGQA pools: ``<folder>/data/<split>-%05d-of-%05d.parquet``;
-    answers as strings as in released CLEVR v1.0 ("yes", "3"), programs as JSON strings.
-    ``questions``: columns (``columns.COLUMNS``, numpy arrays), ``question_index`` their position.
-    Each file is written aside (``.partial``) and all are renamed once all are written: a failure
-    leaves the shard's earlier files as they were."""
-    d = output_folder(Path(folder) / "data", Path(folder))  # a planted link there is refused
-    names = sorted(set(questions["split"].tolist()))
-    # a split comes from the scenes: it must be a plain file name, the file inside ``data/``
-    out = [output_path(d, f"{file_name(name, d, 'split')}-{shard:05d}-of-{num_shards:05d}.parquet") for name in names]
-    p = None
-    try:
-        for name, p in zip(names, out):
-            _write_split(new_partial(p), questions, name)
-        for p in out:
-            publish(partial_path(p), p)
-    except BaseException as e:
-        for q in out:
-            partial_path(q).unlink(missing_ok=True)
-        if isinstance(e, OSError):
-            raise write_error(p, e) from None
-        raise
-    return out
+def write_parquet(folder: str | Path, questions: dict, templates: list[Template], shard: int = 0,
+                  num_shards: int = 1) -> list[Path]:
+    """Hugging Face layout as the AGQA pools: ``<folder>/data/<split>-%05d-of-%05d.parquet``; answers as
+    strings as in released CLEVR v1.0 ("yes", "3"), programs as JSON strings. ``questions``: columns
+    (``columns.COLUMNS``). Written by the one Parquet writer (``compiled_driver.write_parquet_columns``,
+    no numba): both backends write the same bytes."""
+    from tensorqa.clevr.compiled_driver import write_parquet_columns
+
+    tid = {(t.filename, t.index): i for i, t in enumerate(templates)}
+    block = {"question": _utf8(questions["question"]),
+             "answer": _utf8([("yes" if a else "no") if isinstance(a, bool) else str(a) for a in questions["answer"]]),
+             "program": _utf8([p if isinstance(p, str) else orjson.dumps(p).decode() for p in questions["program"]]),
+             "template": np.array([tid[k] for k in zip(questions["template_filename"].tolist(),
+                                                       questions["question_family_index"].tolist())], np.int64),
+             "scene": np.arange(len(questions["question"]))}
+    cols = {c: questions[c] for c in ("split", "image_filename", "image_index")}
+    return write_parquet_columns(folder, cols | {"blocks": [block]}, templates, shard, num_shards)
 
 
-def _write_split(path: Path, questions: dict, name: str) -> None:
-    """The rows of split ``name`` as one Parquet file."""
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    rows = np.flatnonzero(questions["split"] == name)
-    cols = {"question_index": rows}
-    for c in PARQUET_COLUMNS[1:]:
-        cols[c] = questions[c][rows]
-    cols["answer"] = np.array([("yes" if a else "no") if isinstance(a, bool) else str(a) for a in cols["answer"]],
-                              dtype=object)
-    cols["program"] = np.array([p if isinstance(p, str) else orjson.dumps(p).decode() for p in cols["program"]],
-                               dtype=object)
-    pq.write_table(pa.table({c: pa.array(cols[c].tolist()) for c in PARQUET_COLUMNS}), path)  # lists: no pandas
+def _utf8(strings) -> tuple[np.ndarray, np.ndarray]:
+    """Strings as (UTF-8 bytes uint8[n], offsets int64[Q + 1])."""
+    data = [s.encode() for s in strings]
+    off = np.zeros(len(data) + 1, np.int64)
+    off[1:] = np.cumsum([len(b) for b in data])
+    return np.frombuffer(b"".join(data), np.uint8), off
