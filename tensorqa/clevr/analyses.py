@@ -1,19 +1,6 @@
-"""The CLEVR paper's analyses over a question pool (CLEVR's questions JSON or our Parquet pool):
-
-* :func:`pool_stats`: questions per family and per question type (final function), answers per
-  type, words per question, and the Q-type-mode baseline (the majority answer of each type).
-* :func:`effective_size`: per question, how many program steps (``filter_*`` and ``relate``) can
-  be dropped, greedily in program order, without changing the answer (a dropped filter passes its
-  input through; a dropped relate becomes ``scene``). Same-attribute questions are excluded, as in
-  the paper; the paper's supplement semantics for pruned programs are not available, so this is
-  our reading (stated in the README).
-* :func:`absolute_spatial`: ``relate`` replaced by an absolute rule, "the objects in the image half
-  named by the relation" (3-D coordinates projected on the relation's direction, through the image
-  centre), ignoring its input object: how many answers stay right, by number of relations, on the
-  chain families (zero_hop .. three_hop).
-
-Both ablations run the scalar executor with one handler replaced (``run_program(..., handlers)``).
-"""
+"""The CLEVR paper's analyses over a question pool (CLEVR's questions JSON or our Parquet pool): its
+statistics, and two ablations that run the scalar executor with one handler replaced
+(docs/reference/clevr.md states our reading of each)."""
 
 from __future__ import annotations
 
@@ -78,6 +65,8 @@ def _answer_text(a) -> str:
 
 
 def pool_stats(path: str | Path) -> dict:
+    """Questions per family and per question type (final function), answers per type, words per
+    question, and the Q-type-mode baseline (the majority answer of each type)."""
     qs = load_pool(path)
     fam = Counter(f"{q['template_filename']}#{q['question_family_index']}" for q in qs)
     qtype = Counter(_fn(q["program"][-1]) for q in qs)
@@ -141,6 +130,9 @@ def _effective(prog: list, sc: dict) -> list:
 
 
 def effective_size(pool: str | Path, store: str | Path) -> dict:
+    """Per question (same-attribute ones excluded, as in the paper), how many program steps
+    (``filter_*``, ``relate``) can be dropped without changing the answer: a dropped filter passes its
+    input through, a dropped relate becomes ``scene``."""
     scenes = _scenes_of(store)
     out: dict = defaultdict(Counter)
     for q in load_pool(pool):
@@ -168,6 +160,9 @@ def _absolute_relate(scene, inputs, side):
 
 
 def absolute_spatial(pool: str | Path, store: str | Path) -> dict:
+    """``relate`` as "the objects in the image half the relation names" (3-D coordinates projected on
+    its direction), ignoring its input: how many answers stay right, by number of relations, on the
+    chain families."""
     scenes = _scenes_of(store)
     by: dict = defaultdict(lambda: [0, 0])
     for q in load_pool(pool):

@@ -10,7 +10,6 @@ import gc
 import time
 from pathlib import Path
 
-
 from tensorqa.clevr.options import Options
 from tensorqa.clevr.templates import DEFAULT_SYNONYMS, DEFAULT_TEMPLATES_DIR, Template, load_synonyms, load_templates
 from tensorqa.errors import TensorQAError
@@ -52,9 +51,8 @@ def _on_store(store_path, templates_dir, synonyms_path, opt: Options, num_shards
 
 def _shard_questions(store_path, templates_dir, synonyms_path, opt: Options, num_shards: int, shard_index: int,
                      max_scenes: int | None, with_output: bool | None, own_threads: bool = True) -> tuple[dict, dict, int]:
-    """One (sub-)shard's questions as columns: the compiled engine's (bytes and offsets, see
-    ``compiled_driver.compiled_columns``, marked ``"compiled"``) or the torch grid's (``columns``).
-    ``own_threads``: set torch's threads (a ``--jobs`` process has its share set already)."""
+    """One (sub-)shard's questions as columns: the compiled engine's (``compiled_driver.compiled_columns``,
+    marked ``"compiled"``) or the torch grid's (``columns``). ``own_threads``: set torch's threads."""
 
     def compiled(st, templates, syn, a, z):
         from tensorqa.clevr.compiled_driver import compiled_columns
@@ -228,8 +226,7 @@ def _info(info, opt: Options, num_shards: int, shard_index: int) -> dict:
 
 @contextlib.contextmanager
 def _no_gc():
-    """The cyclic collector paused: the records make no reference cycles, and its scans of the
-    interpreter's objects were 8-15 % of a run."""
+    """The cyclic collector paused: the records make no reference cycles, and its scans cost time."""
     was = gc.isenabled()
     gc.disable()
     try:
@@ -240,8 +237,7 @@ def _no_gc():
 
 
 def _templates_and_synonyms(templates_dir, synonyms_path) -> tuple[list[Template], dict]:
-    """The run's templates and synonyms, read once per process for the same files (keyed by their
-    paths, sizes and modification times)."""
+    """The run's templates and synonyms, read once per process (keyed by the files' paths, sizes, times)."""
     tdir = Path(templates_dir) if templates_dir else DEFAULT_TEMPLATES_DIR
     if not templates_dir and not tdir.is_dir():
         raise TensorQAError(f"{tdir}: CLEVR 1.0's template files, which tensorqa ships, are missing: reinstall "

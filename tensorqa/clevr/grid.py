@@ -47,7 +47,7 @@ class Run:
     ok: torch.Tensor
 
 
-def _key_params(t: Template, node: dict) -> list[tuple[str, int]]:
+def key_params(t: Template, node: dict) -> list[tuple[str, int]]:
     ty = t.param_type
     return [(p, TYPE_ATTR[ty[p]]) for p in node.get("side_inputs", []) if ty[p] in KEY_TYPES]
 
@@ -56,14 +56,13 @@ def rel_param(t: Template, node: dict) -> str:
     return next(p for p in node.get("side_inputs", []) if t.param_type[p] == "Relation")
 
 
-def _suffix(kind: str, filtered: torch.Tensor):
-    if kind.endswith("unique"):
-        return "object", registry.lookup("clevr_unique")(filtered)
-    if kind.endswith("count"):
-        return "int", registry.lookup("clevr_count")(filtered)
-    if kind.endswith("exist"):
-        return "bool", registry.lookup("clevr_exist")(filtered)
-    return "set", filtered
+SUFFIX_KIND = {"unique": "object", "count": "int", "exist": "bool"}
+
+
+def _suffix(typ: str, filtered: torch.Tensor):
+    """(kind, output) of a node ending in unique / count / exist, else the set itself."""
+    tail = typ.rsplit("_", 1)[-1]
+    return (SUFFIX_KIND[tail], registry.lookup(f"clevr_{tail}")(filtered)) if tail in SUFFIX_KIND else ("set", filtered)
 
 
 def extra_keys(kind: str) -> bool:
@@ -265,7 +264,7 @@ def run_template(t: Template, tid: int, blk: Block, sem, params: dict | None = N
         if typ == "scene":
             out = ("set", L("clevr_scene")(blk.mask))
         elif typ in FILTER_KINDS or typ in RELATE_FILTER_KINDS:
-            kp = _key_params(t, node)
+            kp = key_params(t, node)
             rp = rel_param(t, node) if typ in RELATE_FILTER_KINDS else None
             if sampling:
                 opt, has = _draw_key(blk, t, typ, kp, arg[0], sem, tid, k, _source(t, typ, ins[0], outs, replace))
@@ -297,11 +296,9 @@ def run_template(t: Template, tid: int, blk: Block, sem, params: dict | None = N
             out = ("set", L(f"clevr_{typ}")(arg[0], blk.attrs, blk.mask))
         elif typ in ("union", "intersect"):
             out = ("set", L(f"clevr_{typ}")(arg[0], arg[1]))
-        elif typ in ("count", "exist"):
-            pre[k] = arg[0]
+        elif typ in SUFFIX_KIND:
+            pre[k] = arg[0]  # read only where two counts are compared (OUT_NEQ)
             out = _suffix(typ, arg[0])
-        elif typ == "unique":
-            out = ("object", L("clevr_unique")(arg[0]))
         elif typ.startswith("query_"):
             out = ("attr:" + typ.removeprefix("query_"), L(f"clevr_{typ}")(arg[0], blk.attrs))
         elif typ.startswith("equal_") or typ in ("less_than", "greater_than"):

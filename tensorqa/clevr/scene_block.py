@@ -82,8 +82,7 @@ class Block:
     @staticmethod
     def build(batch: StaticBatch, scene_pos: torch.Tensor, M: int, seed: int, tables: SceneTables | None = None,
               scene_idx: torch.Tensor | None = None, first_draw: int = 0) -> "Block":
-        """``tables``: the :class:`SceneTables` of the scenes ``batch`` was selected from (at ``scene_idx``),
-        shared by the templates of a block; built from ``batch`` when not given."""
+        """``tables``: those of the scenes ``batch`` was selected from (at ``scene_idx``); else built."""
         keys = all_keys().to(batch.attrs.device)
         if tables is None:
             tables, scene_idx = SceneTables.of(batch), torch.arange(len(batch), device=batch.attrs.device)
@@ -96,9 +95,8 @@ class Block:
         return self.B * self.M
 
     def key_match(self, params: list) -> torch.Tensor:
-        """bool[P, N]: the objects of each row's scene that match its filter key, given as (value
-        int64[P] (-1 = unspecified), attribute) pairs (attributes not given are unspecified): the
-        block's match table at the key's index (size slowest, as :func:`all_keys`)."""
+        """bool[P, N]: the objects of each row's scene that match its filter key, given as (value int64[P]
+        (-1 unspecified), attribute) pairs (attributes not given: unspecified)."""
         idx = torch.zeros(self.P, dtype=torch.int64, device=self.mask.device)
         given = {a: v for v, a in params}
         for a, n in enumerate(KEY_RADIX):

@@ -88,8 +88,7 @@ class Bookkeeping:
 
 class TemplateRows:
     """One template's grid results for the scenes of a block, filled on demand: ok bool[B, M],
-    answer codes int64[B, M], params name -> int64[B, M], done bool[B]. Draws hash the scene's
-    global position, so evaluating a scene alone or with others gives the same rows."""
+    answer codes int64[B, M], params name -> int64[B, M], done bool[B]."""
 
     def __init__(self, B: int, M: int):
         self.ok = np.zeros((B, M), bool)
@@ -99,10 +98,9 @@ class TemplateRows:
 
     def fill(self, t: Template, tid: int, batch: StaticBatch, pos: np.ndarray, rows: np.ndarray, opt: Options,
              tables: SceneTables) -> None:
-        """Evaluate ``rows`` (block scene rows) in rounds of draws (ROUNDS, up to ``opt.draws``): a scene
-        goes on to the next round while it has fewer than ``opt.valid_draws`` valid rows, so templates whose
-        draws mostly pass cost one short round and sparse ones get up to ``opt.draws``. The decision
-        reads only the scene's own rows: the same rows whatever the block."""
+        """Evaluate ``rows`` (block scene rows) in rounds of draws (ROUNDS, up to ``opt.draws``): a scene goes
+        on while it has fewer than ``opt.valid_draws`` valid rows, reading only its own rows (the same
+        rows whatever the block)."""
         first = 0
         for size in ROUNDS:
             m = min(size, opt.draws - first)
@@ -163,10 +161,9 @@ def _take(tr: TemplateRows, b: int, tid: int, book: Bookkeeping, opt: Options, a
 
 
 def choose_block(templates: list[Template], batch: StaticBatch, pos: np.ndarray, book: Bookkeeping, opt: Options):
-    """Evaluate only the templates CLEVR's loop reaches: run the loop, evaluate each template it
-    reached unevaluated, for all the block's scenes at once, run it again from the block's start
-    state, until it reaches nothing new (a few rounds: a template, once reached, is done for the
-    whole block). Returns (accepted, rows)."""
+    """Evaluate only the templates CLEVR's loop reaches: run the loop, evaluate what it reached
+    unevaluated (for all the block's scenes at once), run it again from the block's start state,
+    until it reaches nothing new. Returns (accepted, rows)."""
     rows = [TemplateRows(len(batch), opt.draws) for _ in templates]
     tables = SceneTables.of(batch)
     start = (None if book.use is None else book.use.copy(), [list(h) for h in book.hist])
