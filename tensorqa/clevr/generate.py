@@ -165,33 +165,19 @@ def _generate_store(store_path, out, templates_dir, synonyms_path, fmt: str, num
             return streamed | {"seconds": time.perf_counter() - t0}
         qs, info, scenes = _shard_questions(store_path, templates_dir, synonyms_path, opt, num_shards, shard_index,
                                             max_scenes, json_out)
-    info = _info(info, opt, num_shards, shard_index)
-    p = _json_path(out, fmt, num_shards, shard_index)
-    if qs.get("compiled"):
-        from tensorqa.clevr.compiled_driver import (
-            count,
-            write_parquet_columns,
-            write_questions_json,
-        )
+    info, p = _info(info, opt, num_shards, shard_index), _json_path(out, fmt, num_shards, shard_index)
+    templates, syn = _templates_and_synonyms(templates_dir, synonyms_path)
+    from tensorqa.clevr import columns, compiled_driver, records  # (no numba, no torch)
 
-        templates, syn = _templates_and_synonyms(templates_dir, synonyms_path)
-        n = count(qs)
-        if fmt == "clevr-json":
-            write_questions_json(p, qs, templates, syn, info)
-        else:
-            write_parquet_columns(out, qs, templates, shard_index, num_shards)
-        return {"questions": n, "scenes": scenes, "seconds": time.perf_counter() - t0, "engine": "compiled"}
-    from tensorqa.clevr import columns, records
-
-    n = len(qs["question"])
-    if fmt == "clevr-json":
-        dicts = columns.as_dicts(qs)
-        for i, q in enumerate(dicts):
-            q["question_index"] = i
-        records.write_questions_json(p, info, dicts)
+    engine = "compiled" if qs.get("compiled") else "torch"
+    n = compiled_driver.count(qs) if engine == "compiled" else len(qs["question"])
+    if fmt == "parquet":
+        records.write_parquet(out, qs, templates, shard_index, num_shards)
+    elif engine == "compiled":
+        compiled_driver.write_questions_json(p, qs, templates, syn, info)
     else:
-        records.write_parquet(out, qs, _templates_and_synonyms(templates_dir, synonyms_path)[0], shard_index, num_shards)
-    return {"questions": n, "scenes": scenes, "seconds": time.perf_counter() - t0, "engine": "torch"}
+        records.write_questions_json(p, info, columns.as_dicts(qs))
+    return {"questions": n, "scenes": scenes, "seconds": time.perf_counter() - t0, "engine": engine}
 
 
 def _json_path(out, fmt: str, num_shards: int, shard_index: int) -> Path:

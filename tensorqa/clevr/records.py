@@ -87,8 +87,9 @@ def write_questions_json(path: str | Path, info: dict, questions: list[dict]) ->
     p = Path(path)
     if not p.parent.is_dir():
         raise TensorQAError(f"{p}: output directory {p.parent} does not exist")
-    for q in questions:  # programs given as JSON text go in as they are
-        if isinstance(q["program"], str):
+    for i, q in enumerate(questions):
+        q["question_index"] = i
+        if isinstance(q["program"], str):  # programs given as JSON text go in as they are
             q["program"] = orjson.Fragment(q["program"])
     return write_atomic(p, orjson.dumps({"info": info, "questions": questions}))
 
@@ -100,10 +101,13 @@ PARQUET_COLUMNS = ("question_index", "split", "image_filename", "image_index", "
 def write_parquet(folder: str | Path, questions: dict, templates: list[Template], shard: int = 0,
                   num_shards: int = 1) -> list[Path]:
     """Hugging Face layout as the AGQA pools: ``<folder>/data/<split>-%05d-of-%05d.parquet``; answers as
-    strings as in released CLEVR v1.0 ("yes", "3"), programs as JSON strings. ``questions``: columns
-    (``columns.COLUMNS``). Written by the one Parquet writer (``compiled_driver.write_parquet_columns``,
-    no numba): both backends write the same bytes."""
+    strings as in released CLEVR v1.0 ("yes", "3"), programs as JSON strings. ``questions``: either
+    backend's columns (the torch backend's ``columns.COLUMNS`` go in as the numba backend's), through
+    the one Parquet writer (``compiled_driver.write_parquet_columns``; no numba): the same bytes."""
     from tensorqa.clevr.compiled_driver import write_parquet_columns
+
+    if questions.get("compiled"):
+        return write_parquet_columns(folder, questions, templates, shard, num_shards)
 
     tid = {(t.filename, t.index): i for i, t in enumerate(templates)}
     block = {"question": _utf8(questions["question"]),
