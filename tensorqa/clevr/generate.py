@@ -167,14 +167,16 @@ def _generate_store(store_path, out, templates_dir, synonyms_path, fmt: str, num
                                             max_scenes, json_out)
     info, p = _info(info, opt, num_shards, shard_index), _json_path(out, fmt, num_shards, shard_index)
     templates, syn = _templates_and_synonyms(templates_dir, synonyms_path)
-    from tensorqa.clevr import columns, compiled_driver, records  # (no numba, no torch)
+    from tensorqa.clevr import columns, records
 
     engine = "compiled" if qs.get("compiled") else "torch"
-    n = compiled_driver.count(qs) if engine == "compiled" else len(qs["question"])
+    n = sum(len(b["scene"]) for b in qs["blocks"]) if engine == "compiled" else len(qs["question"])
     if fmt == "parquet":
         records.write_parquet(out, qs, templates, shard_index, num_shards)
     elif engine == "compiled":
-        compiled_driver.write_questions_json(p, qs, templates, syn, info)
+        from tensorqa.clevr.compiled_driver import write_questions_json
+
+        write_questions_json(p, qs, templates, syn, info)
     else:
         records.write_questions_json(p, info, columns.as_dicts(qs))
     return {"questions": n, "scenes": scenes, "seconds": time.perf_counter() - t0, "engine": engine}

@@ -132,32 +132,27 @@ def choose(rows: list[TemplateRows], pos: np.ndarray, book: Bookkeeping, opt: Op
             tr = rows[tid]
             if not tr.done[b]:
                 missing.setdefault(int(tid), []).append(b)
-            elif not _take(tr, b, int(tid), book, opt, accepted):
-                continue
+            else:  # the valid draws in order, as CLEVR's rejection and deduplication allow
+                got, seen, dedupe = 0, set(), opt.instances_per_template > 1
+                for m in np.flatnonzero(tr.ok[b]):
+                    a = int(tr.ans[b, m])
+                    key = tuple(int(v[b, m]) for v in tr.params.values()) if dedupe else None
+                    if key in seen or rejected(book.hist[tid], a):
+                        continue
+                    book.hist[tid][a] += 1
+                    if dedupe:
+                        seen.add(key)
+                    accepted.append((b, int(tid), int(m)))
+                    got += 1
+                    if got >= opt.instances_per_template:
+                        break
+                if not got:
+                    continue
             book.use[tid] += 1
             done += 1
             if done >= opt.templates_per_image:
                 break
     return accepted, missing
-
-
-def _take(tr: TemplateRows, b: int, tid: int, book: Bookkeeping, opt: Options, accepted: list) -> int:
-    """Accept scene row ``b``'s valid draws of one template in draw order, as CLEVR's rejection and
-    deduplication allow, up to ``--instances-per-template``; the number accepted."""
-    got, seen, dedupe = 0, set(), opt.instances_per_template > 1
-    for m in np.flatnonzero(tr.ok[b]):
-        a = int(tr.ans[b, m])
-        key = tuple(int(v[b, m]) for v in tr.params.values()) if dedupe else None
-        if key in seen or rejected(book.hist[tid], a):
-            continue
-        book.hist[tid][a] += 1
-        if dedupe:
-            seen.add(key)
-        accepted.append((b, tid, int(m)))
-        got += 1
-        if got >= opt.instances_per_template:
-            break
-    return got
 
 
 def choose_block(templates: list[Template], batch: StaticBatch, pos: np.ndarray, book: Bookkeeping, opt: Options):
