@@ -39,6 +39,10 @@ def test_without_numba_the_torch_backend_writes_the_numba_backends_questions(tmp
     rows = [[pq.read_table(f).to_pylist() for f in sorted((tmp_path / d / "data").glob("*.parquet"))]
             for d in ("numba_pq", "torch_pq")]
     assert rows[0] and rows[0] == rows[1]
+    # one Parquet writer for both backends: the same files, byte for byte
+    files = [sorted((tmp_path / d / "data").glob("*.parquet")) for d in ("numba_pq", "torch_pq")]
+    assert [f.name for f in files[0]] == [f.name for f in files[1]]
+    assert all(a.read_bytes() == b.read_bytes() for a, b in zip(*files))
     with pytest.raises(TensorQAError, match=r"needs numba"):
         generate_store(store2, tmp_path / "x.json", opt=Options(engine="compiled"))
 
