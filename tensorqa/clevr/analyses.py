@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tensorqa.clevr.records import answer_text
 from tensorqa.clevr.scalar import INVALID, replace_and_prune, run_program
 from tensorqa.errors import TensorQAError
 from tensorqa.scenes.clevr_sampler import DIRECTIONS
@@ -60,10 +61,6 @@ def _fn(node: dict) -> str:
     return node.get("type", node.get("function"))
 
 
-def _answer_text(a) -> str:
-    return ("yes" if a else "no") if isinstance(a, bool) else str(a)
-
-
 def pool_stats(path: str | Path) -> dict:
     """Questions per family and per question type (final function), answers per type, words per
     question, and the Q-type-mode baseline (the majority answer of each type)."""
@@ -72,7 +69,7 @@ def pool_stats(path: str | Path) -> dict:
     qtype = Counter(_fn(q["program"][-1]) for q in qs)
     answers: dict = defaultdict(Counter)
     for q in qs:
-        answers[_fn(q["program"][-1])][_answer_text(q["answer"])] += 1
+        answers[_fn(q["program"][-1])][answer_text(q["answer"])] += 1
     mode_right = sum(c.most_common(1)[0][1] for c in answers.values())
     words = [len(q["question"].split()) for q in qs]
     return {"questions": len(qs), "images": len({q["image_filename"] for q in qs}), "families": dict(sorted(fam.items())),

@@ -53,6 +53,11 @@ def answer_value(kind: str, code: int):
     return clevr_vocab().values(kind.removeprefix("attr:"))[int(code)]
 
 
+def answer_text(a) -> str:
+    """An answer as released CLEVR v1.0 spells it in text ("yes", "3", "red")."""
+    return ("yes" if a else "no") if isinstance(a, bool) else str(a)
+
+
 def clevr_json_program(prog: list[dict], outputs: list | None) -> list[dict]:
     """The questions-JSON spelling: side_inputs renamed value_inputs; ``_output`` kept when given
     (defect 3)."""
@@ -111,7 +116,7 @@ def write_parquet(folder: str | Path, questions: dict, templates: list[Template]
 
     tid = {(t.filename, t.index): i for i, t in enumerate(templates)}
     block = {"question": _utf8(questions["question"]),
-             "answer": _utf8([("yes" if a else "no") if isinstance(a, bool) else str(a) for a in questions["answer"]]),
+             "answer": _utf8([answer_text(a) for a in questions["answer"]]),
              "program": _utf8([p if isinstance(p, str) else orjson.dumps(p).decode() for p in questions["program"]]),
              "template": np.array([tid[k] for k in zip(questions["template_filename"].tolist(),
                                                        questions["question_family_index"].tolist())], np.int64),
