@@ -211,3 +211,25 @@ def as_dicts(cols: dict) -> list[dict]:
     n = len(cols["question"])
     lists = {c: cols[c].tolist() for c in COLUMNS}
     return [{c: lists[c][i] for c in COLUMNS} for i in range(n)]
+
+
+def writer_columns(cols: dict, templates: list[Template]) -> dict:
+    """Columns (:data:`COLUMNS`) as the one Parquet writer takes them (``compiled_driver.write_parquet_columns``,
+    no numba; the numba backend's columns), so that both backends write the same bytes: answers as
+    released CLEVR v1.0 spells them ("yes", "3"), programs as JSON text."""
+    tid = {(t.filename, t.index): i for i, t in enumerate(templates)}
+    block = {"question": _utf8(cols["question"]),
+             "answer": _utf8([records.answer_text(a) for a in cols["answer"]]),
+             "program": _utf8([p if isinstance(p, str) else orjson.dumps(p).decode() for p in cols["program"]]),
+             "template": np.array([tid[k] for k in zip(cols["template_filename"].tolist(),
+                                                       cols["question_family_index"].tolist())], np.int64),
+             "scene": np.arange(len(cols["question"]))}
+    return {c: cols[c] for c in ("split", "image_filename", "image_index")} | {"blocks": [block]}
+
+
+def _utf8(strings) -> tuple[np.ndarray, np.ndarray]:
+    """Strings as (UTF-8 bytes uint8[n], offsets int64[Q + 1])."""
+    data = [s.encode() for s in strings]
+    off = np.zeros(len(data) + 1, np.int64)
+    off[1:] = np.cumsum([len(b) for b in data])
+    return np.frombuffer(b"".join(data), np.uint8), off

@@ -171,8 +171,11 @@ def _generate_store(store_path, out, templates_dir, synonyms_path, fmt: str, num
 
     engine = "compiled" if qs.get("compiled") else "torch"
     n = sum(len(b["scene"]) for b in qs["blocks"]) if engine == "compiled" else len(qs["question"])
-    if fmt == "parquet":
-        records.write_parquet(out, qs, templates, shard_index, num_shards)
+    if fmt == "parquet":  # one Parquet writer (no numba), the torch backend's columns as the numba backend's
+        from tensorqa.clevr.compiled_driver import write_parquet_columns
+
+        write_parquet_columns(out, qs if engine == "compiled" else columns.writer_columns(qs, templates), templates,
+                              shard_index, num_shards)
     elif engine == "compiled":
         from tensorqa.clevr.compiled_driver import write_questions_json
 

@@ -1,11 +1,10 @@
-"""Accepted grid rows -> CLEVR question records: the program expanded as CLEVR's generator
-expands a template, the text, the answer; written as CLEVR's questions JSON or Parquet shards."""
+"""CLEVR question records: the program expanded as CLEVR's generator expands a template, the answer,
+the questions JSON (the torch backend's) and the Parquet shards' columns."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import orjson
 
 from tensorqa.clevr.templates import FILTER_KINDS, KEY_TYPES, RELATE_FILTER_KINDS, Template
@@ -101,33 +100,3 @@ def write_questions_json(path: str | Path, info: dict, questions: list[dict]) ->
 
 PARQUET_COLUMNS = ("question_index", "split", "image_filename", "image_index", "image", "question", "answer",
                    "program", "template_filename", "question_family_index")
-
-
-def write_parquet(folder: str | Path, questions: dict, templates: list[Template], shard: int = 0,
-                  num_shards: int = 1) -> list[Path]:
-    """Hugging Face layout as the AGQA pools: ``<folder>/data/<split>-%05d-of-%05d.parquet``; answers as
-    strings as in released CLEVR v1.0 ("yes", "3"), programs as JSON strings. ``questions``: either
-    backend's columns (the torch backend's ``columns.COLUMNS`` go in as the numba backend's), through
-    the one Parquet writer (``compiled_driver.write_parquet_columns``; no numba): the same bytes."""
-    from tensorqa.clevr.compiled_driver import write_parquet_columns
-
-    if questions.get("compiled"):
-        return write_parquet_columns(folder, questions, templates, shard, num_shards)
-
-    tid = {(t.filename, t.index): i for i, t in enumerate(templates)}
-    block = {"question": _utf8(questions["question"]),
-             "answer": _utf8([answer_text(a) for a in questions["answer"]]),
-             "program": _utf8([p if isinstance(p, str) else orjson.dumps(p).decode() for p in questions["program"]]),
-             "template": np.array([tid[k] for k in zip(questions["template_filename"].tolist(),
-                                                       questions["question_family_index"].tolist())], np.int64),
-             "scene": np.arange(len(questions["question"]))}
-    cols = {c: questions[c] for c in ("split", "image_filename", "image_index")}
-    return write_parquet_columns(folder, cols | {"blocks": [block]}, templates, shard, num_shards)
-
-
-def _utf8(strings) -> tuple[np.ndarray, np.ndarray]:
-    """Strings as (UTF-8 bytes uint8[n], offsets int64[Q + 1])."""
-    data = [s.encode() for s in strings]
-    off = np.zeros(len(data) + 1, np.int64)
-    off[1:] = np.cumsum([len(b) for b in data])
-    return np.frombuffer(b"".join(data), np.uint8), off
