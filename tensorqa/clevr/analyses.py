@@ -1,19 +1,6 @@
-"""The CLEVR paper's analyses over a question pool (CLEVR's questions JSON or our Parquet pool):
-
-* :func:`pool_stats`: questions per family and per question type (final function), answers per
-  type, words per question, and the Q-type-mode baseline (the majority answer of each type).
-* :func:`effective_size`: per question, how many program steps (``filter_*`` and ``relate``) can
-  be dropped, greedily in program order, without changing the answer (a dropped filter passes its
-  input through; a dropped relate becomes ``scene``). Same-attribute questions are excluded, as in
-  the paper; the paper's supplement semantics for pruned programs are not available, so this is
-  our reading (stated in the README).
-* :func:`absolute_spatial`: ``relate`` replaced by an absolute rule, "the objects in the image half
-  named by the relation" (3-D coordinates projected on the relation's direction, through the image
-  centre), ignoring its input object: how many answers stay right, by number of relations, on the
-  chain families (zero_hop .. three_hop).
-
-Both ablations run the scalar executor with one handler replaced (``run_program(..., handlers)``).
-"""
+"""The CLEVR paper's analyses over a question pool (CLEVR's questions JSON or our Parquet pool): its
+statistics, and two ablations that run the scalar executor with one handler replaced
+(docs/reference/clevr.md states our reading of each)."""
 
 from __future__ import annotations
 
@@ -23,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tensorqa.clevr.records import answer_text
 from tensorqa.clevr.scalar import INVALID, replace_and_prune, run_program
 from tensorqa.errors import TensorQAError
 from tensorqa.scenes.clevr_sampler import DIRECTIONS
@@ -73,17 +61,15 @@ def _fn(node: dict) -> str:
     return node.get("type", node.get("function"))
 
 
-def _answer_text(a) -> str:
-    return ("yes" if a else "no") if isinstance(a, bool) else str(a)
-
-
 def pool_stats(path: str | Path) -> dict:
+    """Questions per family and per question type (final function), answers per type, words per
+    question, and the Q-type-mode baseline (the majority answer of each type)."""
     qs = load_pool(path)
     fam = Counter(f"{q['template_filename']}#{q['question_family_index']}" for q in qs)
     qtype = Counter(_fn(q["program"][-1]) for q in qs)
     answers: dict = defaultdict(Counter)
     for q in qs:
-        answers[_fn(q["program"][-1])][_answer_text(q["answer"])] += 1
+        answers[_fn(q["program"][-1])][answer_text(q["answer"])] += 1
     mode_right = sum(c.most_common(1)[0][1] for c in answers.values())
     words = [len(q["question"].split()) for q in qs]
     return {"questions": len(qs), "images": len({q["image_filename"] for q in qs}), "families": dict(sorted(fam.items())),
@@ -119,29 +105,41 @@ def _droppable(program: list) -> list[int]:
     return [i for i, n in enumerate(program) if _fn(n).startswith("filter_") or _fn(n) == "relate"]
 
 
+def _program(q: dict) -> list[dict]:
+    """A pool question's program with ``side_inputs`` (the scalar executor's spelling)."""
+    return [{"type": _fn(n), "inputs": n["inputs"], "side_inputs": n.get("value_inputs", n.get("side_inputs", []))}
+            for n in q["program"]]
+
+
+def _effective(prog: list, sc: dict) -> list:
+    """``prog`` with steps dropped, greedily from its end, while the answer stays."""
+    ans = run_program(prog, sc)
+    dropped = True
+    while dropped:
+        dropped = False
+        for i in reversed(_droppable(prog)):
+            trial = (replace_and_prune(prog, i, {"type": "scene", "inputs": [], "side_inputs": []})
+                     if _fn(prog[i]) == "relate" else _bypass(prog, i))
+            if run_program(trial, sc) == ans:
+                prog, dropped = trial, True
+                break
+    return prog
+
+
 def effective_size(pool: str | Path, store: str | Path) -> dict:
+    """Per question (same-attribute ones excluded, as in the paper), how many program steps
+    (``filter_*``, ``relate``) can be dropped without changing the answer: a dropped filter passes its
+    input through, a dropped relate becomes ``scene``."""
     scenes = _scenes_of(store)
     out: dict = defaultdict(Counter)
     for q in load_pool(pool):
-        prog = [{"type": _fn(n), "inputs": n["inputs"], "side_inputs": n.get("value_inputs", n.get("side_inputs", []))}
-                for n in q["program"]]
+        prog = _program(q)
         if any(_fn(n).startswith("same_") for n in prog):
             continue
         sc = scenes.get(q["image_filename"])
         if sc is None:
             raise TensorQAError(f"{store}: has no scene {q['image_filename']!r} of the pool")
-        ans = run_program(prog, sc)
-        cur = prog
-        while True:
-            for i in reversed(_droppable(cur)):
-                trial = (replace_and_prune(cur, i, {"type": "scene", "inputs": [], "side_inputs": []})
-                         if _fn(cur[i]) == "relate" else _bypass(cur, i))
-                if run_program(trial, sc) == ans:
-                    cur = trial
-                    break
-            else:
-                break
-        out[len(prog)][len(cur)] += 1
+        out[len(prog)][len(_effective(prog, sc))] += 1
     return {"by_program_size": {str(k): dict(sorted(v.items())) for k, v in sorted(out.items())},
             "questions": sum(sum(v.values()) for v in out.values()),
             "mean_program_size": _mean({k: sum(v.values()) for k, v in out.items()}),
@@ -159,13 +157,15 @@ def _absolute_relate(scene, inputs, side):
 
 
 def absolute_spatial(pool: str | Path, store: str | Path) -> dict:
+    """``relate`` as "the objects in the image half the relation names" (3-D coordinates projected on
+    its direction), ignoring its input: how many answers stay right, by number of relations, on the
+    chain families."""
     scenes = _scenes_of(store)
     by: dict = defaultdict(lambda: [0, 0])
     for q in load_pool(pool):
         if q["template_filename"] not in CHAIN_FILES:
             continue
-        prog = [{"type": _fn(n), "inputs": n["inputs"], "side_inputs": n.get("value_inputs", n.get("side_inputs", []))}
-                for n in q["program"]]
+        prog = _program(q)
         sc = scenes[q["image_filename"]]
         got = run_program(prog, sc, handlers={"relate": _absolute_relate})
         want = run_program(prog, sc)

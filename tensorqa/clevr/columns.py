@@ -1,10 +1,6 @@
-"""Accepted grid rows -> CLEVR question records as columns, a template at a time (no loop over
-questions in Python for the words, the text or the programs): what ``generate_store`` writes.
-
-The per-question path (``tests/clevr/oracle.py``: ``records.param_words``, ``text.render``,
-``program_json``) is this module's test oracle: ``tests/clevr/test_columns.py`` checks that
-both give the same records, field for field. Text choices hash (seed, scene, template, draw, slot)
-(``text.picks``), so a question's text does not depend on the other questions around it.
+"""Accepted grid rows -> CLEVR question records as columns, a template at a time (no Python loop over
+questions for the words, the text or the programs): what the torch backend writes. Its oracle is
+the per-question path of ``tests/clevr/oracle.py`` (``test_columns``: the same records, field for field).
 """
 
 from __future__ import annotations
@@ -34,9 +30,8 @@ def _words(t: Template, name: str, codes: np.ndarray) -> np.ndarray:
     return table[codes + 1]
 
 
-def _cat(parts: list) -> np.ndarray:
-    """Concatenate strings and object[Q] arrays element-wise (at least one array)."""
-    n = next(len(p) for p in parts if isinstance(p, np.ndarray))
+def _cat(parts: list, n: int) -> np.ndarray:
+    """object[n]: strings and object[n] arrays concatenated element-wise."""
     out = np.full(n, "", dtype=object)
     for p in parts:
         out = out + p
@@ -49,7 +44,9 @@ def _collapse(col: np.ndarray) -> np.ndarray:
 
 def _texts(t: Template, tid: int, words: dict, scene: np.ndarray, draw: np.ndarray, synonyms: dict, seed: int,
            sem) -> np.ndarray:
-    """object[Q]: ``text.render`` for every question of one template (scene positions, draws int64[Q])."""
+    """object[Q]: the text of every question of one template (scene positions, draws int64[Q]): a variant,
+    each parameter's word or a synonym, each ``[...]`` part kept or not (``text.picks``), whitespace
+    collapsed, then :func:`_other`."""
     Q = len(scene)
     out = np.empty(Q, dtype=object)
     shown = {}
@@ -69,17 +66,17 @@ def _texts(t: Template, tid: int, words: dict, scene: np.ndarray, draw: np.ndarr
             if tok.startswith("[") and tok.endswith("]"):
                 inner = [shown[x][rows] if x in shown else x for x in _TOKENS.split(tok[1:-1])]
                 keep = text.picks(seed, scene[rows], tid, draw[rows], text.BRACKET_SLOT + j, 2) == 1
-                parts.append(np.where(keep, _cat(inner + [np.full(len(rows), "", dtype=object)]), ""))
+                parts.append(np.where(keep, _cat(inner, len(rows)), ""))
                 j += 1
             else:
                 parts.append(shown[tok][rows] if tok in shown else tok)
-        parts.append(np.full(len(rows), "", dtype=object))
-        out[rows] = _collapse(_cat(parts))
+        out[rows] = _collapse(_cat(parts, len(rows)))
     return _other(t, words, out, sem)
 
 
 def _other(t: Template, words: dict, col: np.ndarray, sem) -> np.ndarray:
-    """``text.other_heuristic`` on every question of one template."""
+    """CLEVR's other_heuristic: drop "other" where the two described objects differ in a specified
+    attribute (only for exactly the params <Z><C><M><S><Z2><C2><M2><S2>)."""
     if set(words) != text.PAIR_PARAMS or not any(" other " in p or " another " in p for p in t.text):
         return col
     drop = np.zeros(len(col), bool)
@@ -97,7 +94,7 @@ def _other(t: Template, words: dict, col: np.ndarray, sem) -> np.ndarray:
 
 
 def _programs(t: Template, tid: int, words: dict, memo: dict) -> np.ndarray:
-    """object[Q]: the questions-JSON program (``records.program_skeleton`` filled) of every question of one template, one skeleton at a time."""
+    """object[Q]: each question's program as JSON text, ``records.program_skeleton`` filled, a skeleton at a time."""
     names = list(words)
     spec = np.stack([(words[p] != "") & (words[p] != "thing") for p in names], 1)
     code = (spec * (1 << np.arange(len(names)))).sum(1)
@@ -106,7 +103,7 @@ def _programs(t: Template, tid: int, words: dict, memo: dict) -> np.ndarray:
         rows = np.flatnonzero(code == c)
         skel = records.program_skeleton(t, {p: words[p][rows[0]] for p in names}, memo, tid)
         pieces = _SLOT.split(skel)
-        out[rows] = _cat([words[x][rows] if k % 2 else x for k, x in enumerate(pieces)] + [np.full(len(rows), "", dtype=object)])
+        out[rows] = _cat([words[x][rows] if k % 2 else x for k, x in enumerate(pieces)], len(rows))
     return out
 
 
@@ -130,9 +127,9 @@ def _outputs(t: Template, tid: int, batch: StaticBatch, pos: np.ndarray, bs: np.
     filter chain's intermediate sets rebuilt one attribute at a time."""
     import torch
 
-    from tensorqa.clevr.grid import rel_param, run_template
+    from tensorqa.clevr.grid import key_params, rel_param, run_template
     from tensorqa.clevr.scene_block import Block
-    from tensorqa.clevr.templates import FILTER_KINDS, KEY_TYPES, RELATE_FILTER_KINDS
+    from tensorqa.clevr.templates import FILTER_KINDS, RELATE_FILTER_KINDS
     from tensorqa.engine.primitives import registry
 
     dev = batch.attrs.device
@@ -140,29 +137,22 @@ def _outputs(t: Template, tid: int, batch: StaticBatch, pos: np.ndarray, bs: np.
     blk = Block.build(batch.select(idx), torch.from_numpy(pos[bs]), 1, seed)
     par = {p: torch.from_numpy(np.ascontiguousarray(v)).to(dev) for p, v in params.items()}
     run = run_template(t, tid, blk, sem, params=par)
-    per_node = []  # per template node: [(kind, numpy values, param or None)] in expansion order
+    nodes = []  # (kind, values, the param a filter step is said by or None) in expansion order
     for k, node in enumerate(t.nodes):
-        typ = node["type"]
+        typ, out = node["type"], run.outs[k]
         if typ in FILTER_KINDS or typ in RELATE_FILTER_KINDS:
-            chain = []
             cur = run.outs[node["inputs"][0]][1]
             if typ in RELATE_FILTER_KINDS:
                 cur = registry.lookup("clevr_relate")(cur, blk.rel, par[rel_param(t, node)])
-                chain.append(("set", cur.cpu().numpy(), None))
-            for p in node["side_inputs"]:
-                ty = t.param_type[p]
-                if ty in KEY_TYPES:
-                    a = ("Size", "Color", "Material", "Shape").index(ty)
-                    v = par[p]
-                    cur = torch.where((v >= 0)[:, None], cur & (blk.attrs[..., a] == v[:, None]), cur)
-                    chain.append(("set", cur.cpu().numpy(), p))
-            if typ.removeprefix("relate_") != "filter":
-                chain.append((run.outs[k][0], run.outs[k][1].cpu().numpy(), None))
-            per_node.append(chain)
-        else:
-            per_node.append([(run.outs[k][0], run.outs[k][1].cpu().numpy(), None)])
-    columns_ = [(_values(kind, vals), None if p is None else (words[p] != "") & (words[p] != "thing"))
-                for chain in per_node for kind, vals, p in chain]
+                nodes.append(("set", cur, None))
+            for p, a in key_params(t, node):
+                cur = torch.where((par[p] >= 0)[:, None], cur & (blk.attrs[..., a] == par[p][:, None]), cur)
+                nodes.append(("set", cur, p))
+            if typ.removeprefix("relate_") == "filter":
+                continue  # a plain filter adds no node of its own
+        nodes.append((out[0], out[1], None))
+    columns_ = [(_values(kind, vals.cpu().numpy()), None if p is None else (words[p] != "") & (words[p] != "thing"))
+                for kind, vals, p in nodes]
     return [[v[i] for v, said in columns_ if said is None or said[i]] for i in range(len(bs))]
 
 

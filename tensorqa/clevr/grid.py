@@ -1,16 +1,11 @@
 """One CLEVR template over its parameter grid, for a block of scenes at once.
 
-Rows are P = B scenes x M draws. A template is walked node by node once per block: at each node with
-side inputs, every option of its grid (324 filter keys (size, color, material, shape, each possibly
-unspecified), x 4 relations for ``relate_filter*``; 4 relations for ``relate``; the values of one
-attribute for ``filter_<attr>``) is counted against the node's input (a batched matmul against the
-key-match table, or a popcount of object bits), CLEVR's option rules sort the options into classes
-of equal weight (``_option_classes``; shared by all templates of the block where the input is the
-scene, one object or ``same_<attr>`` of one object: ``SceneTables``), and each row draws one option
-in proportion to the weights
-at a counter-based hash of (seed, scene, template, node, draw) (engine.rng), so a draw never depends on the block
-size or shard. The rows' programs then run through the registry's ``clevr_*`` primitives;
-constraints and the degeneracy test are masks (``validity``).
+Rows are P = B scenes x M draws; the template is walked node by node once per block. At a node with
+side inputs every option (324 filter keys, x 4 relations for ``relate_filter*``; 4 relations; the
+values of one attribute) is counted against the node's input, CLEVR's option rules sort the options
+into classes of equal weight, and each row draws one in proportion to the weights at engine.rng's
+hash of (seed, scene, template, node, draw), so a draw never depends on the block or shard. The
+programs run through the registry's ``clevr_*`` primitives.
 """
 
 from __future__ import annotations
@@ -27,8 +22,7 @@ from tensorqa.errors import TensorQAError
 from tensorqa.scenes.static_batch import ATTRS, clevr_vocab
 
 TYPE_ATTR = {"Size": 0, "Color": 1, "Material": 2, "Shape": 3}
-
-
+LOCAL = 6  # option classes per relation: (in the options, in the extra pool, in both) x (trivial or not)
 
 
 def draw(weights: torch.Tensor, u: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -43,9 +37,9 @@ def draw(weights: torch.Tensor, u: torch.Tensor) -> tuple[torch.Tensor, torch.Te
 
 @dataclass
 class Run:
-    """A template run over a block: ``outs[k]`` = (kind, tensor) of template node k; ``pre[k]`` the
-    set before a unique / count / exist suffix; ``params`` name -> int64[P] (-1 = unspecified);
-    ``ok`` bool[P]: the program ran without '__INVALID__' and every node had an option."""
+    """``outs[k]`` (kind, tensor) of template node k; ``pre[k]`` the set before a unique / count / exist
+    suffix; ``params`` name -> int64[P] (-1 unspecified); ``ok`` bool[P]: no '__INVALID__', every node
+    had an option."""
 
     outs: list
     pre: dict
@@ -53,7 +47,7 @@ class Run:
     ok: torch.Tensor
 
 
-def _key_params(t: Template, node: dict) -> list[tuple[str, int]]:
+def key_params(t: Template, node: dict) -> list[tuple[str, int]]:
     ty = t.param_type
     return [(p, TYPE_ATTR[ty[p]]) for p in node.get("side_inputs", []) if ty[p] in KEY_TYPES]
 
@@ -62,17 +56,13 @@ def rel_param(t: Template, node: dict) -> str:
     return next(p for p in node.get("side_inputs", []) if t.param_type[p] == "Relation")
 
 
-def _suffix(kind: str, filtered: torch.Tensor):
-    if kind.endswith("unique"):
-        return "object", registry.lookup("clevr_unique")(filtered)
-    if kind.endswith("count"):
-        return "int", registry.lookup("clevr_count")(filtered)
-    if kind.endswith("exist"):
-        return "bool", registry.lookup("clevr_exist")(filtered)
-    return "set", filtered
+SUFFIX_KIND = {"unique": "object", "count": "int", "exist": "bool"}
 
 
-LOCAL = 6  # option classes per relation: (in the options, in the extra pool, in both) x (trivial or not)
+def _suffix(typ: str, filtered: torch.Tensor):
+    """(kind, output) of a node ending in unique / count / exist, else the set itself."""
+    tail = typ.rsplit("_", 1)[-1]
+    return (SUFFIX_KIND[tail], registry.lookup(f"clevr_{tail}")(filtered)) if tail in SUFFIX_KIND else ("set", filtered)
 
 
 def extra_keys(kind: str) -> bool:
@@ -83,17 +73,12 @@ def extra_keys(kind: str) -> bool:
 
 def _option_classes(t: Template, kind: str, cnt: torch.Tensor, scnt: torch.Tensor, kp, sem):
     """CLEVR's option rules for a filter / relate_filter node as classes of options of equal weight,
-    from cnt = |input ∩ key| float[U, J, K] and scnt = |scene ∩ key| float[U, K].
-
-    Returns (cls int8[U, J, K]: negative = not an option, else 2 x (membership - 1) + trivial, membership
-    1 = an option, 2 = an extra key only, 3 = both; n int64[U, J x LOCAL]: how many options of each
-    (relation, class); weight float64[U, J x LOCAL]: the weight of one of them). The weights are
-    CLEVR's, so that a draw picks as its depth-first search does (one child of the node, uniformly,
-    among those it keeps): options of ``filter_unique`` and the ``relate_filter*`` nodes weigh 1;
-    ``filter``, ``filter_count`` and ``filter_exist`` (:func:`extra_keys`) give the extra "empty" keys
-    (add_empty_filter_options) their share of the mass, over the K keys CLEVR draws them from (a key a
-    NULL constraint forbids is a dropped child); for ``relate_*`` the trivial pairs (the relation
-    removes nothing) keep about round(n x 0.1 / 0.9) of their number."""
+    from cnt = |input ∩ key| float[U, J, K] and scnt = |scene ∩ key| float[U, K]. Returns (cls int8[U, J, K]:
+    negative = no option, else 2 x (membership - 1) + trivial, membership 1 option, 2 extra key only,
+    3 both; n int64[U, J x LOCAL] options per (relation, class); weight float64[U, J x LOCAL] of one).
+    The weights make a draw pick as CLEVR's depth-first search does: the extra "empty" keys
+    (add_empty_filter_options) get their share of the mass over the K keys (one a NULL forbids is a
+    dropped child); trivial relate pairs keep about round(n x 0.1 / 0.9) of their number."""
     keys = all_keys().to(cnt.device)
     nulls = t.null_params()
     U, J, K = cnt.shape
@@ -160,12 +145,10 @@ def _class_index(cls: torch.Tensor, n: torch.Tensor) -> tuple[torch.Tensor, torc
 
 
 def _classes_for(blk: Block, t: Template, typ: str, kp, sem, inp: torch.Tensor, source):
-    """(cls, n, weight) of :func:`_option_classes` for the distinct inputs, and inv int64[P] (each row's
-    input among them), has bool[P] (False where the input is no object). ``source`` says what the
-    input is: "scene", ("object", obj) for relate_filter*, ("same", attr, obj) for the output of
-    same_<attr>(obj), or None (any other set). The first three use tables over all the block's scenes
-    or objects, built once per block and kind of node (``SceneTables.classes``); other sets are
-    grouped here."""
+    """(cls, n, weight) of :func:`_option_classes` for the distinct inputs, inv int64[P] (each row's input
+    among them), has bool[P] (False where the input is no object). ``source`` (:func:`_source`): "scene",
+    ("object", obj), ("same", attr, obj) use tables over all the block's scenes or objects, built once
+    per block and kind of node (``SceneTables.classes``); None (any other set) is grouped here."""
     tab = blk.tables
     P, N = blk.mask.shape
     rs = blk.row_scene
@@ -219,12 +202,10 @@ def _classes_for(blk: Block, t: Template, typ: str, kp, sem, inp: torch.Tensor, 
 
 
 def _draw_key(blk: Block, t: Template, typ: str, kp, inp: torch.Tensor, sem, tid: int, k: int, source=None):
-    """Draw a filter key (x relation for relate_filter*) for every row, with probability proportional
-    to CLEVR's option weights (:func:`_option_classes`): a row's hash picks a class of options by its
-    total weight, then, from the rest of the same hash, one option of that class (the options of a
-    class weigh the same, so this is the inverse CDF of the weights without a float table per row).
-    inp: the node's input (a set bool[P, N], or an object int64[P] for relate_filter*); ``source``:
-    what the input is (:func:`_classes_for`)."""
+    """Draw a filter key (x relation for relate_filter*) per row in proportion to :func:`_option_classes`'
+    weights: the hash picks a class by its total weight, then, from the rest of the hash, one option of
+    the class (its options weigh the same: the inverse CDF without a float table per row).
+    inp: the node's input (a set bool[P, N], or an object int64[P] for relate_filter*)."""
     (cls, n_all, w_all, *index), inv, has = _classes_for(blk, t, typ, kp, sem, inp, source)
     J, K = cls.shape[1], cls.shape[2]
     n = n_all[inv]
@@ -250,7 +231,8 @@ def _draw_key(blk: Block, t: Template, typ: str, kp, inp: torch.Tensor, sem, tid
 
 
 def _source(t: Template, typ: str, i: int, outs: list, replace: dict):
-    """What the input of a filter node (template node ``i``'s output) is, for :func:`_classes_for`."""
+    """What the input of a filter node (template node ``i``'s output) is: "scene", ("object", obj) for
+    relate_filter*, ("same", attr, obj) for same_<attr>(obj), or None (any other set)."""
     if i in replace:
         return None
     if typ in RELATE_FILTER_KINDS:
@@ -282,7 +264,7 @@ def run_template(t: Template, tid: int, blk: Block, sem, params: dict | None = N
         if typ == "scene":
             out = ("set", L("clevr_scene")(blk.mask))
         elif typ in FILTER_KINDS or typ in RELATE_FILTER_KINDS:
-            kp = _key_params(t, node)
+            kp = key_params(t, node)
             rp = rel_param(t, node) if typ in RELATE_FILTER_KINDS else None
             if sampling:
                 opt, has = _draw_key(blk, t, typ, kp, arg[0], sem, tid, k, _source(t, typ, ins[0], outs, replace))
@@ -314,11 +296,9 @@ def run_template(t: Template, tid: int, blk: Block, sem, params: dict | None = N
             out = ("set", L(f"clevr_{typ}")(arg[0], blk.attrs, blk.mask))
         elif typ in ("union", "intersect"):
             out = ("set", L(f"clevr_{typ}")(arg[0], arg[1]))
-        elif typ in ("count", "exist"):
-            pre[k] = arg[0]
+        elif typ in SUFFIX_KIND:
+            pre[k] = arg[0]  # read only where two counts are compared (OUT_NEQ)
             out = _suffix(typ, arg[0])
-        elif typ == "unique":
-            out = ("object", L("clevr_unique")(arg[0]))
         elif typ.startswith("query_"):
             out = ("attr:" + typ.removeprefix("query_"), L(f"clevr_{typ}")(arg[0], blk.attrs))
         elif typ.startswith("equal_") or typ in ("less_than", "greater_than"):

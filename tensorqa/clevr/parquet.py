@@ -16,6 +16,7 @@ import contextlib
 from pathlib import Path
 
 import numpy as np
+import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -50,6 +51,8 @@ def string_buffers(values: list) -> tuple[np.ndarray, np.ndarray]:
 def write_columns(folder, columns: dict, templates: list, shard: int = 0, num_shards: int = 1) -> list[Path]:
     """The torch backend's columns (``columns.COLUMNS``) as the Parquet shard the numba backend
     writes, byte for byte (``question_index`` their position)."""
+    from tensorqa.clevr.records import answer_text
+
     index = {(t.filename, t.index): i for i, t in enumerate(templates)}
     cols = {c: v.tolist() for c, v in columns.items()}
     n = len(cols["question"])
@@ -60,10 +63,11 @@ def write_columns(folder, columns: dict, templates: list, shard: int = 0, num_sh
     try:
         for a in range(0, n, w.row_group):  # blocks of a row group: each block's strings under 2 GiB
             z = min(a + w.row_group, n)
-            answers = [("yes" if v else "no") if isinstance(v, bool) else str(v) for v in cols["answer"][a:z]]
+            answers = [answer_text(v) for v in cols["answer"][a:z]]
             keys = zip(cols["template_filename"][a:z], cols["question_family_index"][a:z])
+            programs = [p if isinstance(p, str) else orjson.dumps(p).decode() for p in cols["program"][a:z]]
             w.write({"question": string_buffers(cols["question"][a:z]), "answer": string_buffers(answers),
-                     "program": string_buffers(cols["program"][a:z]),
+                     "program": string_buffers(programs),
                      "template": np.array([index[k] for k in keys], np.int64)}, scenes, np.arange(a, z))
         return w.close()
     except BaseException as e:

@@ -1,5 +1,5 @@
-"""Accepted grid rows -> CLEVR question records: the program expanded as CLEVR's generator
-expands a template, the text, the answer; written as CLEVR's questions JSON (Parquet: ``parquet``)."""
+"""CLEVR question records: the program expanded as CLEVR's generator expands a template, the answer's
+text spelling, the questions JSON of the torch backend (Parquet: ``parquet``, both backends)."""
 
 from __future__ import annotations
 
@@ -10,23 +10,7 @@ import orjson
 from tensorqa.clevr.templates import FILTER_KINDS, KEY_TYPES, RELATE_FILTER_KINDS, Template
 from tensorqa.errors import TensorQAError
 from tensorqa.outputs import write_atomic
-from tensorqa.scenes.static_batch import RELATIONS, clevr_vocab
-
-SUFFIX = {"unique": "unique", "count": "count", "exist": "exist"}
-
-
-def param_words(t: Template, values: dict[str, int]) -> dict[str, str]:
-    """param -> canonical word in assignment order ('' unspecified; 'thing' for a shape)."""
-    v, ty, out = clevr_vocab(), t.param_type, {}
-    for node in t.nodes:
-        for p in node.get("side_inputs", []):
-            x = int(values[p])
-            if ty[p] == "Relation":
-                out[p] = RELATIONS[x]
-            else:
-                attr = ty[p].lower()
-                out[p] = v.values(attr)[x] if x >= 0 else ("thing" if attr == "shape" else "")
-    return out
+from tensorqa.scenes.static_batch import clevr_vocab
 
 
 def expand_program(t: Template, words: dict[str, str]) -> list[dict]:
@@ -49,7 +33,7 @@ def expand_program(t: Template, words: dict[str, str]) -> list[dict]:
                     cur = len(prog) - 1
             suffix = typ.removeprefix("relate_").removeprefix("filter").lstrip("_")
             if suffix:
-                prog.append({"type": SUFFIX[suffix], "inputs": [cur], "side_inputs": []})
+                prog.append({"type": suffix, "inputs": [cur], "side_inputs": []})
                 cur = len(prog) - 1
             imap[k] = cur
             continue
@@ -66,6 +50,11 @@ def answer_value(kind: str, code: int):
     if kind == "int":
         return int(code)
     return clevr_vocab().values(kind.removeprefix("attr:"))[int(code)]
+
+
+def answer_text(a) -> str:
+    """An answer as released CLEVR v1.0 spells it in text ("yes", "3", "red")."""
+    return ("yes" if a else "no") if isinstance(a, bool) else str(a)
 
 
 def clevr_json_program(prog: list[dict], outputs: list | None) -> list[dict]:
@@ -102,7 +91,8 @@ def write_questions_json(path: str | Path, info: dict, questions: list[dict]) ->
     p = Path(path)
     if not p.parent.is_dir():
         raise TensorQAError(f"{p}: output directory {p.parent} does not exist")
-    for q in questions:  # programs given as JSON text go in as they are
-        if isinstance(q["program"], str):
+    for i, q in enumerate(questions):
+        q["question_index"] = i
+        if isinstance(q["program"], str):  # programs given as JSON text go in as they are
             q["program"] = orjson.Fragment(q["program"])
     return write_atomic(p, orjson.dumps({"info": info, "questions": questions}))

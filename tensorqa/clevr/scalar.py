@@ -73,13 +73,3 @@ def replace_and_prune(program: list, index: int, node: dict) -> list:
     new = {old: k for k, old in enumerate(order)}
     return [dict(prog[i], inputs=[new[j] for j in prog[i].get("inputs", [])]) for i in order]
 
-
-def is_degenerate(program: list, scene) -> bool:
-    """CLEVR's is_degenerate: some ``relate`` node, replaced by ``scene``, keeps the answer."""
-    answer = run_program(program, scene)
-    for i, n in enumerate(program):
-        if n.get("type", n.get("function")) == "relate":
-            pruned = replace_and_prune(program, i, {"type": "scene", "inputs": [], "side_inputs": []})
-            if run_program(pruned, scene) == answer:
-                return True
-    return False

@@ -24,9 +24,6 @@ RELATE_FILTER_KINDS = tuple("relate_" + k for k in FILTER_KINDS)
 PLAIN = {"scene", "unique", "union", "intersect", "count", "exist", "less_than", "greater_than", "equal_integer",
          "equal_object"} | {f"{p}_{a}" for p in ("same", "query", "equal") for a in ("size", "color", "material", "shape")}
 SINGLE_FILTERS = {f"filter_{a}" for a in ("size", "color", "material", "shape")}
-TERMINAL = {"count", "exist", "filter_count", "filter_exist", "relate_filter_count", "relate_filter_exist",
-            "equal_integer", "less_than", "greater_than"} | {f"{p}_{a}" for p in ("query", "equal")
-                                                           for a in ("size", "color", "material", "shape")}
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """The torch backend's rows (any device): a template over its grid for all the block's scenes that
-reach it at once (``grid``), its rules as masks (``validity``), and CLEVR's per-scene loop over
-them (templates stable-sorted by use count, ``--instances-per-template`` per template, stop after
+reach it at once (``grid``), CLEVR's rules as masks over them (constraints: NULL is applied while
+drawing, NEQ and OUT_NEQ here; the degeneracy test; the answer's domain), and CLEVR's per-scene loop
+(templates stable-sorted by use count, ``--instances-per-template`` per template, stop after
 ``--templates-per-image``, answer-count rejection, counts reset every ``--reset-counts-every``
 scenes), reading only the masks and answer codes. The numba backend (``compiled``) accepts the same
 rows."""
@@ -13,14 +14,63 @@ import numpy as np
 import torch
 
 from tensorqa.clevr import columns
-from tensorqa.clevr.constants import ROUNDS
+from tensorqa.clevr.constants import MAX_COUNT, ROUNDS
 from tensorqa.clevr.options import Options, rejected
-from tensorqa.clevr.grid import run_template
+from tensorqa.clevr.grid import Run, run_template
 from tensorqa.clevr.scene_block import Block, SceneTables
 from tensorqa.clevr.templates import Template, answer_domain
-from tensorqa.clevr.validity import answer_codes, valid_rows
 from tensorqa.scenes.static_batch import StaticBatch
 from tensorqa.scenes.static_store import StaticStore
+
+
+def _differ(a: tuple, b: tuple) -> torch.Tensor:
+    if a[1].dim() == 2:
+        return (a[1] != b[1]).any(-1)
+    return a[1] != b[1]
+
+
+def constraints_mask(t: Template, run: Run, sem) -> torch.Tensor:
+    """bool[P]: the rows that satisfy every NEQ / OUT_NEQ constraint."""
+    ok = torch.ones_like(run.ok)
+    for c in t.constraints:
+        if c["type"] == "OUT_NEQ":
+            i, j = c["params"]
+            a, b = run.outs[i], run.outs[j]
+            if a[0] == b[0] == "int" and not sem.out_neq_compares_counts and i in run.pre and j in run.pre:
+                a, b = ("set", run.pre[i]), ("set", run.pre[j])
+            ok &= _differ(a, b)
+        elif c["type"] == "NEQ":
+            p1, p2 = c["params"]
+            v1, v2 = run.params[p1], run.params[p2]
+            both = (v1 >= 0) & (v2 >= 0)
+            ok &= ~both | ((v1 == v2) if sem.neq_inverted else (v1 != v2))
+    return ok
+
+
+def answer_codes(run: Run) -> torch.Tensor:
+    """int64[P]: the final output as a bin of :func:`answer_domain` (bool 0/1, count, class id)."""
+    return run.outs[-1][1].long()
+
+
+def degenerate_mask(t: Template, tid: int, blk: Block, run: Run, sem) -> torch.Tensor:
+    """bool[P]: rows where replacing some raw ``relate`` node with ``scene`` keeps the answer
+    (CLEVR's is_degenerate); such questions are rejected."""
+    deg = torch.zeros_like(run.ok)
+    ans = answer_codes(run)
+    for k, node in enumerate(t.nodes):
+        if node["type"] != "relate":
+            continue
+        again = run_template(t, tid, blk, sem, params=run.params, replace={k: blk.mask.clone()})
+        deg |= again.ok & (answer_codes(again) == ans)
+    return deg
+
+
+def valid_rows(t: Template, tid: int, blk: Block, run: Run, sem) -> torch.Tensor:
+    """bool[P]: complete, constraint-satisfying, non-degenerate rows with an answer in the domain."""
+    ok = run.ok & constraints_mask(t, run, sem)
+    ans = answer_codes(run)
+    ok &= (ans >= 0) & (ans <= MAX_COUNT)
+    return ok & ~degenerate_mask(t, tid, blk, run, sem)
 
 
 @dataclass
@@ -38,8 +88,7 @@ class Bookkeeping:
 
 class TemplateRows:
     """One template's grid results for the scenes of a block, filled on demand: ok bool[B, M],
-    answer codes int64[B, M], params name -> int64[B, M], done bool[B]. Draws hash the scene's
-    global position, so evaluating a scene alone or with others gives the same rows."""
+    answer codes int64[B, M], params name -> int64[B, M], done bool[B]."""
 
     def __init__(self, B: int, M: int):
         self.ok = np.zeros((B, M), bool)
@@ -49,10 +98,9 @@ class TemplateRows:
 
     def fill(self, t: Template, tid: int, batch: StaticBatch, pos: np.ndarray, rows: np.ndarray, opt: Options,
              tables: SceneTables) -> None:
-        """Evaluate ``rows`` (block scene rows) in rounds of draws (ROUNDS, up to ``opt.draws``): a scene
-        goes on to the next round while it has fewer than ``opt.valid_draws`` valid rows, so templates whose
-        draws mostly pass cost one short round and sparse ones get up to ``opt.draws``. The decision
-        reads only the scene's own rows: the same rows whatever the block."""
+        """Evaluate ``rows`` (block scene rows) in rounds of draws (ROUNDS, up to ``opt.draws``): a scene goes
+        on while it has fewer than ``opt.valid_draws`` valid rows, reading only its own rows (the same
+        rows whatever the block)."""
         first = 0
         for size in ROUNDS:
             m = min(size, opt.draws - first)
@@ -84,37 +132,33 @@ def choose(rows: list[TemplateRows], pos: np.ndarray, book: Bookkeeping, opt: Op
             tr = rows[tid]
             if not tr.done[b]:
                 missing.setdefault(int(tid), []).append(b)
-                book.use[tid] += 1
-                done += 1
-                if done >= opt.templates_per_image:
-                    break
-                continue
-            got, seen, dedupe = 0, set(), opt.instances_per_template > 1
-            for m in np.flatnonzero(tr.ok[b]):
-                a = int(tr.ans[b, m])
-                key = tuple(int(v[b, m]) for v in tr.params.values()) if dedupe else None
-                if key in seen or rejected(book.hist[tid], a):
+            else:  # the valid draws in order, as CLEVR's rejection and deduplication allow
+                got, seen, dedupe = 0, set(), opt.instances_per_template > 1
+                for m in np.flatnonzero(tr.ok[b]):
+                    a = int(tr.ans[b, m])
+                    key = tuple(int(v[b, m]) for v in tr.params.values()) if dedupe else None
+                    if key in seen or rejected(book.hist[tid], a):
+                        continue
+                    book.hist[tid][a] += 1
+                    if dedupe:
+                        seen.add(key)
+                    accepted.append((b, int(tid), int(m)))
+                    got += 1
+                    if got >= opt.instances_per_template:
+                        break
+                if not got:
                     continue
-                book.hist[tid][a] += 1
-                if dedupe:
-                    seen.add(key)
-                accepted.append((b, int(tid), int(m)))
-                got += 1
-                if got >= opt.instances_per_template:
-                    break
-            if got:
-                book.use[tid] += 1
-                done += 1
-                if done >= opt.templates_per_image:
-                    break
+            book.use[tid] += 1
+            done += 1
+            if done >= opt.templates_per_image:
+                break
     return accepted, missing
 
 
 def choose_block(templates: list[Template], batch: StaticBatch, pos: np.ndarray, book: Bookkeeping, opt: Options):
-    """Evaluate only the templates CLEVR's loop reaches: run the loop, evaluate each template it
-    reached unevaluated, for all the block's scenes at once, run it again from the block's start
-    state, until it reaches nothing new (a few rounds: a template, once reached, is done for the
-    whole block). Returns (accepted, rows)."""
+    """Evaluate only the templates CLEVR's loop reaches: run the loop, evaluate what it reached
+    unevaluated (for all the block's scenes at once), run it again from the block's start state,
+    until it reaches nothing new. Returns (accepted, rows)."""
     rows = [TemplateRows(len(batch), opt.draws) for _ in templates]
     tables = SceneTables.of(batch)
     start = (None if book.use is None else book.use.copy(), [list(h) for h in book.hist])

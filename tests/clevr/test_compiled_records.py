@@ -7,6 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from clevr.oracle import picker  # tests/ is on sys.path (conftest)
 from tensorqa.clevr import compiled_records, text
 
 
@@ -16,7 +17,7 @@ def test_text_picks_equal_text_picker_and_engine_rng():
 
     for seed, scene, tid, draw in [(0, 0, 0, 0), (3, 99, 45, 15), (2**40, 7, 89, 31)]:
         k = compiled_records.text_key(text_root(seed), scene, tid, draw)
-        pick = text.picker(seed, scene, tid, draw)
+        pick = picker(seed, scene, tid, draw)
         for slot, n in [(0, 3), (1, 2), (5, 3), (text.BRACKET_SLOT + 2, 2)]:
             want = ((rng.derive_int(seed, "clevr.text", scene, tid, draw, slot) >> 32) * n) >> 32
             assert compiled_records.pick(np.uint64(k), slot, n) == pick(slot, n) == want

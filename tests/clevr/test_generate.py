@@ -13,10 +13,9 @@ import pytest
 from tensorqa.clevr.templates import DEFAULT_SYNONYMS, DEFAULT_TEMPLATES_DIR
 
 from tensorqa.clevr import run_program
-from clevr.oracle import generate_scenes  # tests/ is on sys.path (conftest)
+from clevr.oracle import generate_scenes, is_degenerate  # tests/ is on sys.path (conftest)
 from tensorqa.clevr.generate import Options, generate_store
 from tensorqa.clevr.options import rejected
-from tensorqa.clevr.scalar import is_degenerate
 from tensorqa.clevr.semantics import STRICT
 from tensorqa.clevr.templates import load_synonyms, load_templates
 from tensorqa.scenes.clevr_sampler import sample_scenes

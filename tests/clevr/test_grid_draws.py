@@ -84,7 +84,7 @@ def test_draws_follow_clevrs_weights(case, sem):
     blk = grid.Block.build(batch, torch.arange(3), Q, seed=0)
     stratified = (torch.arange(Q, dtype=torch.float64) + 0.5) / Q
     blk.uniforms = lambda tid, node: stratified.repeat(3)
-    kp = grid._key_params(t, t.nodes[k])
+    kp = grid.key_params(t, t.nodes[k])
     if typ in RELATE_FILTER_KINDS:
         obj = torch.full((blk.P,), 1, dtype=torch.int64)  # the input: object 1 of each scene
         src = torch.stack([blk.rel[torch.arange(blk.P), 1, :, r] for r in range(4)], 1)
@@ -137,7 +137,7 @@ def test_filter_extra_keys_weigh_as_clevrs_search(family, p_option, p_other, n_o
     batch = _two_object_scene()
     blk = grid.Block.build(batch, torch.arange(1), Q, seed=0)
     blk.uniforms = lambda tid, node: (torch.arange(Q, dtype=torch.float64) + 0.5) / Q
-    kp = grid._key_params(t, t.nodes[1])
+    kp = grid.key_params(t, t.nodes[1])
     opt, has = grid._draw_key(blk, t, "filter", kp, blk.mask, CLEVR, 0, 1, "scene")
     assert bool(has.all())
     got = np.bincount(opt.numpy(), minlength=324)
