@@ -1,6 +1,6 @@
 """CLEVR templates compiled once into flat arrays, for the compiled generator (``compiled``) and the
 compiled record writer (``compiled_records``): what the grid (``grid.run_template``), the rules
-(``validity``) and the text (``text.render``, ``records.expand_program``) read from a
+(``torch_backend.valid_rows``) and the text (``columns``, ``records.expand_program``) read from a
 :class:`Template`'s dicts, as op codes, input indices and parameter indices.
 
 A parameter's index is its position in :func:`templates.param_order` (side inputs in node order: the
@@ -328,7 +328,7 @@ _WS = re.compile(f"[{_WS_CHARS}]+")
 def _collapsed(st: StringTable) -> tuple[np.ndarray, np.ndarray]:
     """Each string's whitespace-collapsed form (a string id, added to the table) and its spacing
     bits, so that the writer collapses a question's whitespace as it joins the pieces
-    (``text.render``'s clean-up). :class:`NotCompilable` where a string holds whitespace that
+    (CLEVR's clean-up: runs of whitespace to one space, ends cut). :class:`NotCompilable` where a string holds whitespace that
     ``str.split`` cuts and the writer's ASCII test would not."""
     names = list(st._ids)
     for s in names:
