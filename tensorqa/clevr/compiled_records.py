@@ -24,11 +24,11 @@ from tensorqa.clevr.plan import (
     ATTR, BOOL, COUNTED, FILTER, FILTER_ATTR, INT, OBJECT, ONE, RELATE, RELATION_TYPE, SET,
 )
 
-# The per-question and per-node helpers allocate nothing and run without refcounts (``_nrt=False``):
-# numba would otherwise incref every array of a NamedTuple at each call (see ``compiled_text``).
+# The loops over a block's questions and their per-question / per-node helpers allocate nothing and are
+# compiled without refcounts (``_nrt=False``, see ``compiled_text``); the helpers are inlined into the loops.
 
 
-@njit(cache=True, _nrt=False)  # no refcounts: once per node
+@njit(cache=True, inline="always", _nrt=False)
 def node_output(PS, at, kd, a, v, tp):
     """A node's ``_output`` (``columns._outputs``) of kind ``kd`` (attribute ``a``) and value ``v``."""
     if kd == SET:
@@ -57,7 +57,7 @@ def node_output(PS, at, kd, a, v, tp):
     return put_int(PS, at, v)  # object, int
 
 
-@njit(cache=True, _nrt=False)  # no refcounts: once per node
+@njit(cache=True, inline="always", _nrt=False)
 def node_json(at, first, type_sid, in_a, in_b, value_sid, kd, a, v, blk, s, tp):
     """One program node, '{"type","inputs","value_inputs"[,"_output"]}', into ``s.PS[at:]``."""
     PS = s.PS
@@ -98,7 +98,7 @@ def node_json(at, first, type_sid, in_a, in_b, value_sid, kd, a, v, blk, s, tp):
     return at + 1
 
 
-@njit(cache=True, _nrt=False)  # no refcounts: once per question
+@njit(cache=True, inline="always", _nrt=False)
 def program_json(q, at, blk, s, plan, tp):
     """``records.expand_program`` of question ``q`` as JSON text into ``s.PS[at:]``; returns the end."""
     ti, b, p, val, imap, word = blk.t[q], blk.b[q], blk.p, blk.v, s.imap, tp.word
@@ -144,7 +144,7 @@ def program_json(q, at, blk, s, plan, tp):
     return at + 1
 
 
-@njit(cache=True, _nrt=False)  # no refcounts: once per question
+@njit(cache=True, inline="always", _nrt=False)
 def answer_text(q, blk, s, tp):
     """The answer of question ``q`` into ``s.AS`` (JSON or Parquet string: ``Block.answer_json``);
     returns its length."""
@@ -167,37 +167,57 @@ def answer_text(q, blk, s, tp):
     return z - a
 
 
-@njit(cache=True, _nrt=False)  # no refcounts: once per question
-def record(q, at, blk, s, plan, tp, scene_json, scene_off, first_index, psn):
-    """Question ``q``'s whole questions-JSON record (``join_records``' bytes, preceded by ',' but the
-    file's first) into ``s.PS[at:]`` (the output), where ``psn`` bytes bound its program; returns the
-    end, or -1 (nothing written) where it does not fit."""
+@njit(cache=True, _nrt=False)  # no refcounts; called once per block
+def write_records(q, at, blk, s, plan, tp, scene_json, scene_off, first_index, psn):
+    """Whole questions-JSON records (``join_records``' bytes, each preceded by ',' but the file's
+    first) of questions ``q`` on into ``s.PS[at:]`` (the output) while they fit, where ``psn`` bytes
+    bound a program; returns (the next question, the end of the bytes)."""
     out = s.PS
-    nt, na = question_text(q, blk, s, plan, tp), answer_text(q, blk, s, tp)
-    sc, t = blk.b[q], blk.t[q]
-    fn = tp.filename[t]
-    need = nt + psn + na + scene_off[sc + 1] - scene_off[sc] + 256 + tp.str_off[fn + 1] - tp.str_off[fn]
-    if at + need > out.shape[0]:
-        return -1
-    if first_index + q > 0:
-        out[at] = 44
+    while q < blk.b.shape[0]:
+        nt, na = question_text(q, blk, s, plan, tp), answer_text(q, blk, s, tp)
+        sc, t = blk.b[q], blk.t[q]
+        fn = tp.filename[t]
+        need = nt + psn + na + scene_off[sc + 1] - scene_off[sc] + 256 + tp.str_off[fn + 1] - tp.str_off[fn]
+        if at + need > out.shape[0]:
+            break
+        if first_index + q > 0:
+            out[at] = 44
+            at += 1
+        out[at] = 123
+        at = put_range(out, at + 1, scene_json, scene_off[sc], scene_off[sc + 1])
+        at = put_bytes(out, at, B_QUESTION)
+        at = put_range(out, at, s.T2, 0, nt)
+        at = put_bytes(out, at, B_ANSWER)
+        at = put_range(out, at, s.AS, 0, na)
+        at = put_bytes(out, at, B_PROGRAM)
+        at = program_json(q, at, blk, s, plan, tp)
+        at = put_bytes(out, at, B_TEMPLATE_FILENAME)
+        at = put(out, at, tp.strings, tp.str_off, fn)
+        at = put_bytes(out, at, B_QUESTION_FAMILY_INDEX)
+        at = put_int(out, at, tp.family[t])
+        at = put_bytes(out, at, B_QUESTION_INDEX)
+        at = put_int(out, at, first_index + q)
+        out[at] = 125
         at += 1
-    out[at] = 123
-    at = put_range(out, at + 1, scene_json, scene_off[sc], scene_off[sc + 1])
-    at = put_bytes(out, at, B_QUESTION)
-    at = put_range(out, at, s.T2, 0, nt)
-    at = put_bytes(out, at, B_ANSWER)
-    at = put_range(out, at, s.AS, 0, na)
-    at = put_bytes(out, at, B_PROGRAM)
-    at = program_json(q, at, blk, s, plan, tp)
-    at = put_bytes(out, at, B_TEMPLATE_FILENAME)
-    at = put(out, at, tp.strings, tp.str_off, fn)
-    at = put_bytes(out, at, B_QUESTION_FAMILY_INDEX)
-    at = put_int(out, at, tp.family[t])
-    at = put_bytes(out, at, B_QUESTION_INDEX)
-    at = put_int(out, at, first_index + q)
-    out[at] = 125
-    return at + 1
+        q += 1
+    return q, at
+
+
+@njit(cache=True, _nrt=False)  # no refcounts; called once per block and growth of a column
+def write_columns(q, blk, s, plan, tp, qb, qo, jq, pb, po, jp, ab, ao, ja):
+    """Questions ``q`` on as the three columns (bytes from ``jq``, ``jp``, ``ja``; offsets) while
+    each fits with 16 bytes to spare; returns (the next question, the three ends)."""
+    while q < blk.b.shape[0]:
+        nt, n_p = question_text(q, blk, s, plan, tp), program_json(q, 0, blk, s, plan, tp)
+        na = answer_text(q, blk, s, tp)
+        if jq + nt + 16 > qb.shape[0] or jp + n_p + 16 > pb.shape[0] or ja + na + 16 > ab.shape[0]:
+            break
+        jq = put_range(qb, jq, s.T2, 0, nt)
+        jp = put_range(pb, jp, s.PS, 0, n_p)
+        ja = put_range(ab, ja, s.AS, 0, na)
+        qo[q + 1], po[q + 1], ao[q + 1] = jq, jp, ja
+        q += 1
+    return q, jq, jp, ja
 
 
 @njit(cache=True, nogil=True)  # nogil: the output file's writer thread runs meanwhile
@@ -210,10 +230,9 @@ def write_block(acc_b, acc_t, acc_m, acc_a, acc_p, acc_v, pos, root, with_output
     offsets, answer bytes, offsets).
 
     With ``rec`` = (out uint8[M], scene_json, scene_off, q_start, first_index, at), whole
-    questions-JSON records instead (``join_records``' bytes, each preceded by ',' but the file's
-    first), written from question ``q_start`` into ``out[at:]`` while they fit: returns (the next
-    question, the end of the bytes in ``out``, and empty columns). A record that does not fit is not
-    written (the caller makes room).
+    questions-JSON records instead (:func:`write_records`) from question ``q_start`` into
+    ``out[at:]`` while they fit: returns (the next question, the end of the bytes in ``out``, and
+    empty columns). A record that does not fit is not written (the caller makes room).
 
     Each question is written into the fixed buffers of a :class:`Scratch`, then copied once into the
     columns or ``out``; with ``rec`` the program is written in ``out`` directly."""
@@ -233,27 +252,12 @@ def write_block(acc_b, acc_t, acc_m, acc_a, acc_p, acc_v, pos, root, with_output
         np.empty(Qc * 8 + 64, np.uint8)
     qo, po, ao = np.zeros(Qc + 1, np.int64), np.zeros(Qc + 1, np.int64), np.zeros(Qc + 1, np.int64)
     if rec is not None:
-        _, scene_json, scene_off, q, first_index, at = rec
-        while q < Q:
-            end = record(q, at, blk, s, plan, tp, scene_json, scene_off, first_index, psn)
-            if end < 0:
-                break
-            at, q = end, q + 1
+        q, at = write_records(rec[3], rec[5], blk, s, plan, tp, rec[1], rec[2], rec[4], psn)
         return q, at, qb[:0], qo[:1], pb[:0], po[:1], ab[:0], ao[:1]
-    jq, jp, ja = 0, 0, 0
-    for q in range(Q):  # growing a column allocates: here, not in the helpers compiled without refcounts
-        n = question_text(q, blk, s, plan, tp)
-        qb = grow(qb, jq, n + 16)
-        jq = put_range(qb, jq, s.T2, 0, n)
-        qo[q + 1] = jq
-        n = program_json(q, 0, blk, s, plan, tp)
-        pb = grow(pb, jp, n + 16)
-        jp = put_range(pb, jp, PS, 0, n)
-        po[q + 1] = jp
-        n = answer_text(q, blk, s, tp)
-        ab = grow(ab, ja, n + 16)
-        ja = put_range(ab, ja, s.AS, 0, n)
-        ao[q + 1] = ja
+    q, jq, jp, ja = write_columns(0, blk, s, plan, tp, qb, qo, 0, pb, po, 0, ab, ao, 0)
+    while q < Q:  # growing allocates: here, not in the functions compiled without refcounts
+        qb, pb, ab = grow(qb, jq, 8192 + 16), grow(pb, jp, psn + 16), grow(ab, ja, 256 + 16)
+        q, jq, jp, ja = write_columns(q, blk, s, plan, tp, qb, qo, jq, pb, po, jp, ab, ao, ja)
     return Q, 0, qb[:jq], qo, pb[:jp], po, ab[:ja], ao
 
 

@@ -2,9 +2,10 @@
 buffer, with the variant, synonyms and optional parts chosen by the same hashed picks as
 ``text.picks``, whitespace collapsed as the pieces are joined, and ``other_heuristic``.
 
-The writer's per-question helpers (here and in ``compiled_records``) allocate nothing and are compiled
-without numba's reference counting (``_nrt=False``): a call would otherwise incref and decref every
-array it is given, and every array read from a NamedTuple, once per question and node.
+The writer's loops over a block's questions and the per-question helpers they inline (here and in
+``compiled_records``) allocate nothing and are compiled without numba's reference counting
+(``_nrt=False``): numba would otherwise incref and decref every array a call or an inlined call is
+given, and every array read from a NamedTuple, once per question and node.
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ def pick(k, slot, n):
     return below(fold(k, slot), n)
 
 
-@njit(cache=True, _nrt=False)  # no refcounts: called once per question (see the module's docstring)
+@njit(cache=True, inline="always", _nrt=False)  # inlined into the writer's loops, without refcounts
 def question_text(q, blk, s, plan, tp):
     """``text.render`` of question ``q`` into ``s.T2``; returns its length."""
     T2, shown, strings, str_off = s.T2, s.shown, tp.strings, tp.str_off
