@@ -220,45 +220,58 @@ def write_columns(q, blk, s, plan, tp, qb, qo, jq, pb, po, jp, ab, ao, ja):
     return q, jq, jp, ja
 
 
+@njit(cache=True)
+def scratch(plan, tp, PS, with_output):
+    """A block's :class:`Scratch` around the program buffer ``PS`` (of at least :func:`program_bytes`)."""
+    head, head_n, mid, mid_n = node_texts(tp.strings, tp.str_off, with_output)
+    return Scratch(np.empty(8192, np.uint8), np.empty(8192, np.uint8), PS, np.empty(256, np.uint8),
+                   np.zeros(max(1, plan.ptype.shape[1]), np.int64), np.zeros(plan.op.shape[1], np.int64), head, head_n,
+                   mid, mid_n)
+
+
+@njit(cache=True, inline="always")
+def program_bytes(plan, relbits):
+    """Bytes a question's program may take."""
+    return 1024 + plan.op.shape[1] * 6 * (200 + 4 * relbits.shape[1])
+
+
 @njit(cache=True, nogil=True)  # nogil: the output file's writer thread runs meanwhile
 def write_block(acc_b, acc_t, acc_m, acc_a, acc_p, acc_v, pos, root, with_output, answer_json, plan, relbits, attrbits,
-                tp, other_thing_is_value, rec=None):
+                tp, other_thing_is_value):
     """The block's accepted questions as three string columns, (bytes, offsets) each: the question
     (``text.render``), the program (questions-JSON text of ``records.expand_program``, with
     ``_output`` if ``with_output``), the answer (as JSON if ``answer_json``: true, 3, "red"; else as
     the Parquet string: yes, 3, red). Returns (Q, 0, question bytes, offsets, program bytes,
-    offsets, answer bytes, offsets).
-
-    With ``rec`` = (out uint8[M], scene_json, scene_off, q_start, first_index, at), whole
-    questions-JSON records instead (:func:`write_records`) from question ``q_start`` into
-    ``out[at:]`` while they fit: returns (the next question, the end of the bytes in ``out``, and
-    empty columns). A record that does not fit is not written (the caller makes room).
-
-    Each question is written into the fixed buffers of a :class:`Scratch`, then copied once into the
-    columns or ``out``; with ``rec`` the program is written in ``out`` directly."""
+    offsets, answer bytes, offsets). Each question is written into the fixed buffers of a
+    :class:`Scratch`, then copied once into the columns."""
     blk = Block(acc_b, acc_t, acc_m, acc_a, acc_p, acc_v, pos, relbits, attrbits, root, with_output, answer_json,
                 other_thing_is_value)
-    Q, L = acc_b.shape[0], plan.op.shape[1]
-    psn = 1024 + L * 6 * (200 + 4 * relbits.shape[1])  # bytes a question's program may take
-    if rec is not None:
-        PS = rec[0]  # programs go straight into the output (a record is written where there is room for psn)
-    else:
-        PS = np.empty(psn, np.uint8)  # a question's program
-    head, head_n, mid, mid_n = node_texts(tp.strings, tp.str_off, with_output)
-    s = Scratch(np.empty(8192, np.uint8), np.empty(8192, np.uint8), PS, np.empty(256, np.uint8),
-                np.zeros(max(1, plan.ptype.shape[1]), np.int64), np.zeros(L, np.int64), head, head_n, mid, mid_n)
-    Qc = Q if rec is None else 0  # the columns' questions
-    qb, pb, ab = np.empty(Qc * 96 + 64, np.uint8), np.empty(Qc * (1024 if with_output else 700) + 64, np.uint8), \
-        np.empty(Qc * 8 + 64, np.uint8)
-    qo, po, ao = np.zeros(Qc + 1, np.int64), np.zeros(Qc + 1, np.int64), np.zeros(Qc + 1, np.int64)
-    if rec is not None:
-        q, at = write_records(rec[3], rec[5], blk, s, plan, tp, rec[1], rec[2], rec[4], psn)
-        return q, at, qb[:0], qo[:1], pb[:0], po[:1], ab[:0], ao[:1]
-    q, jq, jp, ja = write_columns(0, blk, s, plan, tp, qb, qo, 0, pb, po, 0, ab, ao, 0)
-    while q < Q:  # growing allocates: here, not in the functions compiled without refcounts
-        qb, pb, ab = grow(qb, jq, 8192 + 16), grow(pb, jp, psn + 16), grow(ab, ja, 256 + 16)
+    Q, psn = acc_b.shape[0], program_bytes(plan, relbits)
+    s = scratch(plan, tp, np.empty(psn, np.uint8), with_output)
+    qb, pb, ab = np.empty(Q * 96 + 64, np.uint8), np.empty(Q * (1024 if with_output else 700) + 64, np.uint8), \
+        np.empty(Q * 8 + 64, np.uint8)
+    qo, po, ao = np.zeros(Q + 1, np.int64), np.zeros(Q + 1, np.int64), np.zeros(Q + 1, np.int64)
+    q = jq = jp = ja = np.int64(0)  # not literal 0s, which numba would compile a second signature for
+    while q < Q:
         q, jq, jp, ja = write_columns(q, blk, s, plan, tp, qb, qo, jq, pb, po, jp, ab, ao, ja)
+        if q < Q:  # growing allocates: here, not in the functions compiled without refcounts
+            qb, pb, ab = grow(qb, jq, 8192 + 16), grow(pb, jp, psn + 16), grow(ab, ja, 256 + 16)
     return Q, 0, qb[:jq], qo, pb[:jp], po, ab[:ja], ao
+
+
+@njit(cache=True, nogil=True)  # nogil: the output file's writer thread runs meanwhile
+def write_block_records(acc_b, acc_t, acc_m, acc_a, acc_p, acc_v, pos, root, with_output, plan, relbits, attrbits, tp,
+                        other_thing_is_value, rec):
+    """The block's accepted questions as whole questions-JSON records (:func:`write_records`), with
+    ``rec`` = (out uint8[M], scene_json, scene_off, q_start, first_index, at): written from question
+    ``q_start`` into ``out[at:]`` while they fit (programs straight into ``out``). Returns (the next
+    question, the end of the bytes in ``out``); a record that does not fit is not written (the
+    caller makes room). Apart from :func:`write_block` so that neither compiles the other's loop."""
+    blk = Block(acc_b, acc_t, acc_m, acc_a, acc_p, acc_v, pos, relbits, attrbits, root, with_output, True,
+                other_thing_is_value)
+    out, scene_json, scene_off, q, first_index, at = rec
+    return write_records(q, at, blk, scratch(plan, tp, out, with_output), plan, tp, scene_json, scene_off, first_index,
+                         program_bytes(plan, relbits))
 
 
 @njit(cache=True)
