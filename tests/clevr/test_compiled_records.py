@@ -79,3 +79,27 @@ def test_program_json_equals_the_expanded_program(plans, node_texts):
         n = compiled_records.program_json(q, 3, blk, s, plan, tp)
         words = records.param_words(t, vals)
         assert bytes(s.PS[3:n]) == orjson.dumps(records.clevr_json_program(records.expand_program(t, words), None))
+
+
+def test_write_block_columns_hold_each_question_as_written_alone(plans):
+    """One question a block, every template, with ``_output``: the three columns (grown past their
+    first estimate where a program is long) hold the text, program and answer that
+    ``question_text``, ``program_json`` and ``answer_text`` write for the question alone."""
+    from tensorqa.clevr.compiled_bytes import node_texts
+    from tensorqa.clevr.compiled_text import question_text
+
+    templates, plan, tp = plans
+    blk, s, _ = random_block(templates, plan, tp, 9, 1)
+    blk = blk._replace(with_output=True)
+    s = s._replace(**dict(zip(("head", "head_n", "mid", "mid_n"), node_texts(tp.strings, tp.str_off, True))))
+    grown = 0
+    for q in range(len(templates)):
+        one = blk._replace(**{k: getattr(blk, k)[q:q + 1] for k in ("b", "t", "m", "a", "p", "v")})
+        Q, _, qb, qo, pb, po, ab, ao = compiled_records.write_block(*one[:7], one.root, True, True, plan, one.relbits,
+                                                                    one.attrbits, tp, False)
+        assert Q == 1 and (qo[0], po[0], ao[0]) == (0, 0, 0)
+        assert bytes(qb[:qo[1]]) == bytes(s.T2[:question_text(0, one, s, plan, tp)])
+        assert bytes(pb[:po[1]]) == bytes(s.PS[:compiled_records.program_json(0, 0, one, s, plan, tp)])
+        assert bytes(ab[:ao[1]]) == bytes(s.AS[:compiled_records.answer_text(0, one, s, tp)])
+        grown += po[1] + 16 > 1024 + 64
+    assert grown > 0
