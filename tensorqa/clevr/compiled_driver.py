@@ -206,7 +206,7 @@ def stream_questions_json(path, store, templates: list, synonyms: dict, opt, ran
 
     import orjson
 
-    from tensorqa.clevr.compiled_records import write_block
+    from tensorqa.clevr.compiled_records import write_block_records
     from tensorqa.clevr.plan import NotCompilable, plans
     from tensorqa.direct_file import DirectFile
     from tensorqa.errors import TensorQAError
@@ -233,8 +233,8 @@ def stream_questions_json(path, store, templates: list, synonyms: dict, opt, ran
             q, Q = 0, len(acc[0])
             while q < Q:
                 rec = (f.buf, pieces, offsets[a:], q, n, f.fill)
-                q1, end = write_block(*acc, pos, text_root(opt.seed), with_output, True, plan, bits.relbits,
-                                      bits.attrbits, tp, opt.semantics.other_thing_is_value, rec)[:2]
+                q1, end = write_block_records(*acc, pos, text_root(opt.seed), with_output, plan, bits.relbits,
+                                              bits.attrbits, tp, opt.semantics.other_thing_is_value, rec)
                 if q1 == q and end == f.fill:  # the next record does not fit: a larger buffer
                     f.room(len(f.buf))
                     continue
