@@ -38,50 +38,68 @@ class Accepted(NamedTuple):
     v: np.ndarray  # int64[Q, L] node outputs
 
 
-@njit(cache=True, _nrt=False)  # allocates nothing: without NRT, no refcounting of the NamedTuple's arrays
-def scan_template(plan, rules, scene, ws, sc, acc, ti, b, q):
-    """Template ``ti``'s draws on scene ``b`` in CLEVR's scan order, each evaluated when the scan
-    reaches it: rounds of draws (4, 4, 8, ...) while fewer than valid_draws are valid, as
-    ``torch_backend.TemplateRows.fill`` (a round's count is known whenever the scan passes it). Accepted
-    rows go to ``acc`` from ``q``; returns the new count."""
-    nparams, rounds, draws, PRM, VALS = plan.nparams[ti], rules.rounds, rules.draws, sc.PRM, sc.VALS
-    got, q0 = 0, q
-    d, avail, r, n_valid = 0, min(rounds[0], draws), 1, 0
-    while d < avail:
+@njit(cache=True, inline="always")  # inlined into scene_templates, which runs without NRT
+def repeated(acc, PRM, q0, q, nparams):
+    """Whether the row's params equal those of a question accepted at [q0, q)."""
+    for qq in range(q0, q):
+        same = True
         for i in range(nparams):
-            PRM[i] = -1
-        sc.stats[1] += 1
-        if run_row(plan, rules, scene, ws, sc, ti, b, d, True, -1, 0) and is_valid(plan, rules, scene, ws, sc, ti, b):
-            n_valid += 1
-            a = VALS[0, plan.nnodes[ti] - 1]
-            dup = False
-            if rules.ipt > 1:  # the same params twice in one scene and template: once
-                for qq in range(q0, q):
-                    same = True
-                    for i in range(nparams):
-                        if acc.p[qq, i] != PRM[i]:
-                            same = False
-                            break
-                    if same:
-                        dup = True
-                        break
-            if not dup and not rejected(plan, sc, ti, a):
-                count_answer(plan, sc, ti, a)
-                acc.b[q], acc.t[q], acc.m[q], acc.a[q] = b, ti, d, a
-                for i in range(nparams):  # (the rest stays -1)
-                    acc.p[q, i] = PRM[i]
-                for i in range(plan.nnodes[ti]):  # (the rest stays 0)
-                    acc.v[q, i] = VALS[0, i]
-                q += 1
-                got += 1
-                if got >= rules.ipt:
-                    break
-        d += 1
-        if d == avail:  # the end of a round
-            if n_valid >= rules.valid_draws or r >= len(rounds):
+            if acc.p[qq, i] != PRM[i]:
+                same = False
                 break
-            avail += max(min(rounds[r], draws - avail), 0)
-            r += 1
+        if same:
+            return True
+    return False
+
+
+# The rows' code (compiled_rows, compiled_classes) is inlined here, as closures were: a call per row
+# would pass every array of the NamedTuples. NRT off (nothing here allocates): no refcounting either.
+@njit(cache=True, _nrt=False)
+def scene_templates(plan, rules, scene, ws, sc, acc, order, use, answers_false, b, q):
+    """CLEVR's loop over the templates of scene ``b`` in ``order`` (least used first) until tpi of them
+    give questions. A template's draws run in CLEVR's scan order, each evaluated when the scan reaches
+    it: rounds of draws (4, 4, 8, ...) while fewer than valid_draws are valid, as
+    ``torch_backend.TemplateRows.fill`` (a round's count is known whenever the scan passes it), until ipt
+    are accepted. Accepted rows go to ``acc`` from ``q``; returns the new count."""
+    rounds, draws, PRM, VALS = rules.rounds, rules.draws, sc.PRM, sc.VALS
+    got_templates = 0
+    for ti in order:
+        sc.stats[0] += 1
+        if answers_false[ti] and rejected(plan, sc, ti, 0):
+            continue  # no row can be accepted: skipped, as its scan would end
+        nparams, got, q0 = plan.nparams[ti], 0, q
+        d, avail, r, n_valid = 0, min(rounds[0], draws), 1, 0
+        while d < avail:
+            for i in range(nparams):
+                PRM[i] = -1
+            sc.stats[1] += 1
+            if run_row(plan, rules, scene, ws, sc, ti, b, d, True, -1, 0) and is_valid(plan, rules, scene, ws, sc, ti, b):
+                n_valid += 1
+                a = VALS[0, plan.nnodes[ti] - 1]
+                # the same params twice in one scene and template: once
+                dup = rules.ipt > 1 and repeated(acc, PRM, q0, q, nparams)
+                if not dup and not rejected(plan, sc, ti, a):
+                    count_answer(plan, sc, ti, a)
+                    acc.b[q], acc.t[q], acc.m[q], acc.a[q] = b, ti, d, a
+                    for i in range(nparams):  # (the rest stays -1)
+                        acc.p[q, i] = PRM[i]
+                    for i in range(plan.nnodes[ti]):  # (the rest stays 0)
+                        acc.v[q, i] = VALS[0, i]
+                    q += 1
+                    got += 1
+                    if got >= rules.ipt:
+                        break
+            d += 1
+            if d == avail:  # the end of a round
+                if n_valid >= rules.valid_draws or r >= len(rounds):
+                    break
+                avail += max(min(rounds[r], draws - avail), 0)
+                r += 1
+        if got:
+            use[ti] += 1
+            got_templates += 1
+            if got_templates >= rules.tpi:
+                break
     return q
 
 
@@ -112,7 +130,7 @@ def generate_block(plan, rules, scene, pos, use, hist, fresh, stats, ws):
                    np.zeros(Qmax, np.int64), np.full((Qmax, Pmax), -1, np.int64), np.zeros((Qmax, L), np.int64))
     sort_counts(hist, sc.hsort, plan.nbins)
     answers_false = only_false(plan, rules.out_neq_counts)
-    q = 0
+    q = np.int64(0)  # not a literal: scene_templates compiles for one type of q
     for b in range(B):
         if (fresh and b == 0) or pos[b] % rules.reset_every == 0:
             use[:] = 0
@@ -125,16 +143,5 @@ def generate_block(plan, rules, scene, pos, use, hist, fresh, stats, ws):
         sc.scene_box[0] = b
         sc.hs_box[0] = fold(rules.root, pos[b])
         stable_order(use, order, bucket)
-        got_templates = 0
-        for ti in order:
-            stats[0] += 1
-            if answers_false[ti] and rejected(plan, sc, ti, 0):
-                continue  # no row can be accepted: skipped, as its scan would end
-            q1 = scan_template(plan, rules, scene, ws, sc, acc, ti, b, q)
-            if q1 > q:
-                use[ti] += 1
-                got_templates += 1
-                q = q1
-                if got_templates >= rules.tpi:
-                    break
+        q = scene_templates(plan, rules, scene, ws, sc, acc, order, use, answers_false, b, q)
     return acc.b[:q], acc.t[:q], acc.m[:q], acc.a[:q], acc.p[:q], acc.v[:q]

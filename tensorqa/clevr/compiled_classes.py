@@ -129,7 +129,7 @@ def key_words(sc, npk):
             x &= x - 1
 
 
-@njit(cache=True, _nrt=False)  # allocates nothing: without NRT, no refcounting of the NamedTuple's arrays
+@njit(cache=True, inline="always")  # inlined into callers that run without NRT
 def refresh_allowed(plan, ws, sc, ct):
     """allowed_bits[ct]: the present keys that table ``ct``'s NULL constraints allow (once per scene):
     those that leave each of its NULL attributes unspecified."""
@@ -144,7 +144,7 @@ def refresh_allowed(plan, ws, sc, ct):
         ws.allowed_stamp[ct] = sc.scene_box[0]
 
 
-@njit(cache=True, _nrt=False)  # allocates nothing: without NRT, no refcounting of the NamedTuple's arrays
+@njit(cache=True, inline="always")  # inlined into callers that run without NRT
 def set_words(sc, W):
     """Per input set ``sc.sets[j]`` and word: the keys matching >= 1 / >= 2 of its objects, and >= 1
     object outside it (ONCE, TWICE, OUTSIDE), the four sets at once, branch-free."""
@@ -176,7 +176,7 @@ def set_words(sc, W):
         sc.OUTSIDE[0, w], sc.OUTSIDE[1, w], sc.OUTSIDE[2, w], sc.OUTSIDE[3, w] = u0, u1, u2, u3
 
 
-@njit(cache=True, _nrt=False)  # allocates nothing: without NRT, no refcounting of the NamedTuple's arrays
+@njit(cache=True, inline="always")  # inlined into callers that run without NRT
 def class_sizes(plan, rules, ws, sc, ct, j, whole, slot, absent):
     """Input set j of :func:`class_table`: its class sizes c_n, one option's weight c_w per class, and
     its options' bit sets c_bits[.., j, trivial, :]; ``absent``: the allowed keys matching no object."""
@@ -232,6 +232,8 @@ def class_sizes(plan, rules, ws, sc, ct, j, whole, slot, absent):
         c_w[ct, slot, j * LOCAL + m] = alpha * in_opt + beta * in_extra
 
 
+# Called, not inlined: numba copies an inlined function's IR once per block, at every level of
+# inlining, which made compiling it the slow part; a table is built far less often than a row runs.
 @njit(cache=True, _nrt=False)  # allocates nothing: without NRT, no refcounting of the NamedTuple's arrays
 def class_table(plan, rules, ws, sc, ct, J, whole, slot):
     """``grid._option_classes`` for the input sets ``sets[:J]`` (one per relation for relate_filter*;
@@ -279,7 +281,7 @@ def class_table(plan, rules, ws, sc, ct, J, whole, slot):
         ws.c_cdf[ct, slot, i] = total
 
 
-@njit(cache=True, _nrt=False)  # allocates nothing: without NRT, no refcounting of the NamedTuple's arrays
+@njit(cache=True, inline="always")  # inlined into callers that run without NRT
 def plain_draw(plan, ws, sc, ct, s, base, u):
     """:func:`class_table` + :func:`draw_key` for one input set ``s`` (not the whole scene) of a
     ``filter_unique`` node (``base`` ONE, no relation; ``filter`` has extra keys: the tables): its
@@ -321,7 +323,7 @@ def plain_draw(plan, ws, sc, ct, s, base, u):
     return K - 1
 
 
-@njit(cache=True, _nrt=False)  # allocates nothing: without NRT, no refcounting of the NamedTuple's arrays
+@njit(cache=True, inline="always")  # inlined into callers that run without NRT
 def draw_key(plan, rules, ws, sc, u, J, ct, slot, counted, rel):
     """``grid._draw_key`` for one row from the class table at [ct, slot]: (key, relation), (-2 - r,
     relation) for the r-th allowed key that matches no object (``compiled_bits.absent_keys``), or

@@ -24,7 +24,7 @@ from tensorqa.clevr.plan import (
 rejects = njit(cache=True, inline="always")(_rejects)  # the one definition, compiled
 
 
-@njit(cache=True, _nrt=False)  # allocates nothing: without NRT, no refcounting of the NamedTuple's arrays
+@njit(cache=True, inline="always")  # inlined into callers that run without NRT
 def draw_filter(plan, rules, scene, ws, sc, ti, k, b, x, draw, w):
     """Draws the key params of filter node k (and its relation for relate_filter*) into PRM, from the
     node's class table, computed or cached; False where no key is an option."""
@@ -81,7 +81,7 @@ def draw_filter(plan, rules, scene, ws, sc, ti, k, b, x, draw, w):
     return True
 
 
-@njit(cache=True, _nrt=False)  # allocates nothing: without NRT, no refcounting of the NamedTuple's arrays
+@njit(cache=True, inline="always")  # inlined into callers that run without NRT
 def run_row(plan, rules, scene, ws, sc, ti, b, draw, sample, replace, w):
     """One row of template ``ti`` on scene ``b``: draws its params into PRM (``sample``) or uses
     them, node outputs in VALS[w] (sets as object bits), filter / count / exist inputs in PRE[w]. ``replace``:
@@ -154,7 +154,7 @@ def run_row(plan, rules, scene, ws, sc, ti, b, draw, sample, replace, w):
     return True
 
 
-@njit(cache=True, _nrt=False)  # allocates nothing: without NRT, no refcounting of the NamedTuple's arrays
+@njit(cache=True, inline="always")  # inlined into callers that run without NRT
 def is_valid(plan, rules, scene, ws, sc, ti, b):
     """``validity.valid_rows`` for a row that ran: NEQ / OUT_NEQ, the answer's range, CLEVR's
     degeneracy test (a raw relate replaced by the scene keeps the answer)."""
@@ -182,7 +182,7 @@ def is_valid(plan, rules, scene, ws, sc, ti, b):
     return True
 
 
-@njit(cache=True, _nrt=False)  # allocates nothing: without NRT, no refcounting of the NamedTuple's arrays
+@njit(cache=True, inline="always")  # inlined into callers that run without NRT
 def count_answer(plan, sc, ti, a):
     """hist[ti, a] += 1, hsort kept sorted: the last of the counts equal to the old one goes up."""
     hist, hsort = sc.hist, sc.hsort
@@ -195,7 +195,7 @@ def count_answer(plan, sc, ti, a):
         hsort[ti, j] = c + 1
 
 
-@njit(cache=True, _nrt=False)  # allocates nothing: without NRT, no refcounting of the NamedTuple's arrays
+@njit(cache=True, inline="always")  # inlined into callers that run without NRT
 def rejected(plan, sc, ti, a):
     """``options.rejects`` over the sorted counts."""
     nb = plan.nbins[ti]
