@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit
 
 from tensorqa.clevr.compiled_bits import K, scene_keys, stable_order
-from tensorqa.clevr.compiled_classes import KW, Scratch, key_nulls, key_words, workspace
+from tensorqa.clevr.compiled_classes import KW, SceneKeys, Scratch, key_nulls, key_words, workspace
 from tensorqa.clevr.compiled_rows import count_answer, is_valid, only_false, rejected, run_row, sort_counts
 from tensorqa.clevr.constants import MAX_BINS
 from tensorqa.engine.rng_numba import fold
@@ -115,14 +115,14 @@ def generate_block(plan, rules, scene, pos, use, hist, fresh, stats, ws):
     Pmax = max(1, plan.nparams.max())
     ws.stamp[:, :] = -1  # stamps hold a scene's row in the block
     ws.absent_stamp[:] = -1
-    ws.allowed_stamp[:] = -1
-    sc = Scratch(key_nulls(plan.keys), np.zeros(K, np.bool_), np.zeros(K, np.int64), np.zeros(K, np.int64),
-                 np.zeros(K, np.int64), np.zeros(KW, np.int64), np.zeros((4, KW), np.int64), np.zeros(KW, np.int64),
-                 np.zeros((max(N, 1), KW), np.int64), np.zeros(4, np.int64), np.zeros(KW, np.int64),
-                 np.zeros((4, KW), np.int64), np.zeros((4, KW), np.int64), np.zeros((4, KW), np.int64),
+    ws.tables.allowed_stamp[:] = -1
+    sk = SceneKeys(np.zeros(K, np.int64), np.zeros(KW, np.int64), np.zeros((4, KW), np.int64), np.zeros(KW, np.int64),
+                   np.zeros((max(N, 1), KW), np.int64), np.zeros(4, np.int64), np.zeros(KW, np.int64),
+                   np.zeros((4, KW), np.int64), np.zeros((4, KW), np.int64), np.zeros((4, KW), np.int64),
+                   np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64))
+    sc = Scratch(sk, key_nulls(plan.keys), np.zeros(K, np.bool_), np.zeros(K, np.int64), np.zeros(K, np.int64),
                  np.full(Pmax, -1, np.int64), np.zeros((2, L), np.int64), np.zeros((2, L), np.int64),
-                 hist, np.zeros((T, MAX_BINS), np.int64), stats, np.zeros(1, np.int64), np.zeros(1, np.int64),
-                 np.zeros(1, np.int64), np.zeros(1, np.uint64))
+                 hist, np.zeros((T, MAX_BINS), np.int64), stats, np.zeros(1, np.uint64))
     order = np.zeros(T, np.int64)
     bucket = np.zeros(T * rules.draws + 2, np.int64)
     Qmax = B * min(rules.tpi, T) * rules.ipt
@@ -136,11 +136,11 @@ def generate_block(plan, rules, scene, pos, use, hist, fresh, stats, ws):
             use[:] = 0
             hist[:, :] = 0
             sc.hsort[:, :] = 0
-        npk = scene_keys(scene.keybits[b], sc.present, sc.pk, sc.pkbits, sc.pkscnt)
-        sc.words_box[0] = (npk + 63) >> 6
-        sc.maskbits_box[0] = scene.maskbits[b]
+        npk = scene_keys(scene.keybits[b], sc.present, sk.pk, sc.pkbits, sc.pkscnt)
+        sk.words_box[0] = (npk + 63) >> 6
+        sk.maskbits_box[0] = scene.maskbits[b]
         key_words(sc, npk)
-        sc.scene_box[0] = b
+        sk.scene_box[0] = b
         sc.hs_box[0] = fold(rules.root, pos[b])
         stable_order(use, order, bucket)
         q = scene_templates(plan, rules, scene, ws, sc, acc, order, use, answers_false, b, q)

@@ -27,14 +27,9 @@ HASHED = 16  # class-table cache slots per scene for input sets other than the s
 KW = (K + 63) // 64  # words of a bit set over a scene's present keys
 
 
-class Workspace(NamedTuple):
-    """The class-table caches per table ``ct`` and slot (:func:`workspace`); a slot holds the table of
-    one input set for one scene (``stamp``: the scene's row in the block, ``tag``: the set's bits)."""
+class ClassTables(NamedTuple):
+    """The class tables per table ``ct`` and cache slot (what :func:`class_table` writes)."""
 
-    stamp: np.ndarray  # int64[CT, S]
-    tag: np.ndarray  # int64[CT, S]
-    absent: np.ndarray  # int64[CT, K] the allowed keys that match no object (compiled_bits.absent_keys)
-    absent_stamp: np.ndarray  # int64[CT]
     c_n: np.ndarray  # int64[CT, S, 4 * LOCAL] class sizes
     c_w: np.ndarray  # float64[CT, S, 4 * LOCAL] one option's weight in each class
     c_cdf: np.ndarray  # float64[CT, S, 4 * LOCAL] the cumulative masses
@@ -43,15 +38,22 @@ class Workspace(NamedTuple):
     allowed_stamp: np.ndarray  # int64[CT]
 
 
-class Scratch(NamedTuple):
-    """A block's arrays for the current scene and row (``compiled.generate_block`` fills them)."""
+class Workspace(NamedTuple):
+    """The class-table caches (:func:`workspace`); a slot holds the table of one input set for one
+    scene (``stamp``: the scene's row in the block, ``tag``: the set's bits)."""
 
-    key_null: np.ndarray  # int64[K] per key, its unspecified attributes (bit a)
-    present: np.ndarray  # bool[K] the keys that match some object
-    pk: np.ndarray  # int64[K] the present keys, in key order; their object bits and counts:
-    pkbits: np.ndarray  # int64[K]
-    pkscnt: np.ndarray  # int64[K]
-    present_words: np.ndarray  # int64[KW] every present key, as bits over positions in pk
+    stamp: np.ndarray  # int64[CT, S]
+    tag: np.ndarray  # int64[CT, S]
+    absent: np.ndarray  # int64[CT, K] the allowed keys that match no object (compiled_bits.absent_keys)
+    absent_stamp: np.ndarray  # int64[CT]
+    tables: ClassTables
+
+
+class SceneKeys(NamedTuple):
+    """The current scene's present keys as bit sets over their positions, and the class tables' inputs."""
+
+    pk: np.ndarray  # int64[K] the present keys, in key order
+    present_words: np.ndarray  # int64[KW] every present key
     null_words: np.ndarray  # int64[4, KW] per attribute: the present keys that leave it unspecified
     scnt1: np.ndarray  # int64[KW] the present keys that match one object
     obj_keys: np.ndarray  # int64[N, KW] per object: the present keys that match it
@@ -60,16 +62,26 @@ class Scratch(NamedTuple):
     ONCE: np.ndarray  # int64[4, KW] per input set: keys matching >= 1 of its objects,
     TWICE: np.ndarray  # int64[4, KW] >= 2 of them,
     OUTSIDE: np.ndarray  # int64[4, KW] >= 1 object outside it
+    scene_box: np.ndarray  # int64[1] the scene's row in the block
+    words_box: np.ndarray  # int64[1] words of the present keys' bit sets
+    maskbits_box: np.ndarray  # int64[1] the scene's objects
+
+
+class Scratch(NamedTuple):
+    """A block's arrays for the current scene and row (``compiled.generate_block`` fills them)."""
+
+    keys: SceneKeys
+    key_null: np.ndarray  # int64[K] per key, its unspecified attributes (bit a)
+    present: np.ndarray  # bool[K] the keys that match some object
+    pkbits: np.ndarray  # int64[K] the present keys' objects (as keys.pk)
+    pkscnt: np.ndarray  # int64[K] and their counts
     PRM: np.ndarray  # int64[P] the row's params
     VALS: np.ndarray  # int64[2, L] node outputs (row 1: the degeneracy test's re-run)
     PRE: np.ndarray  # int64[2, L] filter / count / exist inputs
     hist: np.ndarray  # int64[T, 11] answer counts (carried across blocks)
     hsort: np.ndarray  # int64[T, 11] hist, each template's sorted
     stats: np.ndarray  # int64[4] templates tried, rows run, class tables built (single, per relation)
-    scene_box: np.ndarray  # int64[1] the scene's row in the block
-    words_box: np.ndarray  # int64[1] words of its present keys' bit sets
-    maskbits_box: np.ndarray  # int64[1] its objects
-    hs_box: np.ndarray  # uint64[1] its hash: fold(root, scene)
+    hs_box: np.ndarray  # uint64[1] the scene's hash: fold(root, scene)
 
 
 def workspace(CT, N):
@@ -78,10 +90,11 @@ def workspace(CT, N):
     object's relation sets, ``same_<attr>`` of each object, and ``HASHED`` slots for any other input
     set. Contents are written before they are read, under the stamps that each block resets."""
     S_ = 1 + N + 4 * N + HASHED
+    tables = ClassTables(np.zeros((CT, S_, 4 * LOCAL), np.int64), np.zeros((CT, S_, 4 * LOCAL), np.float64),
+                         np.zeros((CT, S_, 4 * LOCAL), np.float64), np.zeros((CT, S_, 4, 2, KW), np.int64),
+                         np.zeros((CT, KW), np.int64), np.full(CT, -1, np.int64))
     return Workspace(np.full((CT, S_), -1, np.int64), np.zeros((CT, S_), np.int64), np.zeros((CT, K), np.int64),
-                     np.full(CT, -1, np.int64), np.zeros((CT, S_, 4 * LOCAL), np.int64),
-                     np.zeros((CT, S_, 4 * LOCAL), np.float64), np.zeros((CT, S_, 4 * LOCAL), np.float64),
-                     np.zeros((CT, S_, 4, 2, KW), np.int64), np.zeros((CT, KW), np.int64), np.full(CT, -1, np.int64))
+                     np.full(CT, -1, np.int64), tables)
 
 
 @njit(cache=True, inline="always")
@@ -106,7 +119,8 @@ def key_words(sc, npk):
     """A scene's present keys (``scene_keys``' pk, pkbits, pkscnt) as bit sets over their positions:
     every present key, per attribute those that leave it unspecified, those that match one object,
     per object those that match it (once per scene, read by the class tables)."""
-    present_words, null_words, scnt1, obj_keys = sc.present_words, sc.null_words, sc.scnt1, sc.obj_keys
+    sk = sc.keys
+    present_words, null_words, scnt1, obj_keys = sk.present_words, sk.null_words, sk.scnt1, sk.obj_keys
     for w in range((npk + 63) >> 6):
         scnt1[w] = 0
         present_words[w] = 0
@@ -117,7 +131,7 @@ def key_words(sc, npk):
     for p in range(npk):
         bit = np.int64(1) << (p & 63)
         present_words[p >> 6] |= bit
-        m = sc.key_null[sc.pk[p]]
+        m = sc.key_null[sk.pk[p]]
         for a in range(4):
             if (m >> a) & 1:
                 null_words[a, p >> 6] |= bit
@@ -130,34 +144,33 @@ def key_words(sc, npk):
 
 
 @njit(cache=True, inline="always")  # inlined into callers that run without NRT
-def refresh_allowed(plan, ws, sc, ct):
+def refresh_allowed(tb, sk, ct, null):
     """allowed_bits[ct]: the present keys that table ``ct``'s NULL constraints allow (once per scene):
-    those that leave each of its NULL attributes unspecified."""
-    if ws.allowed_stamp[ct] != sc.scene_box[0]:
-        r = plan.ct_null[ct]
-        for w in range(sc.words_box[0]):
-            x = sc.present_words[w]
+    those that leave each of its NULL attributes (``null``, bit a) unspecified."""
+    if tb.allowed_stamp[ct] != sk.scene_box[0]:
+        for w in range(sk.words_box[0]):
+            x = sk.present_words[w]
             for a in range(4):
-                if (r >> a) & 1:
-                    x &= sc.null_words[a, w]
-            ws.allowed_bits[ct, w] = x
-        ws.allowed_stamp[ct] = sc.scene_box[0]
+                if (null >> a) & 1:
+                    x &= sk.null_words[a, w]
+            tb.allowed_bits[ct, w] = x
+        tb.allowed_stamp[ct] = sk.scene_box[0]
 
 
 @njit(cache=True, inline="always")  # inlined into callers that run without NRT
-def set_words(sc, W):
-    """Per input set ``sc.sets[j]`` and word: the keys matching >= 1 / >= 2 of its objects, and >= 1
+def set_words(sk, W):
+    """Per input set ``sk.sets[j]`` and word: the keys matching >= 1 / >= 2 of its objects, and >= 1
     object outside it (ONCE, TWICE, OUTSIDE), the four sets at once, branch-free."""
-    s0, s1, s2, s3 = sc.sets[0], sc.sets[1], sc.sets[2], sc.sets[3]
+    s0, s1, s2, s3 = sk.sets[0], sk.sets[1], sk.sets[2], sk.sets[3]
     for w in range(W):
         o0, o1, o2, o3 = np.int64(0), np.int64(0), np.int64(0), np.int64(0)
         t0, t1, t2, t3 = np.int64(0), np.int64(0), np.int64(0), np.int64(0)
         u0, u1, u2, u3 = np.int64(0), np.int64(0), np.int64(0), np.int64(0)
-        x = sc.maskbits_box[0]
+        x = sk.maskbits_box[0]
         while x:
             i = lowest_bit(x)
             x &= x - 1
-            m = sc.obj_keys[i, w]
+            m = sk.obj_keys[i, w]
             i0, i1, i2, i3 = -((s0 >> i) & 1), -((s1 >> i) & 1), -((s2 >> i) & 1), -((s3 >> i) & 1)
             t0 |= o0 & m & i0
             o0 |= m & i0
@@ -171,25 +184,24 @@ def set_words(sc, W):
             t3 |= o3 & m & i3
             o3 |= m & i3
             u3 |= m & ~i3
-        sc.ONCE[0, w], sc.ONCE[1, w], sc.ONCE[2, w], sc.ONCE[3, w] = o0, o1, o2, o3
-        sc.TWICE[0, w], sc.TWICE[1, w], sc.TWICE[2, w], sc.TWICE[3, w] = t0, t1, t2, t3
-        sc.OUTSIDE[0, w], sc.OUTSIDE[1, w], sc.OUTSIDE[2, w], sc.OUTSIDE[3, w] = u0, u1, u2, u3
+        sk.ONCE[0, w], sk.ONCE[1, w], sk.ONCE[2, w], sk.ONCE[3, w] = o0, o1, o2, o3
+        sk.TWICE[0, w], sk.TWICE[1, w], sk.TWICE[2, w], sk.TWICE[3, w] = t0, t1, t2, t3
+        sk.OUTSIDE[0, w], sk.OUTSIDE[1, w], sk.OUTSIDE[2, w], sk.OUTSIDE[3, w] = u0, u1, u2, u3
 
 
 @njit(cache=True, inline="always")  # inlined into callers that run without NRT
-def class_sizes(plan, rules, ws, sc, ct, j, whole, slot, absent):
+def class_sizes(tb, sk, ct, j, whole, slot, absent, base, rel, faithful):
     """Input set j of :func:`class_table`: its class sizes c_n, one option's weight c_w per class, and
     its options' bit sets c_bits[.., j, trivial, :]; ``absent``: the allowed keys matching no object."""
-    base, rel = plan.ct_base[ct], plan.ct_related[ct]
-    counted, faithful, pk = has_extra_keys(base, rel), rules.faithful, sc.pk
+    counted, pk = has_extra_keys(base, rel), sk.pk
     n0, n1, n_one = 0, 0, 0
-    for w in range(sc.words_box[0]):
+    for w in range(sk.words_box[0]):
         once, twice, outside = np.int64(0), np.int64(0), np.int64(0)
         if not whole:
-            once, twice, outside = sc.ONCE[j, w], sc.TWICE[j, w], sc.OUTSIDE[j, w]
-        al = ws.allowed_bits[ct, w]
+            once, twice, outside = sk.ONCE[j, w], sk.TWICE[j, w], sk.OUTSIDE[j, w]
+        al = tb.allowed_bits[ct, w]
         if whole:
-            one = sc.scnt1[w]
+            one = sk.scnt1[w]
             any_ = al  # every present key matches some object of the scene
         else:
             one = once & ~twice
@@ -203,8 +215,8 @@ def class_sizes(plan, rules, ws, sc, ct, j, whole, slot, absent):
         else:
             opt = al  # count / exist: keys present in the scene
         triv = (opt & ~outside) if rel else np.int64(0)
-        ws.c_bits[ct, slot, j, 0, w] = opt & ~triv
-        ws.c_bits[ct, slot, j, 1, w] = triv
+        tb.c_bits[ct, slot, j, 0, w] = opt & ~triv
+        tb.c_bits[ct, slot, j, 1, w] = triv
         n0 += popcount(opt & ~triv)
         n1 += popcount(triv)
         n_one += popcount(one & opt)
@@ -212,7 +224,7 @@ def class_sizes(plan, rules, ws, sc, ct, j, whole, slot, absent):
     n_extra = n_opt if base == EXISTS else n_one
     has_extra = counted and n_extra > 0
     first = 4 if (has_extra and faithful) else 0  # the options' class: members 3 or 1
-    c_n, c_w = ws.c_n, ws.c_w
+    c_n, c_w = tb.c_n, tb.c_w
     c_n[ct, slot, j * LOCAL + first] = n0
     c_n[ct, slot, j * LOCAL + first + 1] = n1
     if has_extra:
@@ -234,10 +246,12 @@ def class_sizes(plan, rules, ws, sc, ct, j, whole, slot, absent):
 
 # Called, not inlined: numba copies an inlined function's IR once per block, at every level of
 # inlining, which made compiling it the slow part; a table is built far less often than a row runs.
+# A call passes every field of every array it is given, hence the two small NamedTuples and scalars.
 @njit(cache=True, _nrt=False)  # allocates nothing: without NRT, no refcounting of the NamedTuple's arrays
-def class_table(plan, rules, ws, sc, ct, J, whole, slot):
+def class_table(tb, sk, ct, J, whole, slot, base, rel, nallowed, null, faithful):
     """``grid._option_classes`` for the input sets ``sets[:J]`` (one per relation for relate_filter*;
-    ``whole``: the input is the whole scene), into the caches at [ct, slot] (:func:`class_sizes`).
+    ``whole``: the input is the whole scene), into the caches at [ct, slot] (:func:`class_sizes`); the
+    table's ``base``, ``rel``, ``nallowed`` and ``null`` from ``plan.Plan``, ``faithful`` from ``plan.Rules``.
 
     A present key's class is 2 x (membership - 1) + trivial, membership 1 = an option, 2 = an extra key
     only, 3 = both (``grid._option_classes``). Options of ``filter_unique`` and ``relate_filter*`` are
@@ -249,19 +263,19 @@ def class_table(plan, rules, ws, sc, ct, J, whole, slot):
     Bit-parallel over the present keys: with M[i] the keys matching object i, |s ∩ key| = 1 is
     ``once & ~twice`` accumulated over the objects of s, |s ∩ key| = |scene ∩ key| (trivial) is no
     match among the objects outside s, and NULL constraints are the mask ``allowed_bits``."""
-    c_n, c_w = ws.c_n, ws.c_w
-    refresh_allowed(plan, ws, sc, ct)
+    c_n, c_w = tb.c_n, tb.c_w
+    refresh_allowed(tb, sk, ct, null)
     nap = 0
-    for w in range(sc.words_box[0]):
-        nap += popcount(ws.allowed_bits[ct, w])
-    absent = plan.ct_nallowed[ct] - nap  # allowed keys that match no object
+    for w in range(sk.words_box[0]):
+        nap += popcount(tb.allowed_bits[ct, w])
+    absent = nallowed - nap  # allowed keys that match no object
     for i in range(J * LOCAL):
         c_n[ct, slot, i] = 0
     if not whole:
-        set_words(sc, sc.words_box[0])
+        set_words(sk, sk.words_box[0])
     for j in range(J):
-        class_sizes(plan, rules, ws, sc, ct, j, whole, slot, absent)
-    if plan.ct_related[ct]:
+        class_sizes(tb, sk, ct, j, whole, slot, absent, base, rel, faithful)
+    if rel:
         n_tr, n_non = 0, 0
         for j in range(J):
             for m in range(LOCAL):
@@ -278,35 +292,35 @@ def class_table(plan, rules, ws, sc, ct, J, whole, slot):
     total = 0.0  # the cumulative masses, summed in grid._draw_key's order
     for i in range(J * LOCAL):
         total += np.float64(c_n[ct, slot, i]) * c_w[ct, slot, i]
-        ws.c_cdf[ct, slot, i] = total
+        tb.c_cdf[ct, slot, i] = total
 
 
 @njit(cache=True, inline="always")  # inlined into callers that run without NRT
-def plain_draw(plan, ws, sc, ct, s, base, u):
+def plain_draw(tb, sk, ct, null, s, base, u):
     """:func:`class_table` + :func:`draw_key` for one input set ``s`` (not the whole scene) of a
     ``filter_unique`` node (``base`` ONE, no relation; ``filter`` has extra keys: the tables): its
     options are one class of weight 1 (the present keys matching one object of s, or any, that NULL
     constraints allow), so the draw is the rank-th option, rank from u by draw_key's arithmetic.
     -1: no option."""
-    W, pk = sc.words_box[0], sc.pk
-    refresh_allowed(plan, ws, sc, ct)
+    W, pk = sk.words_box[0], sk.pk
+    refresh_allowed(tb, sk, ct, null)
     n0 = 0
     for w in range(W):
         once, twice = np.int64(0), np.int64(0)
-        x = sc.maskbits_box[0] & s
+        x = sk.maskbits_box[0] & s
         while x:
             i = lowest_bit(x)
             x &= x - 1
-            m = sc.obj_keys[i, w]
+            m = sk.obj_keys[i, w]
             twice |= once & m
             once |= m
         if base == ONE:
-            opt = once & ~twice & ws.allowed_bits[ct, w]
+            opt = once & ~twice & tb.allowed_bits[ct, w]
         else:
-            opt = once & ws.allowed_bits[ct, w]
+            opt = once & tb.allowed_bits[ct, w]
             if w == 0 and pk[0] == 0:
                 opt &= ~np.int64(1)
-        sc.opt_words[w] = opt
+        sk.opt_words[w] = opt
         n0 += popcount(opt)
     if n0 == 0:
         return -1
@@ -316,9 +330,9 @@ def plain_draw(plan, ws, sc, ct, s, base, u):
     rank = np.int64(rest * total)
     rank = min(max(rank, 0), n0 - 1)
     for w in range(W):
-        in_word = popcount(sc.opt_words[w])
+        in_word = popcount(sk.opt_words[w])
         if rank < in_word:
-            return pk[(w << 6) + select_bit(sc.opt_words[w], rank)]
+            return pk[(w << 6) + select_bit(sk.opt_words[w], rank)]
         rank -= in_word
     return K - 1
 
@@ -328,7 +342,7 @@ def draw_key(plan, rules, ws, sc, u, J, ct, slot, counted, rel):
     """``grid._draw_key`` for one row from the class table at [ct, slot]: (key, relation), (-2 - r,
     relation) for the r-th allowed key that matches no object (``compiled_bits.absent_keys``), or
     (-1, -1) where no option has weight."""
-    c_n, c_w, c_cdf = ws.c_n, ws.c_w, ws.c_cdf
+    c_n, c_w, c_cdf = ws.tables.c_n, ws.tables.c_w, ws.tables.c_cdf
     JL = J * LOCAL
     total = c_cdf[ct, slot, JL - 1]  # the table's cumulative masses (class_table)
     if not total > 0:
@@ -351,10 +365,10 @@ def draw_key(plan, rules, ws, sc, u, J, ct, slot, counted, rel):
             rank -= 1
         return -2 - min(rank, K - 1), j
     t = local % 2
-    for w in range(sc.words_box[0]):  # the rank-th set bit of the class's bit set
-        word = ws.c_bits[ct, slot, j, t, w]
+    for w in range(sc.keys.words_box[0]):  # the rank-th set bit of the class's bit set
+        word = ws.tables.c_bits[ct, slot, j, t, w]
         in_word = popcount(word)
         if rank < in_word:
-            return sc.pk[(w << 6) + select_bit(word, rank)], j
+            return sc.keys.pk[(w << 6) + select_bit(word, rank)], j
         rank -= in_word
     return K - 1, j

@@ -37,9 +37,9 @@ def draw_filter(plan, rules, scene, ws, sc, ti, k, b, x, draw, w):
     if rel:
         slot = 1 + x
         for j in range(4):
-            sc.sets[j] = scene.relbits[b, x, j]
+            sc.keys.sets[j] = scene.relbits[b, x, j]
     else:
-        sc.sets[0] = x
+        sc.keys.sets[0] = x
         if plan.op[ti, a0] == SCENE:
             slot = 0
         elif plan.op[ti, a0] == SAME:
@@ -49,7 +49,7 @@ def draw_filter(plan, rules, scene, ws, sc, ti, k, b, x, draw, w):
     if slot < 0 and base == ONE:
         # any other set (a row's own: rarely seen twice) as input of filter_unique:
         # one class of options, drawn without a table
-        key = plain_draw(plan, ws, sc, ct, x, base, u)
+        key = plain_draw(ws.tables, sc.keys, ct, plan.ct_null[ct], x, base, u)
         if key < 0:
             return False
         for i in range(4):
@@ -59,18 +59,19 @@ def draw_filter(plan, rules, scene, ws, sc, ti, k, b, x, draw, w):
         return True
     if slot == -1:  # any other set: a hashed slot, tagged with the set
         slot = 1 + 5 * N + ((x * 0x9E3779B1) >> 7) % HASHED
-    if ws.stamp[ct, slot] != sc.scene_box[0] or ws.tag[ct, slot] != x:
+    if ws.stamp[ct, slot] != sc.keys.scene_box[0] or ws.tag[ct, slot] != x:
         sc.stats[2 + (J == 4)] += 1
-        class_table(plan, rules, ws, sc, ct, J, slot == 0, slot)
-        ws.stamp[ct, slot] = sc.scene_box[0]
+        class_table(ws.tables, sc.keys, ct, J, slot == 0, slot, base, plan.ct_related[ct], plan.ct_nallowed[ct],
+                    plan.ct_null[ct], rules.faithful)
+        ws.stamp[ct, slot] = sc.keys.scene_box[0]
         ws.tag[ct, slot] = x
     key, j = draw_key(plan, rules, ws, sc, u, J, ct, slot, has_extra_keys(base, rel), rel)
     if key == -1:
         return False
     if key < -1:
-        if ws.absent_stamp[ct] != sc.scene_box[0]:
+        if ws.absent_stamp[ct] != sc.keys.scene_box[0]:
             absent_keys(ct, sc.present, plan.ct_allowed, ws.absent)
-            ws.absent_stamp[ct] = sc.scene_box[0]
+            ws.absent_stamp[ct] = sc.keys.scene_box[0]
         key = ws.absent[ct, -2 - key]
     for i in range(4):
         p = plan.kp[ti, k, i]
