@@ -73,7 +73,7 @@ def scene_templates(plan, rules, scene, ws, sc, acc, order, use, answers_false, 
             for i in range(nparams):
                 PRM[i] = -1
             sc.stats[1] += 1
-            if run_row(plan, rules, scene, ws, sc, ti, b, d, True, -1, 0) and is_valid(plan, rules, scene, ws, sc, ti, b):
+            if run_row(plan, rules, scene, ws, sc, ti, b, d) and is_valid(plan, rules, scene, sc, ti, b):
                 n_valid += 1
                 a = VALS[0, plan.nnodes[ti] - 1]
                 # the same params twice in one scene and template: once

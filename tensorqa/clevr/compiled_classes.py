@@ -244,10 +244,7 @@ def class_sizes(tb, sk, ct, j, whole, slot, absent, base, rel, faithful):
         c_w[ct, slot, j * LOCAL + m] = alpha * in_opt + beta * in_extra
 
 
-# Called, not inlined: numba copies an inlined function's IR once per block, at every level of
-# inlining, which made compiling it the slow part; a table is built far less often than a row runs.
-# A call passes every field of every array it is given, hence the two small NamedTuples and scalars.
-@njit(cache=True, _nrt=False)  # allocates nothing: without NRT, no refcounting of the NamedTuple's arrays
+@njit(cache=True, inline="always")  # inlined into callers that run without NRT
 def class_table(tb, sk, ct, J, whole, slot, base, rel, nallowed, null, faithful):
     """``grid._option_classes`` for the input sets ``sets[:J]`` (one per relation for relate_filter*;
     ``whole``: the input is the whole scene), into the caches at [ct, slot] (:func:`class_sizes`); the

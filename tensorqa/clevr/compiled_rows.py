@@ -83,80 +83,107 @@ def draw_filter(plan, rules, scene, ws, sc, ti, k, b, x, draw, w):
 
 
 @njit(cache=True, inline="always")  # inlined into callers that run without NRT
-def run_row(plan, rules, scene, ws, sc, ti, b, draw, sample, replace, w):
-    """One row of template ``ti`` on scene ``b``: draws its params into PRM (``sample``) or uses
-    them, node outputs in VALS[w] (sets as object bits), filter / count / exist inputs in PRE[w]. ``replace``:
-    a node whose output is the whole scene (the degeneracy test), or -1. False where the row has no
-    answer ('__INVALID__', or a node with no option); the remaining nodes are then not run."""
+def node_value(plan, scene, sc, ti, k, b, draw, sample, replace, w):
+    """(answered, output, input set) of node k of template ``ti`` on scene ``b``, its inputs in VALS[w]
+    and a filter's params in PRM; ``sample``: draws a relate's or filter_<a>'s param into PRM first.
+    ``replace``: a node whose output is the whole scene (the degeneracy test), or -1. Not answered:
+    '__INVALID__' (a unique of no or several objects)."""
     op, in0, in1, attr, PRM, VALS = plan.op, plan.in0, plan.in1, plan.attr, sc.PRM, sc.VALS
     relbits, attrbits, attrs = scene.relbits, scene.attrbits, scene.attrs
+    o_ = op[ti, k]
+    a0 = in0[ti, k]
+    x = VALS[w, a0] if a0 >= 0 else 0
+    v, pre = np.int64(0), np.int64(0)  # the node's output and input set
+    if k == replace or o_ == SCENE:
+        v = scene.maskbits[b]
+    elif o_ == FILTER:
+        rel = plan.related[ti, k]
+        s = relbits[b, x, PRM[plan.rp[ti, k]]] if rel else x
+        f = s & scene.keybits[b, key_index(PRM, plan.kp[ti, k], plan.kp_attr[ti, k])]
+        pre = f
+        sf = plan.suffix[ti, k]
+        if sf == PLAIN:
+            v = f
+        elif sf == ONE:
+            if popcount(f) != 1:
+                return False, v, pre
+            v = lowest_bit(f)
+        elif sf == COUNTED:
+            v = popcount(f)
+        else:
+            v = 1 if f != 0 else 0
+    elif o_ == RELATE:
+        if sample:
+            PRM[plan.rp[ti, k]] = min(np.int64(uniform_in(sc.hs_box[0], ti, draw, k) * 4.0), 3)
+        v = relbits[b, x, PRM[plan.rp[ti, k]]]
+    elif o_ == FILTER_ATTR:
+        a = attr[ti, k]
+        if sample:
+            nv = plan.nvals[a]
+            PRM[plan.sp[ti, k]] = min(np.int64(uniform_in(sc.hs_box[0], ti, draw, k) * nv), nv - 1)
+        v = x & attrbits[b, a, PRM[plan.sp[ti, k]]]
+    elif o_ == SAME:
+        a = attr[ti, k]
+        v = attrbits[b, a, attrs[b, x, a]] & ~(np.int64(1) << x)
+    elif o_ == UNION:
+        v = x | VALS[w, in1[ti, k]]
+    elif o_ == INTERSECT:
+        v = x & VALS[w, in1[ti, k]]
+    elif o_ == COUNT:
+        pre = x
+        v = popcount(x)
+    elif o_ == EXIST:
+        pre = x
+        v = 1 if x != 0 else 0
+    elif o_ == UNIQUE:
+        if popcount(x) != 1:
+            return False, v, pre
+        v = lowest_bit(x)
+    elif o_ == QUERY:
+        v = attrs[b, x, attr[ti, k]]
+    elif o_ == EQUAL:
+        v = 1 if x == VALS[w, in1[ti, k]] else 0
+    elif o_ == LESS:
+        v = 1 if x < VALS[w, in1[ti, k]] else 0
+    elif o_ == GREATER:
+        v = 1 if x > VALS[w, in1[ti, k]] else 0
+    return True, v, pre
+
+
+@njit(cache=True, inline="always")  # inlined into callers that run without NRT
+def run_row(plan, rules, scene, ws, sc, ti, b, draw):
+    """One row of template ``ti`` on scene ``b``: draws its params into PRM, node outputs in VALS[0]
+    (sets as object bits), filter / count / exist inputs in PRE[0]. False where the row has no answer
+    ('__INVALID__', or a node with no option); the remaining nodes are then not run."""
     for k in range(plan.nnodes[ti]):
-        o_ = op[ti, k]
-        a0 = in0[ti, k]
-        x = VALS[w, a0] if a0 >= 0 else 0
-        v, pre = np.int64(0), np.int64(0)  # the node's output and input set, stored once below
-        if k == replace or o_ == SCENE:
-            v = scene.maskbits[b]
-        elif o_ == FILTER:
-            rel = plan.related[ti, k]
-            if sample and not draw_filter(plan, rules, scene, ws, sc, ti, k, b, x, draw, w):
+        if plan.op[ti, k] == FILTER:
+            a0 = plan.in0[ti, k]
+            x = sc.VALS[0, a0] if a0 >= 0 else 0
+            if not draw_filter(plan, rules, scene, ws, sc, ti, k, b, x, draw, 0):
                 return False
-            s = relbits[b, x, PRM[plan.rp[ti, k]]] if rel else x
-            f = s & scene.keybits[b, key_index(PRM, plan.kp[ti, k], plan.kp_attr[ti, k])]
-            pre = f
-            sf = plan.suffix[ti, k]
-            if sf == PLAIN:
-                v = f
-            elif sf == ONE:
-                if popcount(f) != 1:
-                    return False
-                v = lowest_bit(f)
-            elif sf == COUNTED:
-                v = popcount(f)
-            else:
-                v = 1 if f != 0 else 0
-        elif o_ == RELATE:
-            if sample:
-                PRM[plan.rp[ti, k]] = min(np.int64(uniform_in(sc.hs_box[0], ti, draw, k) * 4.0), 3)
-            v = relbits[b, x, PRM[plan.rp[ti, k]]]
-        elif o_ == FILTER_ATTR:
-            a = attr[ti, k]
-            if sample:
-                nv = plan.nvals[a]
-                PRM[plan.sp[ti, k]] = min(np.int64(uniform_in(sc.hs_box[0], ti, draw, k) * nv), nv - 1)
-            v = x & attrbits[b, a, PRM[plan.sp[ti, k]]]
-        elif o_ == SAME:
-            a = attr[ti, k]
-            v = attrbits[b, a, attrs[b, x, a]] & ~(np.int64(1) << x)
-        elif o_ == UNION:
-            v = x | VALS[w, in1[ti, k]]
-        elif o_ == INTERSECT:
-            v = x & VALS[w, in1[ti, k]]
-        elif o_ == COUNT:
-            pre = x
-            v = popcount(x)
-        elif o_ == EXIST:
-            pre = x
-            v = 1 if x != 0 else 0
-        elif o_ == UNIQUE:
-            if popcount(x) != 1:
-                return False
-            v = lowest_bit(x)
-        elif o_ == QUERY:
-            v = attrs[b, x, attr[ti, k]]
-        elif o_ == EQUAL:
-            v = 1 if x == VALS[w, in1[ti, k]] else 0
-        elif o_ == LESS:
-            v = 1 if x < VALS[w, in1[ti, k]] else 0
-        elif o_ == GREATER:
-            v = 1 if x > VALS[w, in1[ti, k]] else 0
-        VALS[w, k] = v
-        sc.PRE[w, k] = pre
+        ok, v, pre = node_value(plan, scene, sc, ti, k, b, draw, True, -1, 0)
+        if not ok:
+            return False
+        sc.VALS[0, k] = v
+        sc.PRE[0, k] = pre
     return True
 
 
 @njit(cache=True, inline="always")  # inlined into callers that run without NRT
-def is_valid(plan, rules, scene, ws, sc, ti, b):
+def replay_row(plan, scene, sc, ti, b, replace):
+    """The row in PRM again, node ``replace``'s output replaced by the whole scene (the degeneracy
+    test), into VALS[1] and PRE[1]; False where it has no answer. No draws: no class tables here."""
+    for k in range(plan.nnodes[ti]):
+        ok, v, pre = node_value(plan, scene, sc, ti, k, b, 0, False, replace, 1)
+        if not ok:
+            return False
+        sc.VALS[1, k] = v
+        sc.PRE[1, k] = pre
+    return True
+
+
+@njit(cache=True, inline="always")  # inlined into callers that run without NRT
+def is_valid(plan, rules, scene, sc, ti, b):
     """``validity.valid_rows`` for a row that ran: NEQ / OUT_NEQ, the answer's range, CLEVR's
     degeneracy test (a raw relate replaced by the scene keeps the answer)."""
     cons, kind, PRM, VALS, PRE = plan.cons, plan.kind, sc.PRM, sc.VALS, sc.PRE
@@ -177,8 +204,7 @@ def is_valid(plan, rules, scene, ws, sc, ti, b):
     if ans < 0 or ans > MAX_BINS - 1:
         return False
     for k in range(plan.nnodes[ti]):
-        if plan.op[ti, k] == RELATE and run_row(plan, rules, scene, ws, sc, ti, b, 0, False, k, 1) \
-                and VALS[1, last] == ans:
+        if plan.op[ti, k] == RELATE and replay_row(plan, scene, sc, ti, b, k) and VALS[1, last] == ans:
             return False
     return True
 
