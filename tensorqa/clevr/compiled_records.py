@@ -2,7 +2,7 @@
 JSON (optionally with ``_output``), answers and whole questions-JSON records, written as UTF-8 bytes
 into growing buffers with offsets (Arrow's string layout), never as Python objects per question.
 
-Twins: ``text.render`` (``compiled_text``), ``records.expand_program`` / ``clevr_json_program``
+Twins: the question text (``compiled_text``), ``records.expand_program`` / ``clevr_json_program``
 (the expansion, ``value_inputs``), ``columns._outputs`` (each node's output). The plan's strings
 are checked JSON-safe when it is compiled (``plan.compile_text``), so nothing here escapes.
 ``tests/clevr/test_compiled_driver.py`` checks every byte against the Python path.
@@ -240,7 +240,7 @@ def program_bytes(plan, relbits):
 def write_block(acc_b, acc_t, acc_m, acc_a, acc_p, acc_v, pos, root, with_output, answer_json, plan, relbits, attrbits,
                 tp, other_thing_is_value):
     """The block's accepted questions as three string columns, (bytes, offsets) each: the question
-    (``text.render``), the program (questions-JSON text of ``records.expand_program``, with
+    (``compiled_text``), the program (questions-JSON text of ``records.expand_program``, with
     ``_output`` if ``with_output``), the answer (as JSON if ``answer_json``: true, 3, "red"; else as
     the Parquet string: yes, 3, red). Returns (Q, 0, question bytes, offsets, program bytes,
     offsets, answer bytes, offsets). Each question is written into the fixed buffers of a

@@ -1,5 +1,5 @@
-"""The compiled twin of ``text.render`` (numba, CPU): a question's text as UTF-8 bytes in a scratch
-buffer, with the variant, synonyms and optional parts chosen by the same hashed picks as
+"""The compiled twin of the question text of ``columns`` (numba, CPU; oracle: ``render`` in
+tests/clevr/oracle.py): a question's text as UTF-8 bytes in a scratch buffer, with the variant, synonyms and optional parts chosen by the same hashed picks as
 ``text.picks``, whitespace collapsed as the pieces are joined, and ``other_heuristic``.
 
 The writer's loops over a block's questions and the per-question helpers they inline (here and in
@@ -57,19 +57,20 @@ class Scratch(NamedTuple):
 
 @njit(cache=True, inline="always")
 def text_key(root, scene, tid, draw):
-    """``text.picker``'s key of a question: (scene, template, draw) folded into the text stream's root."""
+    """The key of a question's text picks (``text.picks``): (scene, template, draw) folded into the
+    text stream's root."""
     return fold(fold(fold(root, scene), tid), draw)
 
 
 @njit(cache=True, inline="always")
 def pick(k, slot, n):
-    """``text.picker``'s pick(slot, n): an int in [0, n)."""
+    """``text.picks``' pick of ``slot`` among ``n``: an int in [0, n)."""
     return below(fold(k, slot), n)
 
 
 @njit(cache=True, inline="always", _nrt=False)  # inlined into the writer's loops, without refcounts
 def question_text(q, blk, s, plan, tp):
-    """``text.render`` of question ``q`` into ``s.T2``; returns its length."""
+    """The text of question ``q`` into ``s.T2``; returns its length."""
     T2, shown, strings, str_off = s.T2, s.shown, tp.strings, tp.str_off
     ti = blk.t[q]
     k = text_key(blk.root, blk.pos[blk.b[q]], ti, blk.m[q])
