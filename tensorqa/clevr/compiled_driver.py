@@ -10,7 +10,7 @@ import numpy as np
 
 from tensorqa.clevr.plan import Plan, Rules, SceneBits
 from tensorqa.clevr.constants import MAX_OBJECTS, ROUNDS as CONSTANT_ROUNDS
-from tensorqa.outputs import atomic_file, partial_path, publish, write_error
+from tensorqa.outputs import partial_path, publish, write_error
 from tensorqa.scenes.static_batch import ATTRS, StaticBatch, clevr_vocab
 
 ROUNDS = np.array(CONSTANT_ROUNDS, np.int64)
