@@ -51,13 +51,15 @@ def string_buffers(values: list) -> tuple[np.ndarray, np.ndarray]:
 def write_columns(folder, columns: dict, templates: list, shard: int = 0, num_shards: int = 1) -> list[Path]:
     """The torch backend's columns (``columns.COLUMNS``) as the Parquet shard the numba backend
     writes, byte for byte (``question_index`` their position)."""
-    from tensorqa.clevr.compiled_driver import stored_bytes
     from tensorqa.clevr.records import answer_text
 
     index = {(t.filename, t.index): i for i, t in enumerate(templates)}
     cols = {c: v.tolist() for c, v in columns.items()}
     n = len(cols["question"])
-    scenes = SceneColumns(stored_bytes(cols["split"]), stored_bytes(cols["image_filename"]), columns["image_index"])
+    # the scenes' strings as the store holds them (compiled_driver.stored_bytes, which imports this module)
+    scenes = SceneColumns(np.array([s.encode() for s in cols["split"]] or [b""], "S")[:n],
+                          np.array([s.encode() for s in cols["image_filename"]] or [b""], "S")[:n],
+                          columns["image_index"])
     w = ParquetShard(folder, templates, shard, num_shards)
     try:
         for a in range(0, n, w.row_group):  # blocks of a row group: each block's strings under 2 GiB
